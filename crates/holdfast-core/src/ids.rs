@@ -1,0 +1,104 @@
+//! Identifier newtypes, each parsed once at the boundary.
+
+use std::fmt;
+
+use thiserror::Error;
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{field}: {reason}")]
+pub struct IdError {
+    pub field: &'static str,
+    pub reason: &'static str,
+}
+
+macro_rules! string_id {
+    ($(#[$doc:meta])* $name:ident, $field:literal, $max:expr, $check:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(String);
+
+        impl $name {
+            pub fn parse(text: &str) -> Result<Self, IdError> {
+                if text.is_empty() || text.len() > $max {
+                    return Err(IdError { field: $field, reason: concat!("must be 1 to ", stringify!($max), " characters") });
+                }
+                let check: fn(&str) -> Result<(), &'static str> = $check;
+                check(text).map_err(|reason| IdError { field: $field, reason })?;
+                Ok(Self(text.to_owned()))
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
+}
+
+fn account_charset(text: &str) -> Result<(), &'static str> {
+    if text
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
+    {
+        Ok(())
+    } else {
+        Err("may contain only A-Z a-z 0-9 . _ : -")
+    }
+}
+
+fn any_text(_: &str) -> Result<(), &'static str> {
+    Ok(())
+}
+
+fn printable(text: &str) -> Result<(), &'static str> {
+    if text.chars().any(char::is_control) {
+        Err("must not contain control characters")
+    } else {
+        Ok(())
+    }
+}
+
+string_id!(
+    /// `[A-Za-z0-9._:-]{1,128}`.
+    AccountId, "account_id", 128, account_charset
+);
+string_id!(
+    /// A client's idempotency key: 1–255 characters, unique per account.
+    IdempotencyKey, "idempotency_key", 255, any_text
+);
+string_id!(
+    /// A job id (opaque to clients; a UUIDv7 string when holdfast makes it).
+    JobId, "job_id", 64, account_charset
+);
+string_id!(
+    /// A worker's name, for the record only.
+    WorkerId, "worker_id", 255, printable
+);
+
+impl JobId {
+    /// Wraps an id this process generated.
+    pub fn from_generated(id: String) -> JobId {
+        JobId(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn account_ids_follow_the_contract() {
+        assert!(AccountId::parse("user-1.a_b:c").is_ok());
+        assert!(AccountId::parse("").is_err());
+        assert!(AccountId::parse("a b").is_err());
+        assert!(AccountId::parse("é").is_err());
+        assert!(AccountId::parse(&"a".repeat(128)).is_ok());
+        assert!(AccountId::parse(&"a".repeat(129)).is_err());
+        assert!(IdempotencyKey::parse(&"k".repeat(256)).is_err());
+    }
+}

@@ -1,0 +1,18 @@
+//! holdfast-core: the domain. Money in integer micro-units, identifiers, the rate card, and
+//! every billing decision (which pocket pays, may this debit pass, does this write
+//! suspend, what does a cancel do) as pure, synchronous functions.
+//!
+//! Owns: the vocabulary and the rules. Must never: do I/O, touch a database, be async,
+//! or use a float for money.
+
+pub mod decide;
+pub mod ids;
+pub mod money;
+pub mod ratecard;
+pub mod refusal;
+
+pub use decide::{AccountSnapshot, AllowancePocket, JobStatus, PocketAmount, Timestamp};
+pub use ids::{AccountId, IdError, IdempotencyKey, JobId, WorkerId};
+pub use money::{MAX_BALANCE, MAX_REQUEST_AMOUNT, Micros, MoneyError};
+pub use ratecard::{MONEY, RateCard, RateCardError};
+pub use refusal::Refusal;

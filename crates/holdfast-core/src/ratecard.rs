@@ -1,0 +1,544 @@
+//! The rate card: one TOML file that describes a deployment (format:
+//! `examples/default.toml`). Parsed into raw serde structs, then validated into
+//! [`RateCard`], whose every error names the offending key.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use thiserror::Error;
+
+use crate::money::Micros;
+
+/// The money pocket's name in `take` lists, ledger entries and holds.
+pub const MONEY: &str = "money";
+
+/// The built-in default deployment.
+pub const DEFAULT_RATE_CARD: &str = include_str!("../../../examples/default.toml");
+
+#[derive(Debug, Error)]
+pub enum RateCardError {
+    #[error("rate card is not valid TOML: {0}")]
+    Syntax(String),
+    #[error("rate card key `{key}`: {reason}")]
+    Invalid { key: String, reason: String },
+}
+
+fn invalid(key: impl Into<String>, reason: impl Into<String>) -> RateCardError {
+    RateCardError::Invalid {
+        key: key.into(),
+        reason: reason.into(),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum CancelInProgress {
+    #[default]
+    Refuse,
+    Cooperative,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Timeouts {
+    pub notice_delay_seconds: i64,
+    pub lease_seconds: i64,
+    pub stale_after_seconds: i64,
+    pub reactivate_after_seconds: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub buffer: Micros,
+    pub max_concurrent_jobs: i64,
+    pub priority: bool,
+    /// Allowance pocket → quota.
+    pub allowances: BTreeMap<String, i64>,
+}
+
+/// One line of a kind's `take` list: a pocket and the amount to hold from it (micros for
+/// money, items for an allowance).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TakeLine {
+    pub pocket: String,
+    pub amount: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kind {
+    pub lane: String,
+    pub take: Vec<TakeLine>,
+    pub free_for: Vec<String>,
+    pub cancel_in_progress: CancelInProgress,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schedules {
+    pub sweep_every_seconds: f64,
+    pub notices_every_seconds: f64,
+    pub reconcile_every_seconds: f64,
+    pub reactivate_every_seconds: f64,
+    pub webhooks_every_seconds: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Webhook {
+    pub url: String,
+    pub secret: Option<String>,
+    pub secret_env: Option<String>,
+    pub events: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateCard {
+    pub currency: String,
+    pub default_plan: String,
+    pub timeouts: Timeouts,
+    /// Allowance pocket → refill interval in seconds.
+    pub allowances: BTreeMap<String, i64>,
+    pub plans: BTreeMap<String, Plan>,
+    pub kinds: BTreeMap<String, Kind>,
+    /// Meter → price per second.
+    pub meters: BTreeMap<String, Micros>,
+    pub schedules: Schedules,
+    pub webhooks: Vec<Webhook>,
+}
+
+// ---- raw file shape ----
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCard {
+    currency: String,
+    default_plan: String,
+    #[serde(default)]
+    timeouts: RawTimeouts,
+    #[serde(default)]
+    allowances: BTreeMap<String, RawAllowance>,
+    plans: BTreeMap<String, RawPlan>,
+    #[serde(default)]
+    kinds: BTreeMap<String, RawKind>,
+    #[serde(default)]
+    meters: BTreeMap<String, RawMeter>,
+    #[serde(default)]
+    schedules: RawSchedules,
+    #[serde(default)]
+    webhooks: Vec<RawWebhook>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawTimeouts {
+    notice_delay_seconds: Option<i64>,
+    lease_seconds: Option<i64>,
+    stale_after_seconds: Option<i64>,
+    reactivate_after_seconds: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAllowance {
+    refill_every_seconds: i64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlan {
+    buffer: String,
+    max_concurrent_jobs: i64,
+    #[serde(default)]
+    priority: bool,
+    #[serde(default)]
+    allowances: BTreeMap<String, i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTake {
+    pocket: String,
+    amount: toml::Value,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawKind {
+    lane: String,
+    take: Vec<RawTake>,
+    #[serde(default)]
+    free_for: Vec<String>,
+    #[serde(default)]
+    cancel_in_progress: CancelInProgress,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMeter {
+    per_second: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSchedules {
+    sweep_every_seconds: Option<f64>,
+    notices_every_seconds: Option<f64>,
+    reconcile_every_seconds: Option<f64>,
+    reactivate_every_seconds: Option<f64>,
+    webhooks_every_seconds: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWebhook {
+    url: String,
+    secret: Option<String>,
+    secret_env: Option<String>,
+    events: Option<Vec<String>>,
+}
+
+/// The event types holdfast emits (API.md "Events").
+pub const EVENT_TYPES: &[&str] = &[
+    "job.waiting",
+    "job.succeeded",
+    "job.failed",
+    "job.canceled",
+    "job.expired",
+    "account.suspended",
+    "account.unsuspended",
+    "allowance.refilled",
+    "ledger.adjusted",
+];
+
+fn positive(key: String, value: Option<i64>, default: i64) -> Result<i64, RateCardError> {
+    match value {
+        None => Ok(default),
+        Some(v) if v > 0 => Ok(v),
+        Some(_) => Err(invalid(key, "must be a positive whole number of seconds")),
+    }
+}
+
+fn interval(key: &str, value: Option<f64>, default: f64) -> Result<f64, RateCardError> {
+    match value {
+        None => Ok(default),
+        Some(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Some(_) => Err(invalid(
+            format!("schedules.{key}"),
+            "must be a positive number of seconds",
+        )),
+    }
+}
+
+fn money(key: String, text: &str) -> Result<Micros, RateCardError> {
+    Micros::parse(text).map_err(|e| invalid(key, format!("{e} (got {text:?})")))
+}
+
+impl RateCard {
+    /// The built-in default deployment (`examples/default.toml`).
+    pub fn builtin() -> RateCard {
+        RateCard::parse(DEFAULT_RATE_CARD).expect("the built-in rate card is valid")
+    }
+
+    /// Parses and validates a rate card. Every error names the offending key.
+    pub fn parse(text: &str) -> Result<RateCard, RateCardError> {
+        let raw: RawCard =
+            toml::from_str(text).map_err(|e| RateCardError::Syntax(e.to_string()))?;
+        let timeouts = Timeouts {
+            notice_delay_seconds: match raw.timeouts.notice_delay_seconds {
+                Some(v) if v < 0 => {
+                    return Err(invalid(
+                        "timeouts.notice_delay_seconds",
+                        "must not be negative",
+                    ));
+                }
+                v => v.unwrap_or(5),
+            },
+            lease_seconds: positive("timeouts.lease_seconds".into(), raw.timeouts.lease_seconds, 60)?,
+            stale_after_seconds: positive(
+                "timeouts.stale_after_seconds".into(),
+                raw.timeouts.stale_after_seconds,
+                1800,
+            )?,
+            reactivate_after_seconds: positive(
+                "timeouts.reactivate_after_seconds".into(),
+                raw.timeouts.reactivate_after_seconds,
+                86_400,
+            )?,
+        };
+        if timeouts.lease_seconds > timeouts.stale_after_seconds {
+            return Err(invalid(
+                "timeouts.lease_seconds",
+                "must not exceed timeouts.stale_after_seconds",
+            ));
+        }
+        let mut allowances = BTreeMap::new();
+        for (name, a) in raw.allowances {
+            if name == MONEY {
+                return Err(invalid(format!("allowances.{name}"), "`money` is the money pocket's name"));
+            }
+            let every = positive(
+                format!("allowances.{name}.refill_every_seconds"),
+                Some(a.refill_every_seconds),
+                0,
+            )?;
+            allowances.insert(name, every);
+        }
+        let plans = Self::plans(raw.plans, &allowances)?;
+        if !plans.contains_key(&raw.default_plan) {
+            return Err(invalid(
+                "default_plan",
+                format!("unknown plan {:?}", raw.default_plan),
+            ));
+        }
+        let kinds = Self::kinds(raw.kinds, &allowances, &plans)?;
+        let mut meters = BTreeMap::new();
+        for (name, m) in raw.meters {
+            let price = money(format!("meters.{name}.per_second"), &m.per_second)?;
+            meters.insert(name, price);
+        }
+        let s = raw.schedules;
+        let schedules = Schedules {
+            sweep_every_seconds: interval("sweep_every_seconds", s.sweep_every_seconds, 5.0)?,
+            notices_every_seconds: interval("notices_every_seconds", s.notices_every_seconds, 1.0)?,
+            reconcile_every_seconds: interval("reconcile_every_seconds", s.reconcile_every_seconds, 300.0)?,
+            reactivate_every_seconds: interval("reactivate_every_seconds", s.reactivate_every_seconds, 600.0)?,
+            webhooks_every_seconds: interval("webhooks_every_seconds", s.webhooks_every_seconds, 1.0)?,
+        };
+        let webhooks = Self::webhooks(raw.webhooks)?;
+        Ok(RateCard {
+            currency: raw.currency,
+            default_plan: raw.default_plan,
+            timeouts,
+            allowances,
+            plans,
+            kinds,
+            meters,
+            schedules,
+            webhooks,
+        })
+    }
+
+    fn plans(
+        raw: BTreeMap<String, RawPlan>,
+        allowances: &BTreeMap<String, i64>,
+    ) -> Result<BTreeMap<String, Plan>, RateCardError> {
+        let mut plans = BTreeMap::new();
+        for (name, p) in raw {
+            let buffer = money(format!("plans.{name}.buffer"), &p.buffer)?;
+            if p.max_concurrent_jobs < 1 {
+                return Err(invalid(
+                    format!("plans.{name}.max_concurrent_jobs"),
+                    "must be at least 1",
+                ));
+            }
+            for (pocket, quota) in &p.allowances {
+                if !allowances.contains_key(pocket) {
+                    return Err(invalid(
+                        format!("plans.{name}.allowances.{pocket}"),
+                        format!("unknown pocket {pocket:?}"),
+                    ));
+                }
+                if *quota < 0 {
+                    return Err(invalid(
+                        format!("plans.{name}.allowances.{pocket}"),
+                        "quota must not be negative",
+                    ));
+                }
+            }
+            plans.insert(
+                name,
+                Plan {
+                    buffer,
+                    max_concurrent_jobs: p.max_concurrent_jobs,
+                    priority: p.priority,
+                    allowances: p.allowances,
+                },
+            );
+        }
+        Ok(plans)
+    }
+
+    fn kinds(
+        raw: BTreeMap<String, RawKind>,
+        allowances: &BTreeMap<String, i64>,
+        plans: &BTreeMap<String, Plan>,
+    ) -> Result<BTreeMap<String, Kind>, RateCardError> {
+        let mut kinds = BTreeMap::new();
+        for (name, k) in raw {
+            if k.lane.is_empty() || k.lane.ends_with("_priority") {
+                return Err(invalid(
+                    format!("kinds.{name}.lane"),
+                    "must be a non-empty name not ending in _priority",
+                ));
+            }
+            let mut take = Vec::with_capacity(k.take.len());
+            for (i, t) in k.take.into_iter().enumerate() {
+                let key = format!("kinds.{name}.take[{i}]");
+                let amount = if t.pocket == MONEY {
+                    match &t.amount {
+                        toml::Value::String(s) => money(format!("{key}.amount"), s)?.0,
+                        _ => return Err(invalid(format!("{key}.amount"), "money amounts are decimal strings such as \"0.04\"")),
+                    }
+                } else if allowances.contains_key(&t.pocket) {
+                    match t.amount {
+                        toml::Value::Integer(n) if n > 0 => n,
+                        _ => return Err(invalid(format!("{key}.amount"), "an allowance amount is a positive whole number")),
+                    }
+                } else {
+                    return Err(invalid(
+                        format!("{key}.pocket"),
+                        format!("unknown pocket {:?}", t.pocket),
+                    ));
+                };
+                if take.iter().any(|l: &TakeLine| l.pocket == t.pocket) {
+                    return Err(invalid(format!("{key}.pocket"), "pocket listed twice"));
+                }
+                take.push(TakeLine {
+                    pocket: t.pocket,
+                    amount,
+                });
+            }
+            for plan in &k.free_for {
+                if !plans.contains_key(plan) {
+                    return Err(invalid(
+                        format!("kinds.{name}.free_for"),
+                        format!("unknown plan {plan:?}"),
+                    ));
+                }
+            }
+            kinds.insert(
+                name,
+                Kind {
+                    lane: k.lane,
+                    take,
+                    free_for: k.free_for,
+                    cancel_in_progress: k.cancel_in_progress,
+                },
+            );
+        }
+        Ok(kinds)
+    }
+
+    fn webhooks(raw: Vec<RawWebhook>) -> Result<Vec<Webhook>, RateCardError> {
+        raw.into_iter()
+            .enumerate()
+            .map(|(i, w)| {
+                if !(w.url.starts_with("http://") || w.url.starts_with("https://")) {
+                    return Err(invalid(format!("webhooks[{i}].url"), "must be an http(s) URL"));
+                }
+                if w.secret.is_some() == w.secret_env.is_some() {
+                    return Err(invalid(
+                        format!("webhooks[{i}]"),
+                        "give exactly one of `secret` and `secret_env`",
+                    ));
+                }
+                for e in w.events.iter().flatten() {
+                    if !EVENT_TYPES.contains(&e.as_str()) {
+                        return Err(invalid(
+                            format!("webhooks[{i}].events"),
+                            format!("unknown event type {e:?}"),
+                        ));
+                    }
+                }
+                Ok(Webhook {
+                    url: w.url,
+                    secret: w.secret,
+                    secret_env: w.secret_env,
+                    events: w.events,
+                })
+            })
+            .collect()
+    }
+
+    /// The lane a job of `kind` goes to for an account on `plan`.
+    pub fn lane_for(&self, kind: &Kind, plan: &Plan) -> String {
+        if plan.priority {
+            format!("{}_priority", kind.lane)
+        } else {
+            kind.lane.clone()
+        }
+    }
+
+    /// Every lane some kind can put a job in.
+    pub fn lanes(&self) -> Vec<String> {
+        let mut lanes: Vec<String> = self
+            .kinds
+            .values()
+            .flat_map(|k| [k.lane.clone(), format!("{}_priority", k.lane)])
+            .collect();
+        lanes.sort();
+        lanes.dedup();
+        lanes
+    }
+
+    pub fn is_lane(&self, lane: &str) -> bool {
+        self.kinds
+            .values()
+            .any(|k| k.lane == lane || lane.strip_suffix("_priority") == Some(k.lane.as_str()))
+    }
+
+    /// Every pocket name the card knows: `money` and the allowances.
+    pub fn is_pocket(&self, pocket: &str) -> bool {
+        pocket == MONEY || self.allowances.contains_key(pocket)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(find: &str, replace: &str) -> Result<RateCard, RateCardError> {
+        assert!(DEFAULT_RATE_CARD.contains(find), "{find}");
+        RateCard::parse(&DEFAULT_RATE_CARD.replacen(find, replace, 1))
+    }
+
+    fn key_of(err: RateCardError) -> String {
+        match err {
+            RateCardError::Invalid { key, .. } => key,
+            RateCardError::Syntax(s) => panic!("syntax: {s}"),
+        }
+    }
+
+    #[test]
+    fn the_default_card_loads() {
+        let card = RateCard::builtin();
+        assert_eq!(card.default_plan, "free");
+        assert_eq!(card.kinds["image"].take[1].amount, 40_000);
+        assert_eq!(card.meters["linux-small"], Micros(100));
+        assert!(card.kinds["ci"].take.is_empty());
+        assert!(card.is_lane("image_priority"));
+        assert!(!card.is_lane("nope"));
+        assert_eq!(card.schedules.sweep_every_seconds, 5.0);
+    }
+
+    #[test]
+    fn the_ci_runner_card_loads() {
+        let card = RateCard::parse(include_str!("../../../examples/ci-runners.toml")).unwrap();
+        assert_eq!(card.plans.len(), 1);
+        assert!(card.allowances.is_empty());
+    }
+
+    #[test]
+    fn errors_name_the_offending_key() {
+        let e = with(r#"pocket = "daily_messages""#, r#"pocket = "weekly""#).unwrap_err();
+        assert_eq!(key_of(e), "kinds.text.take[0].pocket");
+        let e = with(r#"free_for = ["premium"]"#, r#"free_for = ["gold"]"#).unwrap_err();
+        assert_eq!(key_of(e), "kinds.text.free_for");
+        let e = with(r#"default_plan = "free""#, r#"default_plan = "gold""#).unwrap_err();
+        assert_eq!(key_of(e), "default_plan");
+        let e = with(r#"amount = "0.04""#, r#"amount = "-0.04""#).unwrap_err();
+        assert_eq!(key_of(e), "kinds.image.take[1].amount");
+        let e = with(r#"amount = "0.50""#, r#"amount = "0.5000001""#).unwrap_err();
+        assert_eq!(key_of(e), "kinds.video.take[0].amount");
+        let e = with(r#"per_second = "0.0001""#, r#"per_second = "abc""#).unwrap_err();
+        assert_eq!(key_of(e), "meters.linux-small.per_second");
+        let e = with(r#"allowances = { daily_images = 10 }"#, r#"allowances = { weekly = 10 }"#)
+            .unwrap_err();
+        assert_eq!(key_of(e), "plans.premium.allowances.weekly");
+        let e = with(r#"buffer = "1.00""#, r#"buffer = 1"#).unwrap_err();
+        assert!(matches!(e, RateCardError::Syntax(s) if s.contains("buffer")));
+    }
+
+    #[test]
+    fn empty_take_is_metered_work() {
+        let card = with(r#"take = [{ pocket = "money", amount = "0.50" }]"#, "take = []").unwrap();
+        assert!(card.kinds["video"].take.is_empty());
+    }
+}

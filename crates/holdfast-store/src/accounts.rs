@@ -1,0 +1,374 @@
+//! Accounts, allowance pockets and the money pocket: put, read, activity, block; top-up,
+//! bonus, debit, refund; the ledger by cursor.
+
+use holdfast_core::decide::{self, AccountSnapshot, Timestamp};
+use holdfast_core::{AccountId, IdempotencyKey, Micros, Refusal};
+use serde_json::json;
+
+use crate::args;
+use crate::db::{Sql, Tx};
+use crate::error::StoreError;
+use crate::model::{AccountView, LedgerEntry, MoneyResult, Page};
+use crate::store::{
+    EntryFacts, MoneyChange, Store, apply_refills, check_idempotency, entry_from, lock_account,
+    read_account, read_entry, record_idempotency, request_hash, view_of, write_ledger, write_money,
+};
+use crate::{in_read_tx, in_write_tx};
+
+/// A PUT of an account.
+#[derive(Debug, Clone)]
+pub struct PutAccount {
+    pub plan: String,
+    pub plan_until: Option<Timestamp>,
+    pub max_concurrent_jobs: Option<i64>,
+}
+
+/// Top-up (bought) or bonus (given).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreditKind {
+    TopUp,
+    Bonus,
+}
+
+impl CreditKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CreditKind::TopUp => "top_up",
+            CreditKind::Bonus => "bonus",
+        }
+    }
+}
+
+/// What a debit is for: an amount of money, or seconds of a meter priced from the card.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Usage {
+    Amount(Micros),
+    Metered { meter: String, seconds: i64 },
+}
+
+/// Largest page a listing returns.
+pub const MAX_PAGE: i64 = 1000;
+
+impl Store {
+    /// Creates or updates an account. Returns the account and whether it was created.
+    pub async fn put_account(&self, account: &AccountId, req: &PutAccount) -> Result<(AccountView, bool), StoreError> {
+        if !self.card().plans.contains_key(&req.plan) {
+            return Err(Refusal::UnknownPlan(req.plan.clone()).into());
+        }
+        if req.max_concurrent_jobs.is_some_and(|n| !(1..=1_000_000).contains(&n)) {
+            return Err(Refusal::InvalidRequest("max_concurrent_jobs: must be 1 to 1000000".into()).into());
+        }
+        in_write_tx!(self, |tx| self.put_account_in(tx, account, req))
+    }
+
+    async fn put_account_in(&self, tx: &mut Tx, account: &AccountId, req: &PutAccount) -> Result<(AccountView, bool), StoreError> {
+        let now = tx.fetch_one(crate::store::NOW, args![]).await?.int("now")?;
+        let inserted = tx
+            .execute(
+                Sql::both(
+                    "INSERT INTO accounts (account_id, plan, plan_until, max_concurrent_jobs, created_at) \
+                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (account_id) DO NOTHING",
+                ),
+                args![account.as_str(), req.plan.as_str(), req.plan_until, req.max_concurrent_jobs, now],
+            )
+            .await?
+            == 1;
+        let mut snap = lock_account(tx, account).await?;
+        if !inserted {
+            tx.execute(
+                Sql::both("UPDATE accounts SET plan = $2, plan_until = $3, max_concurrent_jobs = $4 WHERE account_id = $1"),
+                args![account.as_str(), req.plan.as_str(), req.plan_until, req.max_concurrent_jobs],
+            )
+            .await?;
+            snap.plan = req.plan.clone();
+            snap.plan_until = req.plan_until;
+            snap.max_concurrent_jobs = req.max_concurrent_jobs;
+        }
+        // A new account's pockets start full (a refill entry explains each); a pocket a
+        // new plan adds starts empty and fills at its first refill.
+        let plan = &self.card().plans[&req.plan];
+        for (pocket, quota) in &plan.allowances {
+            if snap.allowances.contains_key(pocket) {
+                continue;
+            }
+            let remaining = if inserted { *quota } else { 0 };
+            tx.execute(
+                Sql::both(
+                    "INSERT INTO allowances (account_id, pocket, remaining, held, cycle_started_at) VALUES ($1, $2, $3, 0, $4)",
+                ),
+                args![account.as_str(), pocket.as_str(), remaining, snap.now],
+            )
+            .await?;
+            if remaining > 0 {
+                write_ledger(
+                    tx,
+                    account.as_str(),
+                    snap.now,
+                    EntryFacts {
+                        pocket,
+                        delta: remaining,
+                        kind: "refill",
+                        amount_after: remaining,
+                        available_after: Some(remaining),
+                        buffer: None,
+                        reference: None,
+                    },
+                )
+                .await?;
+            }
+            snap.allowances.insert(
+                pocket.clone(),
+                holdfast_core::AllowancePocket { remaining, held: 0, cycle_started_at: snap.now },
+            );
+        }
+        Ok((view_of(tx, self.card(), account, &snap).await?, inserted))
+    }
+
+    pub async fn get_account(&self, account: &AccountId) -> Result<AccountView, StoreError> {
+        in_read_tx!(self, |tx| async {
+            let snap = read_account(tx, account).await?;
+            view_of(tx, self.card(), account, &snap).await
+        })
+    }
+
+    /// Records activity: applies due refills and stamps `last_active_at`.
+    pub async fn activity(&self, account: &AccountId) -> Result<AccountView, StoreError> {
+        in_write_tx!(self, |tx| async {
+            let mut snap = self.lock_and_refill(tx, account).await?;
+            self.touch(tx, account, &mut snap).await?;
+            view_of(tx, self.card(), account, &snap).await
+        })
+    }
+
+    /// Locks the account and applies its due refills.
+    pub(crate) async fn lock_and_refill(&self, tx: &mut Tx, account: &AccountId) -> Result<AccountSnapshot, StoreError> {
+        let mut snap = lock_account(tx, account).await?;
+        let refills = snap.due_refills(self.card());
+        apply_refills(tx, account, &mut snap, &refills).await?;
+        Ok(snap)
+    }
+
+    pub(crate) async fn touch(&self, tx: &mut Tx, account: &AccountId, snap: &mut AccountSnapshot) -> Result<(), StoreError> {
+        tx.execute(
+            Sql::both("UPDATE accounts SET last_active_at = $2 WHERE account_id = $1"),
+            args![account.as_str(), snap.now],
+        )
+        .await?;
+        snap.last_active_at = Some(snap.now);
+        Ok(())
+    }
+
+    /// Blocks (`true`) or unblocks an account. Blocking again keeps the first time.
+    pub async fn set_blocked(&self, account: &AccountId, blocked: bool) -> Result<AccountView, StoreError> {
+        in_write_tx!(self, |tx| async {
+            let mut snap = lock_account(tx, account).await?;
+            let blocked_at = if blocked { Some(snap.blocked_at.unwrap_or(snap.now)) } else { None };
+            tx.execute(
+                Sql::both("UPDATE accounts SET blocked_at = $2 WHERE account_id = $1"),
+                args![account.as_str(), blocked_at],
+            )
+            .await?;
+            snap.blocked_at = blocked_at;
+            view_of(tx, self.card(), account, &snap).await
+        })
+    }
+
+    /// A top-up or bonus. Idempotent by key.
+    pub async fn credit(
+        &self,
+        account: &AccountId,
+        amount: Micros,
+        kind: CreditKind,
+        key: &IdempotencyKey,
+    ) -> Result<MoneyResult, StoreError> {
+        check_request_amount(amount)?;
+        let op = kind.as_str();
+        let hash = request_hash(&json!({ "op": op, "amount_micros": amount.0 }));
+        in_write_tx!(self, |tx| async {
+            let mut snap = lock_account(tx, account).await?;
+            if let Some(replay) = check_idempotency(tx, account.as_str(), key.as_str(), op, &hash).await? {
+                return self.replay_money(tx, account, &snap, replay.entry_id).await;
+            }
+            let buffer = snap.buffer(self.card()).0;
+            let entry = write_money(
+                tx,
+                account,
+                &mut snap,
+                buffer,
+                MoneyChange { delta: amount.0, kind: op, reference: None, credited: amount.0, spent: 0, credit: true },
+            )
+            .await?;
+            record_idempotency(tx, account.as_str(), key.as_str(), op, &hash, Some(entry.entry_id), None, snap.now).await?;
+            let account = view_of(tx, self.card(), account, &snap).await?;
+            Ok(MoneyResult { entry, account, replay: false })
+        })
+    }
+
+    /// Prices usage: money as given, or meter seconds rounded up to the micro-unit.
+    pub fn price(&self, usage: &Usage) -> Result<Micros, StoreError> {
+        match usage {
+            Usage::Amount(m) => Ok(*m),
+            Usage::Metered { meter, seconds } => {
+                let per_second = self.card().meters.get(meter).ok_or_else(|| Refusal::UnknownMeter(meter.clone()))?;
+                if *seconds <= 0 {
+                    return Err(Refusal::InvalidRequest("usage.seconds: must be a positive integer".into()).into());
+                }
+                let price = per_second.times(*seconds).ok_or(Refusal::AmountOutOfRange)?;
+                check_request_amount(price)?;
+                Ok(price)
+            }
+        }
+    }
+
+    /// A metered debit: `balance − held − amount ≥ −buffer`, or `insufficient_funds`.
+    pub async fn debit(
+        &self,
+        account: &AccountId,
+        usage: &Usage,
+        key: &IdempotencyKey,
+        job_ref: Option<&str>,
+    ) -> Result<MoneyResult, StoreError> {
+        let amount = self.price(usage)?;
+        check_request_amount(amount)?;
+        let hash = request_hash(&json!({ "op": "debit", "amount_micros": amount.0, "usage": usage_json(usage), "job_ref": job_ref }));
+        in_write_tx!(self, |tx| async {
+            let mut snap = lock_account(tx, account).await?;
+            if let Some(replay) = check_idempotency(tx, account.as_str(), key.as_str(), "debit", &hash).await? {
+                return self.replay_money(tx, account, &snap, replay.entry_id).await;
+            }
+            let buffer = snap.buffer(self.card());
+            decide::check_debit(&snap, amount, buffer)?;
+            let entry = write_money(
+                tx,
+                account,
+                &mut snap,
+                buffer.0,
+                MoneyChange {
+                    delta: -amount.0,
+                    kind: "debit",
+                    reference: job_ref.map(str::to_owned),
+                    credited: 0,
+                    spent: amount.0,
+                    credit: false,
+                },
+            )
+            .await?;
+            record_idempotency(tx, account.as_str(), key.as_str(), "debit", &hash, Some(entry.entry_id), None, snap.now).await?;
+            let account = view_of(tx, self.card(), account, &snap).await?;
+            Ok(MoneyResult { entry, account, replay: false })
+        })
+    }
+
+    /// A forced debit refunding (part of) a top-up: no buffer check, never more than the
+    /// top-up has left to refund, `total_spent` untouched.
+    pub async fn refund(
+        &self,
+        account: &AccountId,
+        top_up_key: &IdempotencyKey,
+        amount: Micros,
+        key: &IdempotencyKey,
+    ) -> Result<MoneyResult, StoreError> {
+        check_request_amount(amount)?;
+        let hash = request_hash(&json!({ "op": "refund", "amount_micros": amount.0, "top_up": top_up_key.as_str() }));
+        in_write_tx!(self, |tx| async {
+            let mut snap = lock_account(tx, account).await?;
+            let top_up = crate::store::find_idempotency(tx, account.as_str(), top_up_key.as_str()).await?;
+            let top_up_entry = match top_up {
+                Some(r) if r.operation == "top_up" => r.entry_id.ok_or_else(|| StoreError::Corrupt("top-up without entry".into()))?,
+                Some(r) if r.operation == "bonus" => {
+                    // Still the idempotency check first: a replay of this refund is a replay.
+                    check_idempotency(tx, account.as_str(), key.as_str(), "refund", &hash).await?;
+                    return Err(Refusal::NotRefundable.into());
+                }
+                _ => return Err(Refusal::TopUpNotFound.into()),
+            };
+            if let Some(replay) = check_idempotency(tx, account.as_str(), key.as_str(), "refund", &hash).await? {
+                return self.replay_money(tx, account, &snap, replay.entry_id).await;
+            }
+            let credited = read_entry(tx, top_up_entry).await?.delta;
+            let refunded = tx
+                .fetch_one(
+                    Sql::both(
+                        "SELECT COALESCE(SUM(-delta), 0) AS refunded FROM ledger \
+                         WHERE account_id = $1 AND kind = 'refund' AND ref = $2",
+                    ),
+                    args![account.as_str(), top_up_entry.to_string()],
+                )
+                .await?
+                .int("refunded")?;
+            if amount.0 > credited - refunded {
+                return Err(Refusal::RefundExceedsTopUp.into());
+            }
+            let buffer = snap.buffer(self.card()).0;
+            let entry = write_money(
+                tx,
+                account,
+                &mut snap,
+                buffer,
+                MoneyChange {
+                    delta: -amount.0,
+                    kind: "refund",
+                    reference: Some(top_up_entry.to_string()),
+                    credited: 0,
+                    spent: 0,
+                    credit: false,
+                },
+            )
+            .await?;
+            record_idempotency(tx, account.as_str(), key.as_str(), "refund", &hash, Some(entry.entry_id), None, snap.now).await?;
+            let account = view_of(tx, self.card(), account, &snap).await?;
+            Ok(MoneyResult { entry, account, replay: false })
+        })
+    }
+
+    async fn replay_money(
+        &self,
+        tx: &mut Tx,
+        account: &AccountId,
+        snap: &AccountSnapshot,
+        entry_id: Option<i64>,
+    ) -> Result<MoneyResult, StoreError> {
+        let entry_id = entry_id.ok_or_else(|| StoreError::Corrupt("money idempotency record without entry".into()))?;
+        let entry = read_entry(tx, entry_id).await?;
+        let account = view_of(tx, self.card(), account, snap).await?;
+        Ok(MoneyResult { entry, account, replay: true })
+    }
+
+    /// The account's ledger after `after`, oldest first.
+    pub async fn ledger(&self, account: &AccountId, after: Option<i64>, limit: i64) -> Result<Page<LedgerEntry>, StoreError> {
+        let limit = limit.clamp(1, MAX_PAGE);
+        in_read_tx!(self, |tx| async {
+            read_account(tx, account).await?;
+            let rows = tx
+                .fetch_all(
+                    Sql::both(
+                        "SELECT entry_id, account_id, pocket, delta, kind, amount_after, available_after, ref, created_at \
+                         FROM ledger WHERE account_id = $1 AND entry_id > $2 ORDER BY entry_id LIMIT $3",
+                    ),
+                    args![account.as_str(), after.unwrap_or(0), limit],
+                )
+                .await?;
+            let items = rows.iter().map(entry_from).collect::<Result<Vec<_>, _>>()?;
+            let next = items.last().map(|e| e.entry_id).or(after);
+            Ok(Page { items, next })
+        })
+    }
+}
+
+fn usage_json(usage: &Usage) -> serde_json::Value {
+    match usage {
+        Usage::Amount(m) => json!({ "amount_micros": m.0 }),
+        Usage::Metered { meter, seconds } => json!({ "meter": meter, "seconds": seconds }),
+    }
+}
+
+fn check_request_amount(amount: Micros) -> Result<(), StoreError> {
+    if amount.0 <= 0 {
+        return Err(Refusal::InvalidRequest("amount: must be greater than zero".into()).into());
+    }
+    if amount > holdfast_core::MAX_REQUEST_AMOUNT {
+        return Err(Refusal::AmountOutOfRange.into());
+    }
+    Ok(())
+}
+

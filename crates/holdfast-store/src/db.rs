@@ -1,0 +1,347 @@
+//! The two backends behind one small surface: a pool, a transaction, a row, a handful of
+//! argument types. Each operation in this crate is written once, as SQL both engines
+//! accept (`$1` placeholders, `RETURNING`, integers for times and flags); where the
+//! dialects differ (row locks, `SKIP LOCKED`, the clock, `GREATEST`/`MAX`) the
+//! operation gives both texts through [`Sql`]. This keeps the two backends from drifting:
+//! the same statement shape, the same behaviour suite.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
+};
+use sqlx::{PgPool, Postgres, Row as _, Sqlite, SqlitePool, Transaction};
+
+use crate::error::StoreError;
+
+/// Which engine a statement runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Postgres,
+    Sqlite,
+}
+
+/// A statement whose text differs between the engines.
+#[derive(Debug, Clone, Copy)]
+pub struct Sql {
+    pub postgres: &'static str,
+    pub sqlite: &'static str,
+}
+
+impl Sql {
+    /// The same text on both engines.
+    pub const fn both(text: &'static str) -> Sql {
+        Sql {
+            postgres: text,
+            sqlite: text,
+        }
+    }
+
+    fn text(&self, dialect: Dialect) -> &'static str {
+        match dialect {
+            Dialect::Postgres => self.postgres,
+            Dialect::Sqlite => self.sqlite,
+        }
+    }
+}
+
+/// A bound argument.
+#[derive(Debug, Clone)]
+pub enum Arg {
+    Int(Option<i64>),
+    Text(Option<String>),
+}
+
+impl From<i64> for Arg {
+    fn from(v: i64) -> Arg {
+        Arg::Int(Some(v))
+    }
+}
+impl From<Option<i64>> for Arg {
+    fn from(v: Option<i64>) -> Arg {
+        Arg::Int(v)
+    }
+}
+impl From<&str> for Arg {
+    fn from(v: &str) -> Arg {
+        Arg::Text(Some(v.to_owned()))
+    }
+}
+impl From<String> for Arg {
+    fn from(v: String) -> Arg {
+        Arg::Text(Some(v))
+    }
+}
+impl From<&String> for Arg {
+    fn from(v: &String) -> Arg {
+        Arg::Text(Some(v.clone()))
+    }
+}
+impl From<Option<String>> for Arg {
+    fn from(v: Option<String>) -> Arg {
+        Arg::Text(v)
+    }
+}
+impl From<Option<&str>> for Arg {
+    fn from(v: Option<&str>) -> Arg {
+        Arg::Text(v.map(str::to_owned))
+    }
+}
+impl From<bool> for Arg {
+    fn from(v: bool) -> Arg {
+        Arg::Int(Some(i64::from(v)))
+    }
+}
+
+/// Builds an argument list: `args![a, b, c]`.
+#[macro_export]
+macro_rules! args {
+    ($($a:expr),* $(,)?) => { vec![$($crate::db::Arg::from($a)),*] };
+}
+
+/// A row from either engine, read by column name.
+pub enum Row {
+    Postgres(PgRow),
+    Sqlite(SqliteRow),
+}
+
+impl Row {
+    pub fn int(&self, col: &str) -> Result<i64, StoreError> {
+        Ok(match self {
+            Row::Postgres(r) => r.try_get::<i64, _>(col)?,
+            Row::Sqlite(r) => r.try_get::<i64, _>(col)?,
+        })
+    }
+
+    pub fn opt_int(&self, col: &str) -> Result<Option<i64>, StoreError> {
+        Ok(match self {
+            Row::Postgres(r) => r.try_get::<Option<i64>, _>(col)?,
+            Row::Sqlite(r) => r.try_get::<Option<i64>, _>(col)?,
+        })
+    }
+
+    pub fn text(&self, col: &str) -> Result<String, StoreError> {
+        Ok(match self {
+            Row::Postgres(r) => r.try_get::<String, _>(col)?,
+            Row::Sqlite(r) => r.try_get::<String, _>(col)?,
+        })
+    }
+
+    pub fn opt_text(&self, col: &str) -> Result<Option<String>, StoreError> {
+        Ok(match self {
+            Row::Postgres(r) => r.try_get::<Option<String>, _>(col)?,
+            Row::Sqlite(r) => r.try_get::<Option<String>, _>(col)?,
+        })
+    }
+
+    pub fn flag(&self, col: &str) -> Result<bool, StoreError> {
+        Ok(self.int(col)? != 0)
+    }
+}
+
+/// A connection pool on one of the engines.
+#[derive(Clone, Debug)]
+pub enum Pool {
+    Postgres(PgPool),
+    Sqlite(SqlitePool),
+}
+
+/// Pool settings, passed explicitly.
+#[derive(Debug, Clone)]
+pub struct PoolOptions {
+    pub max_connections: u32,
+    pub acquire_timeout: Duration,
+    pub sqlite_busy_timeout: Duration,
+}
+
+impl Default for PoolOptions {
+    fn default() -> Self {
+        PoolOptions {
+            max_connections: 16,
+            acquire_timeout: Duration::from_secs(5),
+            sqlite_busy_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+
+impl Pool {
+    /// Connects by URL scheme: `sqlite://…` (file created if missing) or `postgres://…`.
+    pub async fn connect(url: &str, opts: &PoolOptions) -> Result<Pool, StoreError> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let connect = PgConnectOptions::from_str(url)
+                .map_err(|e| StoreError::Config(format!("bad database URL: {e}")))?;
+            let pool = PgPoolOptions::new()
+                .max_connections(opts.max_connections)
+                .acquire_timeout(opts.acquire_timeout)
+                .connect_with(connect)
+                .await
+                .map_err(StoreError::from)?;
+            Ok(Pool::Postgres(pool))
+        } else if url.starts_with("sqlite:") {
+            let connect = SqliteConnectOptions::from_str(url)
+                .map_err(|e| StoreError::Config(format!("bad database URL: {e}")))?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+                .busy_timeout(opts.sqlite_busy_timeout)
+                .foreign_keys(true);
+            let pool = SqlitePoolOptions::new()
+                .max_connections(opts.max_connections)
+                .acquire_timeout(opts.acquire_timeout)
+                .connect_with(connect)
+                .await
+                .map_err(StoreError::from)?;
+            Ok(Pool::Sqlite(pool))
+        } else {
+            Err(StoreError::Config(format!(
+                "unsupported database URL {url:?}: use sqlite://FILE or postgres://…"
+            )))
+        }
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        match self {
+            Pool::Postgres(_) => Dialect::Postgres,
+            Pool::Sqlite(_) => Dialect::Sqlite,
+        }
+    }
+
+    /// Runs this backend's migrations.
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        match self {
+            Pool::Postgres(p) => POSTGRES_MIGRATIONS.run(p).await,
+            Pool::Sqlite(p) => SQLITE_MIGRATIONS.run(p).await,
+        }
+        .map_err(|e| StoreError::Migration(e.to_string()))
+    }
+
+    /// A transaction that will write: on SQLite `BEGIN IMMEDIATE`, so the write lock is
+    /// taken before the first read.
+    pub async fn begin_write(&self) -> Result<Tx, StoreError> {
+        Ok(match self {
+            Pool::Postgres(p) => Tx::Postgres(p.begin().await?),
+            Pool::Sqlite(p) => Tx::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?),
+        })
+    }
+
+    /// A read-only transaction (one consistent snapshot).
+    pub async fn begin_read(&self) -> Result<Tx, StoreError> {
+        Ok(match self {
+            Pool::Postgres(p) => Tx::Postgres(p.begin().await?),
+            Pool::Sqlite(p) => Tx::Sqlite(p.begin().await?),
+        })
+    }
+
+    pub async fn close(&self) {
+        match self {
+            Pool::Postgres(p) => p.close().await,
+            Pool::Sqlite(p) => p.close().await,
+        }
+    }
+}
+
+/// An open transaction on one of the engines.
+pub enum Tx {
+    Postgres(Transaction<'static, Postgres>),
+    Sqlite(Transaction<'static, Sqlite>),
+}
+
+macro_rules! bind_all {
+    ($q:expr, $args:expr) => {{
+        let mut q = $q;
+        for a in $args {
+            q = match a {
+                Arg::Int(v) => q.bind(v),
+                Arg::Text(v) => q.bind(v),
+            };
+        }
+        q
+    }};
+}
+
+impl Tx {
+    pub fn dialect(&self) -> Dialect {
+        match self {
+            Tx::Postgres(_) => Dialect::Postgres,
+            Tx::Sqlite(_) => Dialect::Sqlite,
+        }
+    }
+
+    /// Runs a statement; returns the number of rows it changed.
+    pub async fn execute(&mut self, sql: Sql, args: Vec<Arg>) -> Result<u64, StoreError> {
+        let text = sql.text(self.dialect());
+        Ok(match self {
+            Tx::Postgres(tx) => bind_all!(sqlx::query::<Postgres>(text), args)
+                .execute(&mut **tx)
+                .await?
+                .rows_affected(),
+            Tx::Sqlite(tx) => bind_all!(sqlx::query::<Sqlite>(text), args)
+                .execute(&mut **tx)
+                .await?
+                .rows_affected(),
+        })
+    }
+
+    pub async fn fetch_all(&mut self, sql: Sql, args: Vec<Arg>) -> Result<Vec<Row>, StoreError> {
+        let text = sql.text(self.dialect());
+        Ok(match self {
+            Tx::Postgres(tx) => bind_all!(sqlx::query::<Postgres>(text), args)
+                .fetch_all(&mut **tx)
+                .await?
+                .into_iter()
+                .map(Row::Postgres)
+                .collect(),
+            Tx::Sqlite(tx) => bind_all!(sqlx::query::<Sqlite>(text), args)
+                .fetch_all(&mut **tx)
+                .await?
+                .into_iter()
+                .map(Row::Sqlite)
+                .collect(),
+        })
+    }
+
+    pub async fn fetch_optional(
+        &mut self,
+        sql: Sql,
+        args: Vec<Arg>,
+    ) -> Result<Option<Row>, StoreError> {
+        let text = sql.text(self.dialect());
+        Ok(match self {
+            Tx::Postgres(tx) => bind_all!(sqlx::query::<Postgres>(text), args)
+                .fetch_optional(&mut **tx)
+                .await?
+                .map(Row::Postgres),
+            Tx::Sqlite(tx) => bind_all!(sqlx::query::<Sqlite>(text), args)
+                .fetch_optional(&mut **tx)
+                .await?
+                .map(Row::Sqlite),
+        })
+    }
+
+    pub async fn fetch_one(&mut self, sql: Sql, args: Vec<Arg>) -> Result<Row, StoreError> {
+        self.fetch_optional(sql, args)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt("a statement that returns a row returned none".into()))
+    }
+
+    pub async fn commit(self) -> Result<(), StoreError> {
+        match self {
+            Tx::Postgres(tx) => tx.commit().await?,
+            Tx::Sqlite(tx) => tx.commit().await?,
+        }
+        Ok(())
+    }
+
+    pub async fn rollback(self) -> Result<(), StoreError> {
+        match self {
+            Tx::Postgres(tx) => tx.rollback().await?,
+            Tx::Sqlite(tx) => tx.rollback().await?,
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,68 @@
+use holdfast_core::Refusal;
+use thiserror::Error;
+
+/// Everything a store operation can return besides its result.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    /// A business refusal: nothing was changed.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    /// The database cannot be reached (connection refused or lost, pool timed out).
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
+    /// A deadlock, serialization failure or busy database that outlasted the retries.
+    #[error("database contention outlasted {0} attempts")]
+    Contention(u32),
+    #[error("configuration: {0}")]
+    Config(String),
+    #[error("migration failed: {0}")]
+    Migration(String),
+    /// A row that breaks what the schema promises.
+    #[error("corrupt data: {0}")]
+    Corrupt(String),
+    #[error("database error: {0}")]
+    Database(sqlx::Error),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> StoreError {
+        match &e {
+            sqlx::Error::Io(_)
+            | sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::WorkerCrashed
+            | sqlx::Error::Tls(_) => StoreError::Unavailable(e.to_string()),
+            _ => StoreError::Database(e),
+        }
+    }
+}
+
+impl StoreError {
+    /// A deadlock or serialization failure on PostgreSQL (40P01, 40001), a busy or locked
+    /// database on SQLite: the whole transaction may be retried.
+    pub fn is_retryable(&self) -> bool {
+        let StoreError::Database(sqlx::Error::Database(db)) = self else {
+            return false;
+        };
+        matches!(
+            db.code().as_deref(),
+            Some("40001" | "40P01" | "5" | "6" | "261" | "517")
+        )
+    }
+
+    /// A unique-constraint violation, and nothing else.
+    pub fn is_unique_violation(&self) -> bool {
+        matches!(self, StoreError::Database(sqlx::Error::Database(db)) if db.is_unique_violation())
+    }
+
+    /// An integer out of range: PostgreSQL's 22003, or SQLite refusing a REAL in a STRICT
+    /// INTEGER column after an overflow.
+    pub fn is_out_of_range(&self) -> bool {
+        let StoreError::Database(sqlx::Error::Database(db)) = self else {
+            return false;
+        };
+        db.code().as_deref() == Some("22003")
+            || db.message().contains("integer overflow")
+            || db.message().contains("cannot store REAL value in INTEGER column")
+    }
+}

@@ -1,0 +1,19 @@
+//! holdfast-store: the store operations over SQLite and PostgreSQL.
+//!
+//! Owns: the schema and its migrations (one set per backend), every statement, and the
+//! unit of work (lock the account → read → decide with `holdfast-core` → write balance,
+//! ledger and outbox → commit). It is the only code that writes balances.
+//! Must never: take a decision of its own (those live in `holdfast-core::decide`), or
+//! write a balance without its ledger entry in the same transaction.
+
+pub mod accounts;
+pub mod db;
+pub mod error;
+pub mod model;
+pub mod store;
+
+pub use accounts::{CreditKind, PutAccount, Usage};
+pub use db::{Dialect, PoolOptions};
+pub use error::StoreError;
+pub use model::*;
+pub use store::Store;

@@ -1,0 +1,144 @@
+//! What store operations return.
+
+use std::collections::BTreeMap;
+
+use holdfast_core::decide::{JobStatus, PocketAmount, Timestamp};
+use serde::Serialize;
+
+/// One ledger entry: one change of one pocket.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LedgerEntry {
+    pub entry_id: i64,
+    pub account_id: String,
+    pub pocket: String,
+    pub delta: i64,
+    pub kind: String,
+    pub amount_after: i64,
+    pub available_after: Option<i64>,
+    pub reference: Option<String>,
+    pub created_at: Timestamp,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AllowanceView {
+    pub remaining: i64,
+    pub held: i64,
+    pub quota: i64,
+    pub cycle_started_at: Timestamp,
+    pub refills_at: Option<Timestamp>,
+}
+
+/// An account with every pocket as it is effective now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AccountView {
+    pub account_id: String,
+    pub plan: String,
+    pub plan_until: Option<Timestamp>,
+    pub effective_plan: String,
+    pub balance: i64,
+    pub held: i64,
+    pub available: i64,
+    pub buffer: i64,
+    pub total_credited: i64,
+    pub total_spent: i64,
+    pub suspended_at: Option<Timestamp>,
+    pub blocked_at: Option<Timestamp>,
+    pub max_concurrent_jobs: i64,
+    pub max_concurrent_jobs_override: Option<i64>,
+    pub open_jobs: i64,
+    pub created_at: Timestamp,
+    pub last_active_at: Option<Timestamp>,
+    pub allowances: BTreeMap<String, AllowanceView>,
+}
+
+/// The result of a top-up, bonus, debit or refund.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MoneyResult {
+    pub entry: LedgerEntry,
+    pub account: AccountView,
+    /// True when this answered a repeat of an idempotency key.
+    pub replay: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Job {
+    pub job_id: String,
+    pub account_id: String,
+    pub kind: String,
+    pub lane: String,
+    pub status: JobStatus,
+    pub payload: Option<serde_json::Value>,
+    pub hold: Vec<PocketAmount>,
+    pub charged: Vec<PocketAmount>,
+    pub created_at: Timestamp,
+    pub started_at: Option<Timestamp>,
+    pub finished_at: Option<Timestamp>,
+    pub notice_at: Timestamp,
+    pub cancel_requested: bool,
+    pub failure_reason: Option<String>,
+    pub lease_expires_at: Option<Timestamp>,
+    pub worker_id: Option<String>,
+}
+
+/// A submit's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Submitted {
+    pub job: Job,
+    pub replay: bool,
+}
+
+/// A lease handed to a worker.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Lease {
+    pub job: Job,
+    pub lease_token: String,
+    pub lease_expires_at: Timestamp,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Heartbeat {
+    pub lease_expires_at: Timestamp,
+    pub cancel_requested: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Event {
+    pub event_id: i64,
+    #[serde(rename = "type")]
+    pub event_type: String,
+    pub account_id: String,
+    pub job_id: Option<String>,
+    pub data: serde_json::Value,
+    pub created_at: Timestamp,
+}
+
+/// A page of rows and the cursor to pass next.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub next: Option<i64>,
+}
+
+/// One broken invariant found by the audit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    /// The DESIGN.md invariant number.
+    pub invariant: u8,
+    pub account_id: Option<String>,
+    pub job_id: Option<String>,
+    pub message: String,
+}
+
+/// What a pass did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PassReport {
+    pub processed: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ApiKey {
+    pub key_id: String,
+    pub role: String,
+    pub created_at: Timestamp,
+    pub revoked_at: Option<Timestamp>,
+}
