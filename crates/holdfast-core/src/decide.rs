@@ -68,7 +68,11 @@ impl AccountSnapshot {
     /// The plan in force now: the account's, or the card's default after `plan_until`.
     pub fn effective_plan<'c>(&self, card: &'c RateCard) -> (&'c str, &'c Plan) {
         let expired = self.plan_until.is_some_and(|until| self.now >= until);
-        let name = if expired { &card.default_plan } else { &self.plan };
+        let name = if expired {
+            &card.default_plan
+        } else {
+            &self.plan
+        };
         match card.plans.get_key_value(name) {
             Some((n, p)) => (n.as_str(), p),
             None => {
@@ -338,7 +342,10 @@ pub enum CancelDecision {
     Repeat,
 }
 
-pub fn decide_cancel(status: JobStatus, policy: CancelInProgress) -> Result<CancelDecision, Refusal> {
+pub fn decide_cancel(
+    status: JobStatus,
+    policy: CancelInProgress,
+) -> Result<CancelDecision, Refusal> {
     match status {
         JobStatus::Queued => Ok(CancelDecision::CancelNow),
         JobStatus::InProgress => match policy {
@@ -359,11 +366,19 @@ mod tests {
         let mut allowances = BTreeMap::new();
         allowances.insert(
             "daily_images".to_string(),
-            AllowancePocket { remaining: images, held: 0, cycle_started_at: 0 },
+            AllowancePocket {
+                remaining: images,
+                held: 0,
+                cycle_started_at: 0,
+            },
         );
         allowances.insert(
             "daily_messages".to_string(),
-            AllowancePocket { remaining: 10, held: 0, cycle_started_at: 0 },
+            AllowancePocket {
+                remaining: 10,
+                held: 0,
+                cycle_started_at: 0,
+            },
         );
         AccountSnapshot {
             plan: "free".into(),
@@ -387,10 +402,22 @@ mod tests {
         let card = RateCard::builtin();
         let image = &card.kinds["image"];
         let d = decide_submit(&snap(1_000_000, 1), 0, image, &card).unwrap();
-        assert_eq!(d.hold, vec![PocketAmount { pocket: "daily_images".into(), amount: 1 }]);
+        assert_eq!(
+            d.hold,
+            vec![PocketAmount {
+                pocket: "daily_images".into(),
+                amount: 1
+            }]
+        );
         assert_eq!(d.lane, "image");
         let d = decide_submit(&snap(1_000_000, 0), 0, image, &card).unwrap();
-        assert_eq!(d.hold, vec![PocketAmount { pocket: MONEY.into(), amount: 40_000 }]);
+        assert_eq!(
+            d.hold,
+            vec![PocketAmount {
+                pocket: MONEY.into(),
+                amount: 40_000
+            }]
+        );
         assert_eq!(
             decide_submit(&snap(39_999, 0), 0, image, &card),
             Err(Refusal::InsufficientFunds)
@@ -403,7 +430,10 @@ mod tests {
             }),
             Ok(SubmitDecision {
                 lane: "text".into(),
-                hold: vec![PocketAmount { pocket: "daily_messages".into(), amount: 1 }]
+                hold: vec![PocketAmount {
+                    pocket: "daily_messages".into(),
+                    amount: 1
+                }]
             })
         );
     }
@@ -416,7 +446,10 @@ mod tests {
         let d = decide_submit(&s, 0, &card.kinds["text"], &card).unwrap();
         assert!(d.hold.is_empty());
         assert_eq!(d.lane, "text_priority");
-        assert_eq!(decide_submit(&s, 1, &card.kinds["text"], &card), Err(Refusal::Busy));
+        assert_eq!(
+            decide_submit(&s, 1, &card.kinds["text"], &card),
+            Err(Refusal::Busy)
+        );
     }
 
     #[test]
@@ -437,22 +470,40 @@ mod tests {
         let k = &card.kinds["video"];
         assert_eq!(decide_submit(&s, 5, k, &card), Err(Refusal::AccountBlocked));
         s.blocked_at = None;
-        assert_eq!(decide_submit(&s, 5, k, &card), Err(Refusal::AccountSuspended));
+        assert_eq!(
+            decide_submit(&s, 5, k, &card),
+            Err(Refusal::AccountSuspended)
+        );
         s.suspended_at = None;
         assert_eq!(decide_submit(&s, 5, k, &card), Err(Refusal::Busy));
-        assert_eq!(decide_submit(&s, 0, k, &card), Err(Refusal::InsufficientFunds));
+        assert_eq!(
+            decide_submit(&s, 0, k, &card),
+            Err(Refusal::InsufficientFunds)
+        );
     }
 
     #[test]
     fn capture_is_bounded_by_the_hold() {
-        let hold = vec![PocketAmount { pocket: MONEY.into(), amount: 500_000 }];
+        let hold = vec![PocketAmount {
+            pocket: MONEY.into(),
+            amount: 500_000,
+        }];
         let all = resolve_capture(&hold, None).unwrap();
         assert_eq!(all[0].capture, 500_000);
-        let part = [PocketAmount { pocket: MONEY.into(), amount: 100 }];
+        let part = [PocketAmount {
+            pocket: MONEY.into(),
+            amount: 100,
+        }];
         assert_eq!(resolve_capture(&hold, Some(&part)).unwrap()[0].capture, 100);
-        let over = [PocketAmount { pocket: MONEY.into(), amount: 500_001 }];
+        let over = [PocketAmount {
+            pocket: MONEY.into(),
+            amount: 500_001,
+        }];
         assert!(resolve_capture(&hold, Some(&over)).is_err());
-        let other = [PocketAmount { pocket: "daily_images".into(), amount: 1 }];
+        let other = [PocketAmount {
+            pocket: "daily_images".into(),
+            amount: 1,
+        }];
         assert!(resolve_capture(&hold, Some(&other)).is_err());
         assert_eq!(resolve_capture(&hold, Some(&[])).unwrap()[0].capture, 0);
     }
@@ -460,12 +511,30 @@ mod tests {
     #[test]
     fn cancel_follows_the_contract() {
         use CancelInProgress::*;
-        assert_eq!(decide_cancel(JobStatus::Queued, Refuse), Ok(CancelDecision::CancelNow));
-        assert_eq!(decide_cancel(JobStatus::InProgress, Refuse), Err(Refusal::AlreadyStarted));
-        assert_eq!(decide_cancel(JobStatus::InProgress, Cooperative), Ok(CancelDecision::RequestCancel));
-        assert_eq!(decide_cancel(JobStatus::Canceled, Refuse), Ok(CancelDecision::Repeat));
-        assert_eq!(decide_cancel(JobStatus::Succeeded, Refuse), Err(Refusal::AlreadyFinished));
-        assert_eq!(decide_cancel(JobStatus::Expired, Cooperative), Err(Refusal::AlreadyFinished));
+        assert_eq!(
+            decide_cancel(JobStatus::Queued, Refuse),
+            Ok(CancelDecision::CancelNow)
+        );
+        assert_eq!(
+            decide_cancel(JobStatus::InProgress, Refuse),
+            Err(Refusal::AlreadyStarted)
+        );
+        assert_eq!(
+            decide_cancel(JobStatus::InProgress, Cooperative),
+            Ok(CancelDecision::RequestCancel)
+        );
+        assert_eq!(
+            decide_cancel(JobStatus::Canceled, Refuse),
+            Ok(CancelDecision::Repeat)
+        );
+        assert_eq!(
+            decide_cancel(JobStatus::Succeeded, Refuse),
+            Err(Refusal::AlreadyFinished)
+        );
+        assert_eq!(
+            decide_cancel(JobStatus::Expired, Cooperative),
+            Err(Refusal::AlreadyFinished)
+        );
     }
 
     proptest! {

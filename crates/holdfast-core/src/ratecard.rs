@@ -250,7 +250,11 @@ impl RateCard {
                 }
                 v => v.unwrap_or(5),
             },
-            lease_seconds: positive("timeouts.lease_seconds".into(), raw.timeouts.lease_seconds, 60)?,
+            lease_seconds: positive(
+                "timeouts.lease_seconds".into(),
+                raw.timeouts.lease_seconds,
+                60,
+            )?,
             stale_after_seconds: positive(
                 "timeouts.stale_after_seconds".into(),
                 raw.timeouts.stale_after_seconds,
@@ -271,7 +275,10 @@ impl RateCard {
         let mut allowances = BTreeMap::new();
         for (name, a) in raw.allowances {
             if name == MONEY {
-                return Err(invalid(format!("allowances.{name}"), "`money` is the money pocket's name"));
+                return Err(invalid(
+                    format!("allowances.{name}"),
+                    "`money` is the money pocket's name",
+                ));
             }
             let every = positive(
                 format!("allowances.{name}.refill_every_seconds"),
@@ -297,9 +304,21 @@ impl RateCard {
         let schedules = Schedules {
             sweep_every_seconds: interval("sweep_every_seconds", s.sweep_every_seconds, 5.0)?,
             notices_every_seconds: interval("notices_every_seconds", s.notices_every_seconds, 1.0)?,
-            reconcile_every_seconds: interval("reconcile_every_seconds", s.reconcile_every_seconds, 300.0)?,
-            reactivate_every_seconds: interval("reactivate_every_seconds", s.reactivate_every_seconds, 600.0)?,
-            webhooks_every_seconds: interval("webhooks_every_seconds", s.webhooks_every_seconds, 1.0)?,
+            reconcile_every_seconds: interval(
+                "reconcile_every_seconds",
+                s.reconcile_every_seconds,
+                300.0,
+            )?,
+            reactivate_every_seconds: interval(
+                "reactivate_every_seconds",
+                s.reactivate_every_seconds,
+                600.0,
+            )?,
+            webhooks_every_seconds: interval(
+                "webhooks_every_seconds",
+                s.webhooks_every_seconds,
+                1.0,
+            )?,
         };
         let webhooks = Self::webhooks(raw.webhooks)?;
         Ok(RateCard {
@@ -374,12 +393,22 @@ impl RateCard {
                 let amount = if t.pocket == MONEY {
                     match &t.amount {
                         toml::Value::String(s) => money(format!("{key}.amount"), s)?.0,
-                        _ => return Err(invalid(format!("{key}.amount"), "money amounts are decimal strings such as \"0.04\"")),
+                        _ => {
+                            return Err(invalid(
+                                format!("{key}.amount"),
+                                "money amounts are decimal strings such as \"0.04\"",
+                            ));
+                        }
                     }
                 } else if allowances.contains_key(&t.pocket) {
                     match t.amount {
                         toml::Value::Integer(n) if n > 0 => n,
-                        _ => return Err(invalid(format!("{key}.amount"), "an allowance amount is a positive whole number")),
+                        _ => {
+                            return Err(invalid(
+                                format!("{key}.amount"),
+                                "an allowance amount is a positive whole number",
+                            ));
+                        }
                     }
                 } else {
                     return Err(invalid(
@@ -421,7 +450,10 @@ impl RateCard {
             .enumerate()
             .map(|(i, w)| {
                 if !(w.url.starts_with("http://") || w.url.starts_with("https://")) {
-                    return Err(invalid(format!("webhooks[{i}].url"), "must be an http(s) URL"));
+                    return Err(invalid(
+                        format!("webhooks[{i}].url"),
+                        "must be an http(s) URL",
+                    ));
                 }
                 if w.secret.is_some() == w.secret_env.is_some() {
                     return Err(invalid(
@@ -529,8 +561,11 @@ mod tests {
         assert_eq!(key_of(e), "kinds.video.take[0].amount");
         let e = with(r#"per_second = "0.0001""#, r#"per_second = "abc""#).unwrap_err();
         assert_eq!(key_of(e), "meters.linux-small.per_second");
-        let e = with(r#"allowances = { daily_images = 10 }"#, r#"allowances = { weekly = 10 }"#)
-            .unwrap_err();
+        let e = with(
+            r#"allowances = { daily_images = 10 }"#,
+            r#"allowances = { weekly = 10 }"#,
+        )
+        .unwrap_err();
         assert_eq!(key_of(e), "plans.premium.allowances.weekly");
         let e = with(r#"buffer = "1.00""#, r#"buffer = 1"#).unwrap_err();
         assert!(matches!(e, RateCardError::Syntax(s) if s.contains("buffer")));
@@ -538,7 +573,11 @@ mod tests {
 
     #[test]
     fn empty_take_is_metered_work() {
-        let card = with(r#"take = [{ pocket = "money", amount = "0.50" }]"#, "take = []").unwrap();
+        let card = with(
+            r#"take = [{ pocket = "money", amount = "0.50" }]"#,
+            "take = []",
+        )
+        .unwrap();
         assert!(card.kinds["video"].take.is_empty());
     }
 }

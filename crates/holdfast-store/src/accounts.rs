@@ -51,17 +51,32 @@ pub const MAX_PAGE: i64 = 1000;
 
 impl Store {
     /// Creates or updates an account. Returns the account and whether it was created.
-    pub async fn put_account(&self, account: &AccountId, req: &PutAccount) -> Result<(AccountView, bool), StoreError> {
+    pub async fn put_account(
+        &self,
+        account: &AccountId,
+        req: &PutAccount,
+    ) -> Result<(AccountView, bool), StoreError> {
         if !self.card().plans.contains_key(&req.plan) {
             return Err(Refusal::UnknownPlan(req.plan.clone()).into());
         }
-        if req.max_concurrent_jobs.is_some_and(|n| !(1..=1_000_000).contains(&n)) {
-            return Err(Refusal::InvalidRequest("max_concurrent_jobs: must be 1 to 1000000".into()).into());
+        if req
+            .max_concurrent_jobs
+            .is_some_and(|n| !(1..=1_000_000).contains(&n))
+        {
+            return Err(Refusal::InvalidRequest(
+                "max_concurrent_jobs: must be 1 to 1000000".into(),
+            )
+            .into());
         }
         in_write_tx!(self, |tx| self.put_account_in(tx, account, req))
     }
 
-    async fn put_account_in(&self, tx: &mut Tx, account: &AccountId, req: &PutAccount) -> Result<(AccountView, bool), StoreError> {
+    async fn put_account_in(
+        &self,
+        tx: &mut Tx,
+        account: &AccountId,
+        req: &PutAccount,
+    ) -> Result<(AccountView, bool), StoreError> {
         let now = tx.fetch_one(crate::store::NOW, args![]).await?.int("now")?;
         let inserted = tx
             .execute(
@@ -118,7 +133,11 @@ impl Store {
             }
             snap.allowances.insert(
                 pocket.clone(),
-                holdfast_core::AllowancePocket { remaining, held: 0, cycle_started_at: snap.now },
+                holdfast_core::AllowancePocket {
+                    remaining,
+                    held: 0,
+                    cycle_started_at: snap.now,
+                },
             );
         }
         Ok((view_of(tx, self.card(), account, &snap).await?, inserted))
@@ -141,14 +160,23 @@ impl Store {
     }
 
     /// Locks the account and applies its due refills.
-    pub(crate) async fn lock_and_refill(&self, tx: &mut Tx, account: &AccountId) -> Result<AccountSnapshot, StoreError> {
+    pub(crate) async fn lock_and_refill(
+        &self,
+        tx: &mut Tx,
+        account: &AccountId,
+    ) -> Result<AccountSnapshot, StoreError> {
         let mut snap = lock_account(tx, account).await?;
         let refills = snap.due_refills(self.card());
         apply_refills(tx, account, &mut snap, &refills).await?;
         Ok(snap)
     }
 
-    pub(crate) async fn touch(&self, tx: &mut Tx, account: &AccountId, snap: &mut AccountSnapshot) -> Result<(), StoreError> {
+    pub(crate) async fn touch(
+        &self,
+        tx: &mut Tx,
+        account: &AccountId,
+        snap: &mut AccountSnapshot,
+    ) -> Result<(), StoreError> {
         tx.execute(
             Sql::both("UPDATE accounts SET last_active_at = $2 WHERE account_id = $1"),
             args![account.as_str(), snap.now],
@@ -159,10 +187,18 @@ impl Store {
     }
 
     /// Blocks (`true`) or unblocks an account. Blocking again keeps the first time.
-    pub async fn set_blocked(&self, account: &AccountId, blocked: bool) -> Result<AccountView, StoreError> {
+    pub async fn set_blocked(
+        &self,
+        account: &AccountId,
+        blocked: bool,
+    ) -> Result<AccountView, StoreError> {
         in_write_tx!(self, |tx| async {
             let mut snap = lock_account(tx, account).await?;
-            let blocked_at = if blocked { Some(snap.blocked_at.unwrap_or(snap.now)) } else { None };
+            let blocked_at = if blocked {
+                Some(snap.blocked_at.unwrap_or(snap.now))
+            } else {
+                None
+            };
             tx.execute(
                 Sql::both("UPDATE accounts SET blocked_at = $2 WHERE account_id = $1"),
                 args![account.as_str(), blocked_at],
@@ -186,7 +222,9 @@ impl Store {
         let hash = request_hash(&json!({ "op": op, "amount_micros": amount.0 }));
         in_write_tx!(self, |tx| async {
             let mut snap = lock_account(tx, account).await?;
-            if let Some(replay) = check_idempotency(tx, account.as_str(), key.as_str(), op, &hash).await? {
+            if let Some(replay) =
+                check_idempotency(tx, account.as_str(), key.as_str(), op, &hash).await?
+            {
                 return self.replay_money(tx, account, &snap, replay.entry_id).await;
             }
             let buffer = snap.buffer(self.card()).0;
@@ -195,12 +233,33 @@ impl Store {
                 account,
                 &mut snap,
                 buffer,
-                MoneyChange { delta: amount.0, kind: op, reference: None, credited: amount.0, spent: 0, credit: true },
+                MoneyChange {
+                    delta: amount.0,
+                    kind: op,
+                    reference: None,
+                    credited: amount.0,
+                    spent: 0,
+                    credit: true,
+                },
             )
             .await?;
-            record_idempotency(tx, account.as_str(), key.as_str(), op, &hash, Some(entry.entry_id), None, snap.now).await?;
+            record_idempotency(
+                tx,
+                account.as_str(),
+                key.as_str(),
+                op,
+                &hash,
+                Some(entry.entry_id),
+                None,
+                snap.now,
+            )
+            .await?;
             let account = view_of(tx, self.card(), account, &snap).await?;
-            Ok(MoneyResult { entry, account, replay: false })
+            Ok(MoneyResult {
+                entry,
+                account,
+                replay: false,
+            })
         })
     }
 
@@ -209,11 +268,20 @@ impl Store {
         match usage {
             Usage::Amount(m) => Ok(*m),
             Usage::Metered { meter, seconds } => {
-                let per_second = self.card().meters.get(meter).ok_or_else(|| Refusal::UnknownMeter(meter.clone()))?;
+                let per_second = self
+                    .card()
+                    .meters
+                    .get(meter)
+                    .ok_or_else(|| Refusal::UnknownMeter(meter.clone()))?;
                 if *seconds <= 0 {
-                    return Err(Refusal::InvalidRequest("usage.seconds: must be a positive integer".into()).into());
+                    return Err(Refusal::InvalidRequest(
+                        "usage.seconds: must be a positive integer".into(),
+                    )
+                    .into());
                 }
-                let price = per_second.times(*seconds).ok_or(Refusal::AmountOutOfRange)?;
+                let price = per_second
+                    .times(*seconds)
+                    .ok_or(Refusal::AmountOutOfRange)?;
                 check_request_amount(price)?;
                 Ok(price)
             }
@@ -230,10 +298,14 @@ impl Store {
     ) -> Result<MoneyResult, StoreError> {
         let amount = self.price(usage)?;
         check_request_amount(amount)?;
-        let hash = request_hash(&json!({ "op": "debit", "amount_micros": amount.0, "usage": usage_json(usage), "job_ref": job_ref }));
+        let hash = request_hash(
+            &json!({ "op": "debit", "amount_micros": amount.0, "usage": usage_json(usage), "job_ref": job_ref }),
+        );
         in_write_tx!(self, |tx| async {
             let mut snap = lock_account(tx, account).await?;
-            if let Some(replay) = check_idempotency(tx, account.as_str(), key.as_str(), "debit", &hash).await? {
+            if let Some(replay) =
+                check_idempotency(tx, account.as_str(), key.as_str(), "debit", &hash).await?
+            {
                 return self.replay_money(tx, account, &snap, replay.entry_id).await;
             }
             let buffer = snap.buffer(self.card());
@@ -253,9 +325,23 @@ impl Store {
                 },
             )
             .await?;
-            record_idempotency(tx, account.as_str(), key.as_str(), "debit", &hash, Some(entry.entry_id), None, snap.now).await?;
+            record_idempotency(
+                tx,
+                account.as_str(),
+                key.as_str(),
+                "debit",
+                &hash,
+                Some(entry.entry_id),
+                None,
+                snap.now,
+            )
+            .await?;
             let account = view_of(tx, self.card(), account, &snap).await?;
-            Ok(MoneyResult { entry, account, replay: false })
+            Ok(MoneyResult {
+                entry,
+                account,
+                replay: false,
+            })
         })
     }
 
@@ -269,12 +355,17 @@ impl Store {
         key: &IdempotencyKey,
     ) -> Result<MoneyResult, StoreError> {
         check_request_amount(amount)?;
-        let hash = request_hash(&json!({ "op": "refund", "amount_micros": amount.0, "top_up": top_up_key.as_str() }));
+        let hash = request_hash(
+            &json!({ "op": "refund", "amount_micros": amount.0, "top_up": top_up_key.as_str() }),
+        );
         in_write_tx!(self, |tx| async {
             let mut snap = lock_account(tx, account).await?;
-            let top_up = crate::store::find_idempotency(tx, account.as_str(), top_up_key.as_str()).await?;
+            let top_up =
+                crate::store::find_idempotency(tx, account.as_str(), top_up_key.as_str()).await?;
             let top_up_entry = match top_up {
-                Some(r) if r.operation == "top_up" => r.entry_id.ok_or_else(|| StoreError::Corrupt("top-up without entry".into()))?,
+                Some(r) if r.operation == "top_up" => r
+                    .entry_id
+                    .ok_or_else(|| StoreError::Corrupt("top-up without entry".into()))?,
                 Some(r) if r.operation == "bonus" => {
                     // Still the idempotency check first: a replay of this refund is a replay.
                     check_idempotency(tx, account.as_str(), key.as_str(), "refund", &hash).await?;
@@ -282,14 +373,16 @@ impl Store {
                 }
                 _ => return Err(Refusal::TopUpNotFound.into()),
             };
-            if let Some(replay) = check_idempotency(tx, account.as_str(), key.as_str(), "refund", &hash).await? {
+            if let Some(replay) =
+                check_idempotency(tx, account.as_str(), key.as_str(), "refund", &hash).await?
+            {
                 return self.replay_money(tx, account, &snap, replay.entry_id).await;
             }
             let credited = read_entry(tx, top_up_entry).await?.delta;
             let refunded = tx
                 .fetch_one(
                     Sql::both(
-                        "SELECT COALESCE(SUM(-delta), 0) AS refunded FROM ledger \
+                        "SELECT COALESCE(CAST(SUM(-delta) AS BIGINT), 0) AS refunded FROM ledger \
                          WHERE account_id = $1 AND kind = 'refund' AND ref = $2",
                     ),
                     args![account.as_str(), top_up_entry.to_string()],
@@ -315,9 +408,23 @@ impl Store {
                 },
             )
             .await?;
-            record_idempotency(tx, account.as_str(), key.as_str(), "refund", &hash, Some(entry.entry_id), None, snap.now).await?;
+            record_idempotency(
+                tx,
+                account.as_str(),
+                key.as_str(),
+                "refund",
+                &hash,
+                Some(entry.entry_id),
+                None,
+                snap.now,
+            )
+            .await?;
             let account = view_of(tx, self.card(), account, &snap).await?;
-            Ok(MoneyResult { entry, account, replay: false })
+            Ok(MoneyResult {
+                entry,
+                account,
+                replay: false,
+            })
         })
     }
 
@@ -328,14 +435,24 @@ impl Store {
         snap: &AccountSnapshot,
         entry_id: Option<i64>,
     ) -> Result<MoneyResult, StoreError> {
-        let entry_id = entry_id.ok_or_else(|| StoreError::Corrupt("money idempotency record without entry".into()))?;
+        let entry_id = entry_id
+            .ok_or_else(|| StoreError::Corrupt("money idempotency record without entry".into()))?;
         let entry = read_entry(tx, entry_id).await?;
         let account = view_of(tx, self.card(), account, snap).await?;
-        Ok(MoneyResult { entry, account, replay: true })
+        Ok(MoneyResult {
+            entry,
+            account,
+            replay: true,
+        })
     }
 
     /// The account's ledger after `after`, oldest first.
-    pub async fn ledger(&self, account: &AccountId, after: Option<i64>, limit: i64) -> Result<Page<LedgerEntry>, StoreError> {
+    pub async fn ledger(
+        &self,
+        account: &AccountId,
+        after: Option<i64>,
+        limit: i64,
+    ) -> Result<Page<LedgerEntry>, StoreError> {
         let limit = limit.clamp(1, MAX_PAGE);
         in_read_tx!(self, |tx| async {
             read_account(tx, account).await?;
@@ -371,4 +488,3 @@ fn check_request_amount(amount: Micros) -> Result<(), StoreError> {
     }
     Ok(())
 }
-

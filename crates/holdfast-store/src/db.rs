@@ -324,9 +324,9 @@ impl Tx {
     }
 
     pub async fn fetch_one(&mut self, sql: Sql, args: Vec<Arg>) -> Result<Row, StoreError> {
-        self.fetch_optional(sql, args)
-            .await?
-            .ok_or_else(|| StoreError::Corrupt("a statement that returns a row returned none".into()))
+        self.fetch_optional(sql, args).await?.ok_or_else(|| {
+            StoreError::Corrupt("a statement that returns a row returned none".into())
+        })
     }
 
     pub async fn commit(self) -> Result<(), StoreError> {

@@ -63,6 +63,8 @@ impl StoreError {
         };
         db.code().as_deref() == Some("22003")
             || db.message().contains("integer overflow")
-            || db.message().contains("cannot store REAL value in INTEGER column")
+            || db
+                .message()
+                .contains("cannot store REAL value in INTEGER column")
     }
 }

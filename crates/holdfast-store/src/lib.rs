@@ -7,13 +7,21 @@
 //! write a balance without its ledger entry in the same transaction.
 
 pub mod accounts;
+pub mod audit;
 pub mod db;
 pub mod error;
+pub mod events;
+pub mod jobs;
+pub mod keys;
 pub mod model;
+pub mod passes;
 pub mod store;
 
 pub use accounts::{CreditKind, PutAccount, Usage};
 pub use db::{Dialect, PoolOptions};
 pub use error::StoreError;
+pub use events::EventFilter;
+pub use jobs::{CancelOutcome, Submit};
+pub use keys::key_hash;
 pub use model::*;
 pub use store::Store;

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use holdfast_core::decide::{self, AccountSnapshot, AllowancePocket, Refill, Suspension, Timestamp};
+use holdfast_core::decide::{
+    self, AccountSnapshot, AllowancePocket, Refill, Suspension, Timestamp,
+};
 use holdfast_core::{AccountId, MONEY, RateCard, Refusal};
 use sha2::{Digest, Sha256};
 
@@ -28,7 +30,7 @@ macro_rules! in_write_tx {
         loop {
             attempt += 1;
             let mut tx = $store.pool().begin_write().await?;
-            let result = {
+            let result: Result<_, $crate::error::StoreError> = {
                 let $tx: &mut $crate::db::Tx = &mut tx;
                 $body.await
             };
@@ -60,7 +62,7 @@ macro_rules! in_write_tx {
 macro_rules! in_read_tx {
     ($store:expr, |$tx:ident| $body:expr) => {{
         let mut tx = $store.pool().begin_read().await?;
-        let result = {
+        let result: Result<_, $crate::error::StoreError> = {
             let $tx: &mut $crate::db::Tx = &mut tx;
             $body.await
         };
@@ -135,7 +137,9 @@ impl Store {
 
     /// The database clock.
     pub async fn now(&self) -> Result<Timestamp, StoreError> {
-        in_read_tx!(self, |tx| async { tx.fetch_one(NOW, args![]).await?.int("now") })
+        in_read_tx!(self, |tx| async {
+            tx.fetch_one(NOW, args![]).await?.int("now")
+        })
     }
 
     /// A card that no longer covers live data (a plan, kind, pocket or lane in use) is
@@ -198,7 +202,10 @@ impl Store {
 
 // ---- the unit-of-work building blocks, used by every operation ----
 
-pub(crate) fn snapshot_from(row: &Row, allowances: BTreeMap<String, AllowancePocket>) -> Result<AccountSnapshot, StoreError> {
+pub(crate) fn snapshot_from(
+    row: &Row,
+    allowances: BTreeMap<String, AllowancePocket>,
+) -> Result<AccountSnapshot, StoreError> {
     Ok(AccountSnapshot {
         plan: row.text("plan")?,
         plan_until: row.opt_int("plan_until")?,
@@ -216,7 +223,10 @@ pub(crate) fn snapshot_from(row: &Row, allowances: BTreeMap<String, AllowancePoc
     })
 }
 
-async fn read_allowances(tx: &mut Tx, account: &str) -> Result<BTreeMap<String, AllowancePocket>, StoreError> {
+async fn read_allowances(
+    tx: &mut Tx,
+    account: &str,
+) -> Result<BTreeMap<String, AllowancePocket>, StoreError> {
     let rows = tx
         .fetch_all(
             Sql::both(
@@ -241,7 +251,10 @@ async fn read_allowances(tx: &mut Tx, account: &str) -> Result<BTreeMap<String, 
 
 /// Locks the account row (PostgreSQL `FOR UPDATE`; SQLite holds the write lock already)
 /// and reads it with its allowance pockets and the database clock.
-pub(crate) async fn lock_account(tx: &mut Tx, account: &AccountId) -> Result<AccountSnapshot, StoreError> {
+pub(crate) async fn lock_account(
+    tx: &mut Tx,
+    account: &AccountId,
+) -> Result<AccountSnapshot, StoreError> {
     let row = tx
         .fetch_optional(LOCK_ACCOUNT, args![account.as_str()])
         .await?
@@ -251,7 +264,10 @@ pub(crate) async fn lock_account(tx: &mut Tx, account: &AccountId) -> Result<Acc
 }
 
 /// Reads the account without locking it.
-pub(crate) async fn read_account(tx: &mut Tx, account: &AccountId) -> Result<AccountSnapshot, StoreError> {
+pub(crate) async fn read_account(
+    tx: &mut Tx,
+    account: &AccountId,
+) -> Result<AccountSnapshot, StoreError> {
     let row = tx
         .fetch_optional(READ_ACCOUNT, args![account.as_str()])
         .await?
@@ -378,7 +394,10 @@ pub(crate) async fn write_money(
     if balance.abs() > holdfast_core::MAX_BALANCE.0 {
         return Err(overflow());
     }
-    let credited = snap.total_credited.checked_add(c.credited).ok_or_else(overflow)?;
+    let credited = snap
+        .total_credited
+        .checked_add(c.credited)
+        .ok_or_else(overflow)?;
     let spent = snap.total_spent.checked_add(c.spent).ok_or_else(overflow)?;
     let suspension = decide::suspension_after(snap.suspended_at, balance, c.credit);
     let suspended_at = match suspension {
@@ -417,8 +436,28 @@ pub(crate) async fn write_money(
     .await?;
     let data = serde_json::json!({ "balance_micros": balance, "entry_id": entry.entry_id });
     match suspension {
-        Suspension::Suspend => emit(tx, "account.suspended", account.as_str(), None, data, snap.now).await?,
-        Suspension::Unsuspend => emit(tx, "account.unsuspended", account.as_str(), None, data, snap.now).await?,
+        Suspension::Suspend => {
+            emit(
+                tx,
+                "account.suspended",
+                account.as_str(),
+                None,
+                data,
+                snap.now,
+            )
+            .await?
+        }
+        Suspension::Unsuspend => {
+            emit(
+                tx,
+                "account.unsuspended",
+                account.as_str(),
+                None,
+                data,
+                snap.now,
+            )
+            .await?
+        }
         Suspension::Unchanged => {}
     }
     Ok(entry)
@@ -432,7 +471,11 @@ pub(crate) struct IdemRecord {
     pub job_id: Option<String>,
 }
 
-pub(crate) async fn find_idempotency(tx: &mut Tx, account: &str, key: &str) -> Result<Option<IdemRecord>, StoreError> {
+pub(crate) async fn find_idempotency(
+    tx: &mut Tx,
+    account: &str,
+    key: &str,
+) -> Result<Option<IdemRecord>, StoreError> {
     let row = tx
         .fetch_optional(
             Sql::both(

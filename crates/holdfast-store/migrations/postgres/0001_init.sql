@@ -87,7 +87,10 @@ CREATE TABLE events (
     account_id TEXT    NOT NULL,
     job_id     TEXT,
     data       TEXT    NOT NULL,
-    created_at BIGINT NOT NULL
+    created_at BIGINT  NOT NULL,
+    -- the writing transaction: readers see only rows older than every transaction still
+    -- in flight, so a cursor never skips an event that commits late
+    xid        xid8    NOT NULL DEFAULT pg_current_xact_id()
 );
 CREATE INDEX events_by_account ON events (account_id, event_id);
 
@@ -98,3 +101,4 @@ CREATE TABLE api_keys (
     created_at BIGINT NOT NULL,
     revoked_at BIGINT
 );
+CREATE INDEX events_by_commit_order ON events (xid, event_id);

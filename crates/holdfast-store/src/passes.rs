@@ -1,0 +1,177 @@
+//! Scheduled passes: the sweeper (expired leases and stale jobs) and the delayed notices.
+//! Each is bounded per run and safe to run from several processes at once.
+
+use holdfast_core::decide::{JobStatus, MICROS_PER_SECOND};
+use holdfast_core::{AccountId, JobId};
+use serde_json::json;
+
+use crate::args;
+use crate::db::Sql;
+use crate::error::StoreError;
+use crate::jobs::{adjust_held, finish_job, job_from};
+use crate::model::PassReport;
+use crate::store::{NOW, Store, emit, lock_account};
+use crate::{in_read_tx, in_write_tx};
+
+/// How many jobs one chunk of a pass takes.
+pub const CHUNK: i64 = 100;
+
+impl Store {
+    /// Expires in-progress jobs whose lease passed and open jobs older than
+    /// `stale_after_seconds`: releases their holds, marks them `expired`, revokes the lease,
+    /// then emits `job.expired`. One job per short transaction (account lock first), at
+    /// most `max_jobs` per run.
+    pub async fn sweep(&self, max_jobs: u64) -> Result<PassReport, StoreError> {
+        let mut report = PassReport::default();
+        loop {
+            let budget = (max_jobs - report.processed).min(CHUNK as u64) as i64;
+            if budget == 0 {
+                break;
+            }
+            let candidates = self.sweep_candidates(budget).await?;
+            let found = candidates.len();
+            for (job, account) in candidates {
+                if self.expire_one(&job, &account).await? {
+                    report.processed += 1;
+                }
+            }
+            if (found as i64) < budget {
+                break;
+            }
+        }
+        Ok(report)
+    }
+
+    async fn sweep_candidates(&self, limit: i64) -> Result<Vec<(JobId, AccountId)>, StoreError> {
+        let stale_micros = self.card().timeouts.stale_after_seconds * MICROS_PER_SECOND;
+        in_read_tx!(self, |tx| async {
+            let now = tx.fetch_one(NOW, args![]).await?.int("now")?;
+            let mut rows = tx
+                .fetch_all(
+                    Sql::both(
+                        "SELECT job_id, account_id FROM jobs WHERE status = 'in_progress' AND lease_expires_at <= $1 \
+                         ORDER BY lease_expires_at LIMIT $2",
+                    ),
+                    args![now, limit],
+                )
+                .await?;
+            rows.extend(
+                tx.fetch_all(
+                    Sql::both(
+                        "SELECT job_id, account_id FROM jobs WHERE status IN ('queued', 'in_progress') AND created_at <= $1 \
+                         ORDER BY created_at LIMIT $2",
+                    ),
+                    args![now - stale_micros, limit],
+                )
+                .await?,
+            );
+            let mut out = Vec::with_capacity(rows.len());
+            for r in rows {
+                let job = JobId::parse(&r.text("job_id")?)
+                    .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                let account = AccountId::parse(&r.text("account_id")?)
+                    .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                if !out.iter().any(|(j, _): &(JobId, AccountId)| *j == job) {
+                    out.push((job, account));
+                }
+            }
+            out.truncate(limit as usize);
+            Ok(out)
+        })
+    }
+
+    /// Expires one job if it still qualifies. Another sweeper holding it is skipped.
+    async fn expire_one(&self, job: &JobId, account: &AccountId) -> Result<bool, StoreError> {
+        const LOCK_IF_FREE: Sql = Sql {
+            postgres: concat!(
+                "SELECT ",
+                crate::jobs::job_columns!(),
+                " FROM jobs WHERE job_id = $1 FOR UPDATE SKIP LOCKED"
+            ),
+            sqlite: concat!(
+                "SELECT ",
+                crate::jobs::job_columns!(),
+                " FROM jobs WHERE job_id = $1"
+            ),
+        };
+        let stale_micros = self.card().timeouts.stale_after_seconds * MICROS_PER_SECOND;
+        in_write_tx!(self, |tx| async {
+            let mut snap = lock_account(tx, account).await?;
+            let Some(row) = tx.fetch_optional(LOCK_IF_FREE, args![job.as_str()]).await? else {
+                return Ok(false);
+            };
+            let row = job_from(&row)?;
+            let j = &row.job;
+            let lease_passed = j.status == JobStatus::InProgress
+                && j.lease_expires_at.is_some_and(|t| t <= snap.now);
+            let stale = j.status.is_open() && j.created_at <= snap.now - stale_micros;
+            if !(lease_passed || stale) {
+                return Ok(false);
+            }
+            adjust_held(tx, &j.account_id, &mut snap, &j.hold, -1).await?;
+            let reason = if lease_passed {
+                "lease expired"
+            } else {
+                "stale: open longer than stale_after_seconds"
+            };
+            // finish_job writes the status first and the event after it, in this one short
+            // transaction: the event can never keep the account locked.
+            finish_job(
+                tx,
+                j,
+                JobStatus::Expired,
+                &[],
+                "sweep",
+                Some(reason),
+                snap.now,
+            )
+            .await?;
+            Ok(true)
+        })
+    }
+
+    /// Emits `job.waiting` once for each open job whose `notice_at` has passed; a job that
+    /// finished first gets nothing. At most `max_jobs` per run.
+    pub async fn notices(&self, max_jobs: u64) -> Result<PassReport, StoreError> {
+        const CLAIM: Sql = Sql {
+            postgres: "UPDATE jobs SET noticed = 1 WHERE job_id IN (SELECT job_id FROM jobs \
+                       WHERE noticed = 0 AND status IN ('queued', 'in_progress') AND notice_at <= $1 \
+                       ORDER BY notice_at LIMIT $2 FOR UPDATE SKIP LOCKED) \
+                       RETURNING job_id, account_id, kind, lane, status, notice_at",
+            sqlite: "UPDATE jobs SET noticed = 1 WHERE job_id IN (SELECT job_id FROM jobs \
+                     WHERE noticed = 0 AND status IN ('queued', 'in_progress') AND notice_at <= $1 \
+                     ORDER BY notice_at LIMIT $2) \
+                     RETURNING job_id, account_id, kind, lane, status, notice_at",
+        };
+        let mut report = PassReport::default();
+        loop {
+            let budget = (max_jobs - report.processed).min(CHUNK as u64) as i64;
+            if budget == 0 {
+                break;
+            }
+            let n: u64 = in_write_tx!(self, |tx| async {
+                let now = tx.fetch_one(NOW, args![]).await?.int("now")?;
+                let rows = tx.fetch_all(CLAIM, args![now, budget]).await?;
+                for r in &rows {
+                    let data = json!({ "kind": r.text("kind")?, "lane": r.text("lane")?, "status": r.text("status")? });
+                    let job = r.text("job_id")?;
+                    emit(
+                        tx,
+                        "job.waiting",
+                        &r.text("account_id")?,
+                        Some(&job),
+                        data,
+                        now,
+                    )
+                    .await?;
+                }
+                Ok::<u64, StoreError>(rows.len() as u64)
+            })?;
+            report.processed += n;
+            if (n as i64) < budget {
+                break;
+            }
+        }
+        Ok(report)
+    }
+}

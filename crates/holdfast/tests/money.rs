@@ -1,0 +1,316 @@
+//! The money pocket and the ledger, on SQLite and PostgreSQL, each scenario followed by
+//! the audit.
+
+mod common;
+
+use common::*;
+use holdfast::{CreditKind, Refusal, StoreError, Usage, backend_test};
+
+fn refused(r: Result<impl std::fmt::Debug, StoreError>) -> Refusal {
+    match r {
+        Err(StoreError::Refused(x)) => x,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+backend_test!(hundred_debits_race_to_the_buffer, |b| async move {
+    let Some((_db, e)) = engine(b).await else {
+        return;
+    };
+    let s = e.store().clone();
+    put(&s, "ci-1", "free").await;
+    top_up(&s, "ci-1", "1.00", "t1").await;
+    let tasks: Vec<_> = (0..100)
+        .map(|i| {
+            let s = s.clone();
+            tokio::spawn(async move {
+                s.debit(
+                    &acct("ci-1"),
+                    &Usage::Amount(usd("0.10")),
+                    &key(&format!("d{i}")),
+                    Some("job-9"),
+                )
+                .await
+            })
+        })
+        .collect();
+    let (mut ok, mut poor) = (0, 0);
+    for t in tasks {
+        match t.await.unwrap() {
+            Ok(_) => ok += 1,
+            Err(StoreError::Refused(Refusal::InsufficientFunds)) => poor += 1,
+            Err(other) => panic!("unexpected {other}"),
+        }
+    }
+    assert_eq!((ok, poor), (20, 80));
+    let a = s.get_account(&acct("ci-1")).await.unwrap();
+    assert_eq!(a.balance, -1_000_000);
+    assert_eq!(a.total_spent, 2_000_000);
+    assert!(a.suspended_at.is_some());
+    let suspended = s
+        .events(&holdfast::EventFilter {
+            limit: 1000,
+            event_type: Some("account.suspended".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(suspended.items.len(), 1, "suspended exactly once");
+    assert_clean(&s).await;
+});
+
+backend_test!(fifty_top_ups_with_one_key_credit_once, |b| async move {
+    let Some((_db, e)) = engine(b).await else {
+        return;
+    };
+    let s = e.store().clone();
+    put(&s, "u", "free").await;
+    let tasks: Vec<_> = (0..50)
+        .map(|_| {
+            let s = s.clone();
+            tokio::spawn(async move {
+                s.credit(&acct("u"), usd("5.00"), CreditKind::TopUp, &key("same"))
+                    .await
+            })
+        })
+        .collect();
+    let mut entries = std::collections::BTreeSet::new();
+    let mut replays = 0;
+    for t in tasks {
+        let r = t.await.unwrap().unwrap();
+        entries.insert(r.entry.entry_id);
+        replays += usize::from(r.replay);
+    }
+    assert_eq!(entries.len(), 1);
+    assert_eq!(replays, 49);
+    let a = s.get_account(&acct("u")).await.unwrap();
+    assert_eq!((a.balance, a.total_credited), (5_000_000, 5_000_000));
+    assert_clean(&s).await;
+});
+
+backend_test!(forty_refunds_against_one_top_up, |b| async move {
+    let Some((_db, e)) = engine(b).await else {
+        return;
+    };
+    let s = e.store().clone();
+    put(&s, "u", "free").await;
+    top_up(&s, "u", "10.00", "buy").await;
+    let tasks: Vec<_> = (0..40)
+        .map(|i| {
+            let s = s.clone();
+            tokio::spawn(async move {
+                s.refund(&acct("u"), &key("buy"), usd("1.00"), &key(&format!("r{i}")))
+                    .await
+            })
+        })
+        .collect();
+    let (mut ok, mut over) = (0, 0);
+    for t in tasks {
+        match t.await.unwrap() {
+            Ok(_) => ok += 1,
+            Err(StoreError::Refused(Refusal::RefundExceedsTopUp)) => over += 1,
+            Err(other) => panic!("unexpected {other}"),
+        }
+    }
+    assert_eq!((ok, over), (10, 30));
+    let a = s.get_account(&acct("u")).await.unwrap();
+    assert_eq!(
+        (a.balance, a.total_spent, a.total_credited),
+        (0, 0, 10_000_000)
+    );
+    assert_clean(&s).await;
+});
+
+backend_test!(
+    suspension_is_set_once_and_cleared_by_a_credit,
+    |b| async move {
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        let s = e.store().clone();
+        put(&s, "u", "free").await;
+        s.debit(&acct("u"), &Usage::Amount(usd("0.60")), &key("a"), None)
+            .await
+            .unwrap();
+        let first = s
+            .get_account(&acct("u"))
+            .await
+            .unwrap()
+            .suspended_at
+            .unwrap();
+        s.debit(&acct("u"), &Usage::Amount(usd("0.30")), &key("b"), None)
+            .await
+            .unwrap();
+        assert_eq!(
+            s.get_account(&acct("u")).await.unwrap().suspended_at,
+            Some(first),
+            "never overwritten"
+        );
+        assert_eq!(
+            refused(
+                s.debit(&acct("u"), &Usage::Amount(usd("0.20")), &key("c"), None)
+                    .await
+            ),
+            Refusal::InsufficientFunds
+        );
+        s.credit(&acct("u"), usd("0.50"), CreditKind::Bonus, &key("d"))
+            .await
+            .unwrap();
+        assert!(
+            s.get_account(&acct("u"))
+                .await
+                .unwrap()
+                .suspended_at
+                .is_some(),
+            "still negative"
+        );
+        s.credit(&acct("u"), usd("0.40"), CreditKind::TopUp, &key("e"))
+            .await
+            .unwrap();
+        let a = s.get_account(&acct("u")).await.unwrap();
+        assert_eq!((a.balance, a.suspended_at), (0, None));
+        let types: Vec<String> = s
+            .events(&holdfast::EventFilter {
+                limit: 100,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .map(|e| e.event_type)
+            .collect();
+        assert_eq!(types, ["account.suspended", "account.unsuspended"]);
+        assert_clean(&s).await;
+    }
+);
+
+backend_test!(metered_usage_is_priced_from_the_card, |b| async move {
+    let Some((_db, e)) = engine(b).await else {
+        return;
+    };
+    let s = e.store().clone();
+    put(&s, "u", "free").await;
+    top_up(&s, "u", "1.00", "t").await;
+    let usage = Usage::Metered {
+        meter: "linux-large".into(),
+        seconds: 30,
+    };
+    let r = s
+        .debit(&acct("u"), &usage, &key("m1"), Some("run-7"))
+        .await
+        .unwrap();
+    assert_eq!(r.entry.delta, -24_000);
+    assert_eq!(r.entry.reference.as_deref(), Some("run-7"));
+    let bad = Usage::Metered {
+        meter: "gpu".into(),
+        seconds: 1,
+    };
+    assert_eq!(
+        refused(s.debit(&acct("u"), &bad, &key("m2"), None).await),
+        Refusal::UnknownMeter("gpu".into())
+    );
+    assert_clean(&s).await;
+});
+
+backend_test!(bad_requests_change_nothing, |b| async move {
+    let Some((_db, e)) = engine(b).await else {
+        return;
+    };
+    let s = e.store().clone();
+    put(&s, "u", "free").await;
+    top_up(&s, "u", "2.00", "t").await;
+    s.credit(&acct("u"), usd("1.00"), CreditKind::Bonus, &key("gift"))
+        .await
+        .unwrap();
+    let before = s.ledger(&acct("u"), None, 1000).await.unwrap().items.len();
+    assert_eq!(
+        refused(
+            s.credit(&acct("nobody"), usd("1"), CreditKind::TopUp, &key("x"))
+                .await
+        ),
+        Refusal::AccountNotFound
+    );
+    assert_eq!(
+        refused(
+            s.credit(&acct("u"), usd("3.00"), CreditKind::TopUp, &key("t"))
+                .await
+        ),
+        Refusal::IdempotencyMismatch
+    );
+    assert_eq!(
+        refused(
+            s.debit(&acct("u"), &Usage::Amount(usd("2.00")), &key("t"), None)
+                .await
+        ),
+        Refusal::IdempotencyMismatch
+    );
+    assert_eq!(
+        refused(
+            s.refund(&acct("u"), &key("gift"), usd("1"), &key("r"))
+                .await
+        ),
+        Refusal::NotRefundable
+    );
+    assert_eq!(
+        refused(
+            s.refund(&acct("u"), &key("nope"), usd("1"), &key("r"))
+                .await
+        ),
+        Refusal::TopUpNotFound
+    );
+    assert_eq!(
+        refused(
+            s.credit(
+                &acct("u"),
+                holdfast::Micros(holdfast::MAX_BALANCE.0),
+                CreditKind::TopUp,
+                &key("big")
+            )
+            .await
+        ),
+        Refusal::AmountOutOfRange
+    );
+    // A refusal is not stored: the same key works once the cause is gone.
+    assert_eq!(
+        refused(
+            s.debit(&acct("u"), &Usage::Amount(usd("5.00")), &key("later"), None)
+                .await
+        ),
+        Refusal::InsufficientFunds
+    );
+    assert_eq!(
+        s.ledger(&acct("u"), None, 1000).await.unwrap().items.len(),
+        before
+    );
+    top_up(&s, "u", "5.00", "t2").await;
+    s.debit(&acct("u"), &Usage::Amount(usd("5.00")), &key("later"), None)
+        .await
+        .unwrap();
+    assert_clean(&s).await;
+});
+
+backend_test!(ledger_pages_by_cursor, |b| async move {
+    let Some((_db, e)) = engine(b).await else {
+        return;
+    };
+    let s = e.store().clone();
+    put(&s, "u", "free").await;
+    for i in 0..7 {
+        top_up(&s, "u", "1", &format!("k{i}")).await;
+    }
+    let mut seen = Vec::new();
+    let mut after = None;
+    loop {
+        let page = s.ledger(&acct("u"), after, 3).await.unwrap();
+        if page.items.is_empty() {
+            assert_eq!(page.next, after);
+            break;
+        }
+        seen.extend(page.items.iter().map(|e| e.entry_id));
+        after = page.next;
+    }
+    // two refill entries (daily_messages, daily_images) + seven top-ups
+    assert_eq!(seen.len(), 9);
+    assert!(seen.windows(2).all(|w| w[0] < w[1]));
+});
