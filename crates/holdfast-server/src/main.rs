@@ -1,1 +1,35 @@
-fn main() {}
+//! The `holdfast` binary: `holdfast serve` (the HTTP API) and the operator CLI.
+
+use clap::Parser;
+use holdfast_server::{cli, http};
+
+#[derive(Parser)]
+#[command(name = "holdfast", version, about = "Charge exactly once for asynchronous paid work")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Run the HTTP API (and the scheduled passes) on the embedded default or PostgreSQL.
+    Serve(http::ServeArgs),
+    #[command(flatten)]
+    Ops(cli::Command),
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let args = Cli::parse();
+    let result = match args.command {
+        Command::Serve(a) => http::serve(a).await,
+        Command::Ops(c) => cli::run(c).await,
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("holdfast: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

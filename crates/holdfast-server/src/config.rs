@@ -1,0 +1,40 @@
+//! Options every command shares: where the database is and which rate card applies.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use holdfast::{Engine, RateCard};
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct DbArgs {
+    /// Database URL: sqlite://FILE (created if missing) or postgres://…
+    #[arg(long, env = "HOLDFAST_DATABASE_URL", default_value = "sqlite://holdfast.db", global = true)]
+    pub database: String,
+    /// Rate card TOML file (default: the built-in examples/default.toml).
+    #[arg(long, env = "HOLDFAST_RATE_CARD", global = true)]
+    pub rate_card: Option<PathBuf>,
+}
+
+impl DbArgs {
+    /// Loads the rate card: the file given, or the built-in default.
+    pub fn card(&self) -> anyhow::Result<RateCard> {
+        match &self.rate_card {
+            None => Ok(RateCard::builtin()),
+            Some(path) => {
+                let text = std::fs::read_to_string(path).with_context(|| format!("reading rate card {}", path.display()))?;
+                RateCard::parse(&text).with_context(|| format!("rate card {}", path.display()))
+            }
+        }
+    }
+
+    /// The name of the rate card in force, for logs.
+    pub fn card_name(&self) -> String {
+        self.rate_card.as_ref().map_or_else(|| "built-in default".to_owned(), |p| p.display().to_string())
+    }
+
+    /// Opens (and migrates) the database with the card.
+    pub async fn engine(&self) -> anyhow::Result<Engine> {
+        let card = self.card()?;
+        Engine::open(&self.database, card).await.with_context(|| format!("opening {}", self.database))
+    }
+}

@@ -1,0 +1,9 @@
+//! holdfast-server: the HTTP API (`holdfast serve`) and the operator CLI over the engine.
+//!
+//! Owns: routing, auth, request shapes and error mapping (API.md), OpenAPI, metrics, the
+//! CLI. Must never: write a balance or decide a billing question itself — every such
+//! call goes through the engine.
+
+pub mod cli;
+pub mod config;
+pub mod http;
