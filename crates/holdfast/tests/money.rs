@@ -47,15 +47,8 @@ backend_test!(hundred_debits_race_to_the_buffer, |b| async move {
     assert_eq!(a.balance, -1_000_000);
     assert_eq!(a.total_spent, 2_000_000);
     assert!(a.suspended_at.is_some());
-    let suspended = s
-        .events(&holdfast::EventFilter {
-            limit: 1000,
-            event_type: Some("account.suspended".into()),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-    assert_eq!(suspended.items.len(), 1, "suspended exactly once");
+    let suspended = events_of(&s, "account.suspended", 1).await;
+    assert_eq!(suspended.len(), 1, "suspended exactly once");
     assert_clean(&s).await;
 });
 
@@ -169,17 +162,17 @@ backend_test!(
             .unwrap();
         let a = s.get_account(&acct("u")).await.unwrap();
         assert_eq!((a.balance, a.suspended_at), (0, None));
-        let types: Vec<String> = s
-            .events(&holdfast::EventFilter {
-                limit: 100,
-                ..Default::default()
-            })
+        let mut types: Vec<String> = events_of(&s, "account.suspended", 1)
             .await
-            .unwrap()
-            .items
             .into_iter()
             .map(|e| e.event_type)
             .collect();
+        types.extend(
+            events_of(&s, "account.unsuspended", 1)
+                .await
+                .into_iter()
+                .map(|e| e.event_type),
+        );
         assert_eq!(types, ["account.suspended", "account.unsuspended"]);
         assert_clean(&s).await;
     }

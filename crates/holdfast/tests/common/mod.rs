@@ -64,3 +64,22 @@ pub fn card_with(pairs: &[(&str, &str)]) -> RateCard {
     }
     RateCard::parse(&text).unwrap()
 }
+
+/// Events of one type, waiting (up to 10 s) until at least `at_least` are visible. On
+/// PostgreSQL an event becomes visible to readers once every transaction older than it
+/// has finished (see holdfast_store::events), and tests share one cluster.
+pub async fn events_of(store: &Store, event_type: &str, at_least: usize) -> Vec<holdfast::Event> {
+    let filter = holdfast::EventFilter {
+        limit: 1000,
+        event_type: Some(event_type.into()),
+        ..Default::default()
+    };
+    for _ in 0..200 {
+        let items = store.events(&filter).await.unwrap().items;
+        if items.len() >= at_least {
+            return items;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    store.events(&filter).await.unwrap().items
+}
