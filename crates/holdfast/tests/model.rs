@@ -1,0 +1,219 @@
+//! Random sequences of money operations (with reused idempotency keys) checked against a
+//! simple in-memory model of DESIGN.md's rules, on both backends, followed by the audit.
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::*;
+use holdfast::testing::Backend;
+use holdfast::{CreditKind, Micros, Refusal, Store, StoreError, Usage};
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+enum Op {
+    TopUp {
+        amount: i64,
+        key: u8,
+    },
+    Bonus {
+        amount: i64,
+        key: u8,
+    },
+    Debit {
+        amount: i64,
+        key: u8,
+    },
+    Refund {
+        top_up_key: u8,
+        amount: i64,
+        key: u8,
+    },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let amount = 1i64..3_000_000;
+    let k = 0u8..8;
+    prop_oneof![
+        (amount.clone(), k.clone()).prop_map(|(amount, key)| Op::TopUp { amount, key }),
+        (amount.clone(), k.clone()).prop_map(|(amount, key)| Op::Bonus { amount, key }),
+        (amount.clone(), k.clone()).prop_map(|(amount, key)| Op::Debit { amount, key }),
+        (k.clone(), amount, k).prop_map(|(top_up_key, amount, key)| Op::Refund {
+            top_up_key,
+            amount,
+            key
+        }),
+    ]
+}
+
+/// What the model says an operation returns: the balance delta, a replay, or a refusal.
+#[derive(Debug, PartialEq, Eq)]
+enum Outcome {
+    Applied(i64),
+    Replayed(i64),
+    Refused(Refusal),
+}
+
+#[derive(Default)]
+struct Model {
+    balance: i64,
+    credited: i64,
+    spent: i64,
+    suspended: bool,
+    /// key → (the request, its delta)
+    keys: HashMap<u8, (String, i64)>,
+    /// top-up key → (amount, refunded so far)
+    top_ups: HashMap<u8, (i64, i64)>,
+}
+
+const BUFFER: i64 = 1_000_000;
+
+impl Model {
+    fn apply(&mut self, op: &Op) -> Outcome {
+        let (key, request) = match op {
+            Op::TopUp { amount, key } => (*key, format!("top_up {amount}")),
+            Op::Bonus { amount, key } => (*key, format!("bonus {amount}")),
+            Op::Debit { amount, key } => (*key, format!("debit {amount}")),
+            Op::Refund {
+                top_up_key,
+                amount,
+                key,
+            } => (*key, format!("refund {top_up_key} {amount}")),
+        };
+        if let Op::Refund { top_up_key, .. } = op {
+            // The top-up is looked up before the idempotency key (404 comes first).
+            match self.keys.get(top_up_key) {
+                Some((r, _)) if r.starts_with("top_up") => {}
+                Some((r, _)) if r.starts_with("bonus") => {
+                    return match self.keys.get(&key) {
+                        Some((r2, _)) if *r2 != request => {
+                            Outcome::Refused(Refusal::IdempotencyMismatch)
+                        }
+                        _ => Outcome::Refused(Refusal::NotRefundable),
+                    };
+                }
+                _ => return Outcome::Refused(Refusal::TopUpNotFound),
+            }
+        }
+        if let Some((r, delta)) = self.keys.get(&key) {
+            return if *r == request {
+                Outcome::Replayed(*delta)
+            } else {
+                Outcome::Refused(Refusal::IdempotencyMismatch)
+            };
+        }
+        let delta = match op {
+            Op::TopUp { amount, .. } | Op::Bonus { amount, .. } => {
+                self.credited += amount;
+                *amount
+            }
+            Op::Debit { amount, .. } => {
+                if self.balance - amount < -BUFFER {
+                    return Outcome::Refused(Refusal::InsufficientFunds);
+                }
+                self.spent += amount;
+                -amount
+            }
+            Op::Refund {
+                top_up_key, amount, ..
+            } => {
+                let (total, refunded) = self.top_ups[top_up_key];
+                if amount + refunded > total {
+                    return Outcome::Refused(Refusal::RefundExceedsTopUp);
+                }
+                self.top_ups.insert(*top_up_key, (total, refunded + amount));
+                -amount
+            }
+        };
+        if let Op::TopUp { amount, .. } = op {
+            self.top_ups.insert(key, (*amount, 0));
+        }
+        self.balance += delta;
+        let credit = matches!(op, Op::TopUp { .. } | Op::Bonus { .. });
+        if self.balance < 0 {
+            self.suspended = true;
+        } else if credit {
+            self.suspended = false;
+        }
+        self.keys.insert(key, (request, delta));
+        Outcome::Applied(delta)
+    }
+}
+
+async fn run(store: &Store, account: &str, op: &Op) -> Outcome {
+    let k = |n: u8| key(&format!("k{n}"));
+    let a = acct(account);
+    let r = match op {
+        Op::TopUp { amount, key } => {
+            store
+                .credit(&a, Micros(*amount), CreditKind::TopUp, &k(*key))
+                .await
+        }
+        Op::Bonus { amount, key } => {
+            store
+                .credit(&a, Micros(*amount), CreditKind::Bonus, &k(*key))
+                .await
+        }
+        Op::Debit { amount, key } => {
+            store
+                .debit(&a, &Usage::Amount(Micros(*amount)), &k(*key), None)
+                .await
+        }
+        Op::Refund {
+            top_up_key,
+            amount,
+            key,
+        } => {
+            store
+                .refund(&a, &k(*top_up_key), Micros(*amount), &k(*key))
+                .await
+        }
+    };
+    match r {
+        Ok(m) if m.replay => Outcome::Replayed(m.entry.delta),
+        Ok(m) => Outcome::Applied(m.entry.delta),
+        Err(StoreError::Refused(x)) => Outcome::Refused(x),
+        Err(e) => panic!("store error {e}"),
+    }
+}
+
+fn check(backend: Backend, cases: u32) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let Some((_db, engine)) = rt.block_on(common::engine(backend)) else {
+        return;
+    };
+    let store = engine.store().clone();
+    let n = std::sync::atomic::AtomicU32::new(0);
+    let config = ProptestConfig {
+        cases,
+        ..ProptestConfig::default()
+    };
+    proptest!(config, |(ops in proptest::collection::vec(op(), 1..40))| {
+        let account = format!("model-{}", n.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        rt.block_on(put(&store, &account, "free"));
+        let mut model = Model::default();
+        for (i, op) in ops.iter().enumerate() {
+            let expected = model.apply(op);
+            let got = rt.block_on(run(&store, &account, op));
+            prop_assert_eq!(got, expected, "step {} {:?}", i, op);
+        }
+        let a = rt.block_on(store.get_account(&acct(&account))).unwrap();
+        prop_assert_eq!((a.balance, a.total_credited, a.total_spent), (model.balance, model.credited, model.spent));
+        prop_assert_eq!(a.suspended_at.is_some(), model.suspended);
+    });
+    rt.block_on(assert_clean(&store));
+}
+
+#[test]
+fn money_operations_match_the_model_sqlite() {
+    check(Backend::Sqlite, 64);
+}
+
+#[test]
+fn money_operations_match_the_model_postgres() {
+    check(Backend::Postgres, 32);
+}
