@@ -243,23 +243,8 @@ impl Store {
                 },
             )
             .await?;
-            record_idempotency(
-                tx,
-                account.as_str(),
-                key.as_str(),
-                op,
-                &hash,
-                Some(entry.entry_id),
-                None,
-                snap.now,
-            )
-            .await?;
-            let account = view_of(tx, self.card(), account, &snap).await?;
-            Ok(MoneyResult {
-                entry,
-                account,
-                replay: false,
-            })
+            self.answer(tx, account, &snap, (key, op, &hash), entry)
+                .await
         })
     }
 
@@ -325,23 +310,8 @@ impl Store {
                 },
             )
             .await?;
-            record_idempotency(
-                tx,
-                account.as_str(),
-                key.as_str(),
-                "debit",
-                &hash,
-                Some(entry.entry_id),
-                None,
-                snap.now,
-            )
-            .await?;
-            let account = view_of(tx, self.card(), account, &snap).await?;
-            Ok(MoneyResult {
-                entry,
-                account,
-                replay: false,
-            })
+            self.answer(tx, account, &snap, (key, "debit", &hash), entry)
+                .await
         })
     }
 
@@ -408,23 +378,38 @@ impl Store {
                 },
             )
             .await?;
-            record_idempotency(
-                tx,
-                account.as_str(),
-                key.as_str(),
-                "refund",
-                &hash,
-                Some(entry.entry_id),
-                None,
-                snap.now,
-            )
-            .await?;
-            let account = view_of(tx, self.card(), account, &snap).await?;
-            Ok(MoneyResult {
-                entry,
-                account,
-                replay: false,
-            })
+            self.answer(tx, account, &snap, (key, "refund", &hash), entry)
+                .await
+        })
+    }
+
+    /// Records the idempotency key of a money operation just applied, and answers with its
+    /// entry and the account as it is now.
+    async fn answer(
+        &self,
+        tx: &mut Tx,
+        account: &AccountId,
+        snap: &AccountSnapshot,
+        (key, op, hash): (&IdempotencyKey, &str, &str),
+        entry: LedgerEntry,
+    ) -> Result<MoneyResult, StoreError> {
+        let (id, now) = (entry.entry_id, snap.now);
+        record_idempotency(
+            tx,
+            account.as_str(),
+            key.as_str(),
+            op,
+            hash,
+            Some(id),
+            None,
+            now,
+        )
+        .await?;
+        let account = view_of(tx, self.card(), account, snap).await?;
+        Ok(MoneyResult {
+            entry,
+            account,
+            replay: false,
         })
     }
 

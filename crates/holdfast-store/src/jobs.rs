@@ -278,6 +278,12 @@ impl Store {
         if !self.card().is_lane(lane) {
             return Err(Refusal::UnknownLane(lane.to_owned()).into());
         }
+        let stale = self.card().timeouts.stale_after_seconds;
+        if !(1..=stale).contains(&lease_seconds) {
+            return Err(
+                Refusal::InvalidRequest(format!("lease_seconds: must be 1 to {stale}")).into(),
+            );
+        }
         const LEASE: Sql = Sql {
             postgres: concat!(
                 "UPDATE jobs SET status = 'in_progress', lease_token = $2, lease_seconds = $3, worker_id = $4, \
