@@ -77,6 +77,7 @@ impl Store {
                 }
             }
             check_entries(tx, &mut out).await?;
+            check_checkpoints(tx, &mut out).await?;
             Ok(out)
         })
     }
@@ -314,6 +315,39 @@ async fn check_entries(tx: &mut Tx, out: &mut Vec<Violation>) -> Result<(), Stor
                 &account,
                 None,
                 format!("total_credited {tc} vs ledger {c}; total_spent {ts} vs ledger {s}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Invariant 1, as reconciliation relies on it: every reconcile checkpoint equals the sum
+/// of its pocket's ledger up to the entry it names (else the next run would adjust by the
+/// checkpoint's error).
+async fn check_checkpoints(tx: &mut Tx, out: &mut Vec<Violation>) -> Result<(), StoreError> {
+    let rows = tx
+        .fetch_all(
+            Sql::both(
+                "SELECT c.account_id, c.pocket, c.last_entry_id, c.ledger_sum, \
+                 COALESCE((SELECT CAST(SUM(l.delta) AS BIGINT) FROM ledger l WHERE l.account_id = c.account_id \
+                 AND l.pocket = c.pocket AND l.entry_id <= c.last_entry_id), 0) AS actual \
+                 FROM reconcile_checkpoints c",
+            ),
+            args![],
+        )
+        .await?;
+    for r in rows {
+        let (claimed, actual) = (r.int("ledger_sum")?, r.int("actual")?);
+        if claimed != actual {
+            out.push(v(
+                1,
+                &r.text("account_id")?,
+                None,
+                format!(
+                    "reconcile checkpoint of pocket {} says the ledger sums to {claimed} up to entry {}, it sums to {actual}",
+                    r.text("pocket")?,
+                    r.int("last_entry_id")?
+                ),
             ));
         }
     }

@@ -15,7 +15,10 @@ pub mod jobs;
 pub mod keys;
 pub mod model;
 pub mod passes;
+pub mod reactivate;
+pub mod reconcile;
 pub mod store;
+pub mod webhooks;
 
 pub use accounts::{CreditKind, PutAccount, Usage};
 pub use db::{Dialect, PoolOptions};

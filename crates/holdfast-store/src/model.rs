@@ -133,6 +133,10 @@ pub struct Violation {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct PassReport {
     pub processed: u64,
+    /// Reconciliation: adjustment entries written.
+    pub adjusted: u64,
+    /// Reconciliation: differences in `held` or the counters, reported, not adjusted.
+    pub drifted: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -15,6 +15,7 @@
 pub mod engine;
 pub mod schedules;
 pub mod testing;
+pub mod webhooks;
 
 pub use engine::Engine;
 pub use holdfast_core::{self as core, *};

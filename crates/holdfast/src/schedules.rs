@@ -1,5 +1,7 @@
 //! The scheduled passes `serve` runs: each on its own interval from the rate card's
-//! `[schedules]`, each bounded per run, each logging what it did when it did something.
+//! `[schedules]`, each bounded per run, each logging what it did when it did something and
+//! exporting `holdfast_pass_last_run_timestamp_seconds`, `holdfast_pass_items_total` and
+//! `holdfast_pass_errors_total` (label `pass`).
 
 use std::time::Duration;
 
@@ -11,10 +13,17 @@ use crate::engine::Engine;
 /// Most jobs one run of a pass touches.
 pub const MAX_PER_RUN: u64 = 1_000;
 
-/// Starts the sweeper and the notice pass; they stop when `shutdown` turns true.
+/// Most accounts one run of reconciliation or reactivation touches.
+pub const MAX_ACCOUNTS_PER_RUN: u64 = 1_000;
+
+/// Most webhook delivery attempts one run of the dispatcher makes.
+pub const MAX_DELIVERIES_PER_RUN: u64 = 1_000;
+
+/// Starts the sweeper, the notice pass, reconciliation, reactivation and (when the card
+/// has `[[webhooks]]`) webhook dispatch; they stop when `shutdown` turns true.
 pub fn spawn(engine: &Engine, shutdown: watch::Receiver<bool>) -> Vec<JoinHandle<()>> {
     let s = &engine.card().schedules;
-    vec![
+    let mut passes = vec![
         spawn_pass(
             engine.clone(),
             "sweep",
@@ -26,10 +35,43 @@ pub fn spawn(engine: &Engine, shutdown: watch::Receiver<bool>) -> Vec<JoinHandle
             engine.clone(),
             "notices",
             s.notices_every_seconds,
-            shutdown,
+            shutdown.clone(),
             |e| async move { e.store().notices(MAX_PER_RUN).await },
         ),
-    ]
+        spawn_pass(
+            engine.clone(),
+            "reconcile",
+            s.reconcile_every_seconds,
+            shutdown.clone(),
+            |e| async move { e.store().reconcile(MAX_ACCOUNTS_PER_RUN).await },
+        ),
+        spawn_pass(
+            engine.clone(),
+            "reactivate",
+            s.reactivate_every_seconds,
+            shutdown.clone(),
+            |e| async move { e.store().reactivate(MAX_ACCOUNTS_PER_RUN).await },
+        ),
+    ];
+    if !engine.card().webhooks.is_empty() {
+        let opts = crate::webhooks::WebhookOptions::default();
+        match crate::webhooks::Dispatcher::new(engine.store().clone(), opts) {
+            Ok(dispatcher) => passes.push(spawn_pass(
+                engine.clone(),
+                "webhooks",
+                s.webhooks_every_seconds,
+                shutdown,
+                move |_| {
+                    let d = dispatcher.clone();
+                    async move { d.run_once(MAX_DELIVERIES_PER_RUN).await }
+                },
+            )),
+            Err(e) => {
+                tracing::error!(error = %e, "webhooks are configured but cannot be dispatched")
+            }
+        }
+    }
+    passes
 }
 
 fn spawn_pass<F, Fut>(
@@ -55,7 +97,9 @@ where
             if *shutdown.borrow() {
                 break;
             }
-            match run(engine.clone()).await {
+            let result = run(engine.clone()).await;
+            record_metrics(name, &result);
+            match result {
                 Ok(r) if r.processed > 0 => {
                     tracing::info!(pass = name, processed = r.processed, "pass ran")
                 }
@@ -64,4 +108,25 @@ where
             }
         }
     })
+}
+
+/// Per-pass metrics: when it last ran, the items it processed, the runs that failed.
+fn record_metrics(
+    name: &'static str,
+    result: &Result<holdfast_store::PassReport, holdfast_store::StoreError>,
+) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    metrics::gauge!("holdfast_pass_last_run_timestamp_seconds", "pass" => name).set(now);
+    match result {
+        Ok(r) => {
+            metrics::counter!("holdfast_pass_items_total", "pass" => name).increment(r.processed);
+            if r.adjusted > 0 {
+                metrics::counter!("holdfast_pass_adjusted_total", "pass" => name)
+                    .increment(r.adjusted);
+            }
+        }
+        Err(_) => metrics::counter!("holdfast_pass_errors_total", "pass" => name).increment(1),
+    }
 }

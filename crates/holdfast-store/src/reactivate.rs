@@ -1,0 +1,111 @@
+//! Reactivation: a scheduled pass that refills the allowances of accounts that have been
+//! idle for `reactivate_after_seconds`, whose window has passed and that are below quota,
+//! and emits `allowance.refilled` so the application can say "your limits are back".
+//!
+//! Re-engagement, not billing: the refill itself is the one activity applies
+//! (`due_refills` + `apply_refills`, under the account lock, the condition checked again
+//! there). Skips blocked accounts and accounts never active since creation. Does not stamp
+//! `last_active_at`: a refill is not the user's activity. Must never take a second
+//! account's lock in the same transaction.
+
+use holdfast_core::AccountId;
+use holdfast_core::decide::{AccountSnapshot, MICROS_PER_SECOND, Refill};
+use serde_json::json;
+
+use crate::args;
+use crate::db::Sql;
+use crate::error::StoreError;
+use crate::model::PassReport;
+use crate::reconcile::TRY_LOCK_ACCOUNT;
+use crate::store::{NOW, Store, apply_refills, emit, lock_account};
+use crate::{in_read_tx, in_write_tx};
+
+/// Idle, unblocked, once-active accounts with a pocket whose shortest window has passed.
+/// `$1` after, `$2` limit, `$3` idle since, `$4` cycle started before.
+const IDLE: Sql = Sql::both(
+    "SELECT a.account_id FROM accounts a WHERE a.account_id > $1 AND a.blocked_at IS NULL \
+     AND a.last_active_at IS NOT NULL AND a.last_active_at <= $3 \
+     AND EXISTS (SELECT 1 FROM allowances w WHERE w.account_id = a.account_id AND w.cycle_started_at <= $4) \
+     ORDER BY a.account_id LIMIT $2",
+);
+
+impl Store {
+    /// Refills up to `max_accounts` idle accounts whose window has passed and that are
+    /// below quota, each in its own short transaction; emits `allowance.refilled` for each.
+    pub async fn reactivate(&self, max_accounts: u64) -> Result<PassReport, StoreError> {
+        let mut report = PassReport::default();
+        let Some(shortest) = self.card().allowances.values().min().copied() else {
+            return Ok(report);
+        };
+        let now = in_read_tx!(self, |tx| async {
+            tx.fetch_one(NOW, args![]).await?.int("now")
+        })?;
+        let idle_since = now - self.card().timeouts.reactivate_after_seconds * MICROS_PER_SECOND;
+        let window_from = now - shortest * MICROS_PER_SECOND;
+        let candidates = self
+            .next_accounts(
+                "reactivate",
+                max_accounts,
+                Some((IDLE, args![idle_since, window_from])),
+            )
+            .await?;
+        for account in candidates {
+            if self.reactivate_one(&account).await? {
+                report.processed += 1;
+            }
+        }
+        Ok(report)
+    }
+
+    /// Refills one account if it still qualifies under its lock. Skips an account another
+    /// transaction holds (it is active right now).
+    async fn reactivate_one(&self, account: &AccountId) -> Result<bool, StoreError> {
+        in_write_tx!(self, |tx| async {
+            if tx
+                .fetch_optional(TRY_LOCK_ACCOUNT, args![account.as_str()])
+                .await?
+                .is_none()
+            {
+                return Ok(false);
+            }
+            let mut snap = lock_account(tx, account).await?;
+            let Some(refills) = self.reactivation_due(&snap) else {
+                return Ok(false);
+            };
+            apply_refills(tx, account, &mut snap, &refills).await?;
+            let pockets: serde_json::Map<String, serde_json::Value> = refills
+                .iter()
+                .map(|r| {
+                    let p = json!({ "remaining": r.quota, "quota": r.quota, "delta": r.delta });
+                    (r.pocket.clone(), p)
+                })
+                .collect();
+            let data = json!({ "pockets": pockets, "reason": "reactivation" });
+            emit(
+                tx,
+                "allowance.refilled",
+                account.as_str(),
+                None,
+                data,
+                snap.now,
+            )
+            .await?;
+            Ok(true)
+        })
+    }
+
+    /// The refills reactivation applies to a locked account: all its due refills, when it
+    /// is unblocked, was active once, has been idle long enough, and at least one due
+    /// pocket is below its quota. `None` when it does not qualify.
+    fn reactivation_due(&self, snap: &AccountSnapshot) -> Option<Vec<Refill>> {
+        let idle_micros = self.card().timeouts.reactivate_after_seconds * MICROS_PER_SECOND;
+        let idle = snap
+            .last_active_at
+            .is_some_and(|t| t <= snap.now - idle_micros);
+        if snap.blocked_at.is_some() || !idle {
+            return None;
+        }
+        let refills = snap.due_refills(self.card());
+        refills.iter().any(|r| r.delta > 0).then_some(refills)
+    }
+}

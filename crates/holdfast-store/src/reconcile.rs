@@ -1,0 +1,388 @@
+//! Reconciliation: a scheduled pass that checks every pocket's stored amount against its
+//! ledger, one account per short transaction under the account lock.
+//!
+//! Each pocket keeps a checkpoint (the ledger sum up to an entry), so a run reads only the
+//! entries written since the previous one. A pocket amount that disagrees with its ledger
+//! is never "fixed" by editing it: one signed `adjustment` entry (delta = stored − ledger
+//! sum, amount after = stored) explains the difference, with a `ledger.adjusted` event, a
+//! metric and a warning. A drift in `held` or in the counters is reported (metric and
+//! warning), not adjusted. Must never: write a balance, or take a second account's lock
+//! in the same transaction.
+
+use std::collections::BTreeMap;
+
+use holdfast_core::decide::{AccountSnapshot, PocketAmount};
+use holdfast_core::{AccountId, MONEY};
+use serde_json::json;
+
+use crate::args;
+use crate::db::{Sql, Tx};
+use crate::error::StoreError;
+use crate::model::PassReport;
+use crate::passes::CHUNK;
+use crate::store::{EntryFacts, Store, emit, lock_account, write_ledger};
+use crate::{in_read_tx, in_write_tx};
+
+/// Takes the account row lock, or nothing when another transaction holds it (PostgreSQL);
+/// SQLite's `BEGIN IMMEDIATE` already holds the write lock.
+pub(crate) const TRY_LOCK_ACCOUNT: Sql = Sql {
+    postgres: "SELECT account_id FROM accounts WHERE account_id = $1 FOR UPDATE SKIP LOCKED",
+    sqlite: "SELECT account_id FROM accounts WHERE account_id = $1",
+};
+
+/// What the ledger says about one pocket up to its last entry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct LedgerFacts {
+    last_entry_id: i64,
+    sum: i64,
+    credited: i64,
+    spent: i64,
+    last_after: Option<i64>,
+}
+
+/// What one account's reconciliation found.
+#[derive(Debug, Default)]
+struct AccountOutcome {
+    adjusted: u64,
+    drifted: u64,
+}
+
+impl Store {
+    /// Reconciles up to `max_accounts` accounts, going on from where the previous run
+    /// stopped (wrapping around once). Accounts locked by someone else are skipped.
+    pub async fn reconcile(&self, max_accounts: u64) -> Result<PassReport, StoreError> {
+        let mut report = PassReport::default();
+        let ids = self.next_accounts("reconcile", max_accounts, None).await?;
+        for account in ids {
+            if let Some(o) = self.reconcile_one(&account).await? {
+                report.processed += 1;
+                report.adjusted += o.adjusted;
+                report.drifted += o.drifted;
+            }
+        }
+        Ok(report)
+    }
+
+    /// Up to `max` account ids after the pass's cursor, wrapping around to the start once,
+    /// optionally narrowed by `filter` (a statement taking `$1` = after, `$2` = limit and
+    /// the `extra` arguments). Saves the new cursor.
+    pub(crate) async fn next_accounts(
+        &self,
+        pass: &str,
+        max: u64,
+        filter: Option<(Sql, Vec<crate::db::Arg>)>,
+    ) -> Result<Vec<AccountId>, StoreError> {
+        const ALL: Sql = Sql::both(
+            "SELECT account_id FROM accounts WHERE account_id > $1 ORDER BY account_id LIMIT $2",
+        );
+        let start = self.pass_cursor(pass).await?;
+        let mut out: Vec<AccountId> = Vec::new();
+        let mut after = start.clone();
+        // Lap 0 runs from the cursor to the end; lap 1 from the start back to the cursor.
+        let mut lap = 0;
+        'chunks: loop {
+            let budget = (max - out.len() as u64).min(CHUNK as u64) as i64;
+            if budget == 0 {
+                break;
+            }
+            let (sql, extra) = filter.clone().unwrap_or((ALL, vec![]));
+            let mut a = args![after.as_str(), budget];
+            a.extend(extra);
+            let rows = in_read_tx!(self, |tx| async { tx.fetch_all(sql, a).await })?;
+            let found = rows.len() as i64;
+            for r in rows {
+                let id = r.text("account_id")?;
+                if lap == 1 && id >= start {
+                    break 'chunks;
+                }
+                out.push(AccountId::parse(&id).map_err(|e| StoreError::Corrupt(e.to_string()))?);
+                after = id;
+            }
+            if found < budget {
+                after.clear();
+                if lap == 1 || start.is_empty() {
+                    break;
+                }
+                lap = 1;
+            }
+        }
+        self.save_pass_cursor(pass, &after).await?;
+        Ok(out)
+    }
+
+    async fn pass_cursor(&self, pass: &str) -> Result<String, StoreError> {
+        in_read_tx!(self, |tx| async {
+            let row = tx
+                .fetch_optional(
+                    Sql::both("SELECT position FROM pass_cursors WHERE pass = $1"),
+                    args![pass],
+                )
+                .await?;
+            row.map_or(Ok(String::new()), |r| r.text("position"))
+        })
+    }
+
+    async fn save_pass_cursor(&self, pass: &str, position: &str) -> Result<(), StoreError> {
+        in_write_tx!(self, |tx| async {
+            tx.execute(
+                Sql::both(
+                    "INSERT INTO pass_cursors (pass, position) VALUES ($1, $2) \
+                     ON CONFLICT (pass) DO UPDATE SET position = excluded.position",
+                ),
+                args![pass, position],
+            )
+            .await?;
+            Ok(())
+        })
+    }
+
+    /// Reconciles one account in one short transaction; `None` when another transaction
+    /// holds its lock or it is gone.
+    async fn reconcile_one(
+        &self,
+        account: &AccountId,
+    ) -> Result<Option<AccountOutcome>, StoreError> {
+        in_write_tx!(self, |tx| async {
+            if tx
+                .fetch_optional(TRY_LOCK_ACCOUNT, args![account.as_str()])
+                .await?
+                .is_none()
+            {
+                return Ok(None);
+            }
+            let snap = lock_account(tx, account).await?;
+            let mut outcome = AccountOutcome::default();
+            let open = open_hold_lines(tx, account.as_str()).await?;
+            let mut pockets: Vec<(&str, i64, i64)> = vec![(MONEY, snap.balance, snap.held)];
+            pockets.extend(
+                snap.allowances
+                    .iter()
+                    .map(|(p, a)| (p.as_str(), a.remaining, a.held)),
+            );
+            for (pocket, stored, held) in pockets {
+                let facts = pocket_ledger(tx, account.as_str(), pocket).await?;
+                let facts = self
+                    .explain(tx, account, &snap, pocket, stored, facts, &mut outcome)
+                    .await?;
+                save_checkpoint(tx, account.as_str(), pocket, &facts, snap.now).await?;
+                let open_held = open.get(pocket).copied().unwrap_or(0);
+                if held != open_held {
+                    report_drift(account, pocket, "held", held, open_held);
+                    outcome.drifted += 1;
+                }
+                if pocket == MONEY {
+                    if snap.total_credited != facts.credited {
+                        report_drift(
+                            account,
+                            pocket,
+                            "total_credited",
+                            snap.total_credited,
+                            facts.credited,
+                        );
+                        outcome.drifted += 1;
+                    }
+                    if snap.total_spent != facts.spent {
+                        report_drift(
+                            account,
+                            pocket,
+                            "total_spent",
+                            snap.total_spent,
+                            facts.spent,
+                        );
+                        outcome.drifted += 1;
+                    }
+                }
+            }
+            Ok(Some(outcome))
+        })
+    }
+
+    /// Writes the adjustment that explains a pocket's difference from its ledger, if any,
+    /// and returns the ledger facts after it.
+    #[allow(clippy::too_many_arguments)]
+    async fn explain(
+        &self,
+        tx: &mut Tx,
+        account: &AccountId,
+        snap: &AccountSnapshot,
+        pocket: &str,
+        stored: i64,
+        mut facts: LedgerFacts,
+        outcome: &mut AccountOutcome,
+    ) -> Result<LedgerFacts, StoreError> {
+        let agrees = stored == facts.sum && facts.last_after.is_none_or(|a| a == stored);
+        if agrees {
+            return Ok(facts);
+        }
+        let delta = stored
+            .checked_sub(facts.sum)
+            .ok_or_else(|| StoreError::Corrupt(format!("pocket {pocket}: difference overflows")))?;
+        let (available_after, buffer) = if pocket == MONEY {
+            (Some(stored - snap.held), Some(snap.buffer(self.card()).0))
+        } else {
+            let held = snap.allowances.get(pocket).map_or(0, |p| p.held);
+            (Some(stored - held), None)
+        };
+        let entry = write_ledger(
+            tx,
+            account.as_str(),
+            snap.now,
+            EntryFacts {
+                pocket,
+                delta,
+                kind: "adjustment",
+                amount_after: stored,
+                available_after,
+                buffer,
+                reference: Some("reconcile".to_owned()),
+            },
+        )
+        .await?;
+        let data = json!({
+            "pocket": pocket,
+            "delta": delta,
+            "amount_after": stored,
+            "ledger_sum": facts.sum,
+            "last_amount_after": facts.last_after,
+            "entry_id": entry.entry_id,
+        });
+        emit(
+            tx,
+            "ledger.adjusted",
+            account.as_str(),
+            None,
+            data,
+            snap.now,
+        )
+        .await?;
+        metrics::counter!("holdfast_ledger_adjustments_total", "pocket" => pocket.to_owned())
+            .increment(1);
+        tracing::warn!(
+            account = account.as_str(),
+            pocket,
+            delta,
+            stored,
+            ledger_sum = facts.sum,
+            last_amount_after = ?facts.last_after,
+            entry_id = entry.entry_id,
+            "reconciliation: pocket disagreed with its ledger; wrote an adjustment entry"
+        );
+        outcome.adjusted += 1;
+        facts.last_entry_id = entry.entry_id;
+        facts.sum = stored;
+        facts.last_after = Some(stored);
+        Ok(facts)
+    }
+}
+
+fn report_drift(account: &AccountId, pocket: &str, what: &'static str, stored: i64, source: i64) {
+    metrics::counter!("holdfast_reconcile_drift_total", "what" => what).increment(1);
+    tracing::warn!(
+        account = account.as_str(),
+        pocket,
+        what,
+        stored,
+        source,
+        "reconciliation: stored value disagrees with its source (reported, not adjusted)"
+    );
+}
+
+/// The pocket's ledger up to its last entry: the checkpoint plus the entries since.
+async fn pocket_ledger(
+    tx: &mut Tx,
+    account: &str,
+    pocket: &str,
+) -> Result<LedgerFacts, StoreError> {
+    let checkpoint = tx
+        .fetch_optional(
+            Sql::both(
+                "SELECT last_entry_id, ledger_sum, credited_sum, spent_sum FROM reconcile_checkpoints \
+                 WHERE account_id = $1 AND pocket = $2",
+            ),
+            args![account, pocket],
+        )
+        .await?;
+    let mut f = match checkpoint {
+        Some(r) => LedgerFacts {
+            last_entry_id: r.int("last_entry_id")?,
+            sum: r.int("ledger_sum")?,
+            credited: r.int("credited_sum")?,
+            spent: r.int("spent_sum")?,
+            last_after: None,
+        },
+        None => LedgerFacts::default(),
+    };
+    let since = tx
+        .fetch_one(
+            Sql::both(
+                "SELECT CAST(COALESCE(SUM(delta), 0) AS BIGINT) AS total, \
+                 CAST(COALESCE(SUM(CASE WHEN kind IN ('top_up', 'bonus') THEN delta ELSE 0 END), 0) AS BIGINT) AS credited, \
+                 CAST(COALESCE(SUM(CASE WHEN pocket = 'money' AND kind IN ('debit', 'capture') THEN -delta ELSE 0 END), 0) AS BIGINT) AS spent, \
+                 MAX(entry_id) AS last_id FROM ledger WHERE account_id = $1 AND pocket = $2 AND entry_id > $3",
+            ),
+            args![account, pocket, f.last_entry_id],
+        )
+        .await?;
+    let checked = |a: i64, b: i64| {
+        a.checked_add(b)
+            .ok_or_else(|| StoreError::Corrupt(format!("pocket {pocket}: ledger sum overflows")))
+    };
+    f.sum = checked(f.sum, since.int("total")?)?;
+    f.credited = checked(f.credited, since.int("credited")?)?;
+    f.spent = checked(f.spent, since.int("spent")?)?;
+    if let Some(last) = since.opt_int("last_id")? {
+        f.last_entry_id = last;
+    }
+    if f.last_entry_id > 0 {
+        f.last_after = tx
+            .fetch_optional(
+                Sql::both("SELECT amount_after FROM ledger WHERE entry_id = $1"),
+                args![f.last_entry_id],
+            )
+            .await?
+            .map(|r| r.int("amount_after"))
+            .transpose()?;
+    }
+    Ok(f)
+}
+
+async fn save_checkpoint(
+    tx: &mut Tx,
+    account: &str,
+    pocket: &str,
+    f: &LedgerFacts,
+    now: i64,
+) -> Result<(), StoreError> {
+    tx.execute(
+        Sql::both(
+            "INSERT INTO reconcile_checkpoints (account_id, pocket, last_entry_id, ledger_sum, credited_sum, spent_sum, checked_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (account_id, pocket) DO UPDATE SET \
+             last_entry_id = excluded.last_entry_id, ledger_sum = excluded.ledger_sum, \
+             credited_sum = excluded.credited_sum, spent_sum = excluded.spent_sum, checked_at = excluded.checked_at",
+        ),
+        args![account, pocket, f.last_entry_id, f.sum, f.credited, f.spent, now],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Σ of the open hold lines per pocket of one account.
+async fn open_hold_lines(tx: &mut Tx, account: &str) -> Result<BTreeMap<String, i64>, StoreError> {
+    let rows = tx
+        .fetch_all(
+            Sql::both(
+                "SELECT hold FROM jobs WHERE account_id = $1 AND status IN ('queued', 'in_progress')",
+            ),
+            args![account],
+        )
+        .await?;
+    let mut out: BTreeMap<String, i64> = BTreeMap::new();
+    for r in rows {
+        let lines: Vec<PocketAmount> = serde_json::from_str(&r.text("hold")?)
+            .map_err(|e| StoreError::Corrupt(format!("job hold: {e}")))?;
+        for l in lines {
+            *out.entry(l.pocket).or_default() += l.amount;
+        }
+    }
+    Ok(out)
+}
