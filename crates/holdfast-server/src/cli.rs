@@ -1,24 +1,100 @@
-//! The operator CLI. (Being written.)
+//! The operator CLI: every command opens the engine (`--database`, `--rate-card`), does one
+//! thing through it, and prints a human summary, or with `--json` one JSON document in
+//! the shapes of API.md (money as a decimal string beside `_micros`, times RFC 3339 UTC).
+//!
+//! Errors are one line on stderr and a non-zero exit: a refusal or bad input starts with
+//! its stable code (`holdfast: insufficient_funds: not enough money: …`). Must never:
+//! write a balance itself — every change goes through the store's operations.
+
+mod fmt;
+mod lists;
+mod money;
+mod parse;
+mod passes;
 
 use std::process::ExitCode;
 
 use crate::config::DbArgs;
+
+/// What every operator command takes: the database and the output format.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Opts {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Print one JSON document on stdout instead of the human summary.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
 
 #[derive(clap::Subcommand, Debug)]
 pub enum Command {
     /// Create or upgrade the database schema.
     Migrate {
         #[command(flatten)]
-        db: DbArgs,
+        opts: Opts,
     },
+    /// Accounts: put, show, block, unblock.
+    Account {
+        #[command(subcommand)]
+        command: money::AccountCommand,
+        #[command(flatten)]
+        opts: Opts,
+    },
+    /// Credit money bought (or, with --bonus, given) to an account.
+    TopUp(money::TopUpArgs),
+    /// Debit usage: an amount, or --meter M --seconds S priced from the rate card.
+    Debit(money::DebitArgs),
+    /// Refund (part of) a top-up: a forced debit, no buffer check.
+    Refund(money::RefundArgs),
+    /// An account's ledger, oldest first.
+    Ledger(lists::LedgerArgs),
+    /// Jobs, newest first, by lane, status and account.
+    Jobs(lists::JobsArgs),
+    /// The events outbox, by cursor.
+    Events(lists::EventsArgs),
+    /// Check every invariant of DESIGN.md; exits non-zero when any is broken.
+    Audit {
+        #[command(flatten)]
+        opts: Opts,
+    },
+    /// Run the sweeper now: expire dead leases and stale jobs, release their holds.
+    Sweep(passes::PassArgs),
+    /// Run the delayed-notice pass now: `job.waiting` for jobs still open.
+    Notices(passes::PassArgs),
+    /// Run reconciliation now: every pocket against its ledger; a difference is explained
+    /// by one adjustment entry, drift in held or the counters is reported.
+    Reconcile(passes::AccountPassArgs),
+    /// Run reactivation now: refill idle accounts below quota whose window has passed.
+    Reactivate(passes::AccountPassArgs),
+    /// Queue a dead webhook delivery again (list them with `holdfast events --dead`).
+    Redeliver(passes::RedeliverArgs),
 }
 
 pub async fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
-        Command::Migrate { db } => {
-            db.engine().await?;
-            println!("migrated {}", db.database);
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Migrate { opts } => migrate(&opts).await,
+        Command::Account { command, opts } => money::account(command, &opts).await,
+        Command::TopUp(a) => money::top_up(a).await,
+        Command::Debit(a) => money::debit(a).await,
+        Command::Refund(a) => money::refund(a).await,
+        Command::Ledger(a) => lists::ledger(a).await,
+        Command::Jobs(a) => lists::jobs(a).await,
+        Command::Events(a) => lists::events(a).await,
+        Command::Audit { opts } => passes::audit(&opts).await,
+        Command::Sweep(a) => passes::sweep(a).await,
+        Command::Notices(a) => passes::notices(a).await,
+        Command::Reconcile(a) => passes::reconcile(a).await,
+        Command::Reactivate(a) => passes::reactivate(a).await,
+        Command::Redeliver(a) => passes::redeliver(a).await,
     }
+}
+
+async fn migrate(opts: &Opts) -> anyhow::Result<ExitCode> {
+    opts.db.engine().await?;
+    let database = fmt::redact_url(&opts.db.database);
+    fmt::emit(
+        opts,
+        serde_json::json!({ "migrated": true, "database": database }),
+        || format!("migrated {database}"),
+    )
 }

@@ -1,0 +1,245 @@
+//! Listings: an account's ledger and the events outbox by cursor, jobs by lane and status.
+//! Every listing takes a `--limit` of 1 to 1000 (default 100).
+
+use std::process::ExitCode;
+
+use holdfast::core::decide::JobStatus;
+use holdfast::{EventFilter, JobFilter};
+use serde_json::{Value, json};
+
+use super::Opts;
+use super::fmt::{self, emit};
+use super::parse::{self, Coded};
+
+#[derive(clap::Args, Debug)]
+pub struct LedgerArgs {
+    id: String,
+    /// Entries after this entry id (the `next` of the previous page).
+    #[arg(long)]
+    after: Option<i64>,
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(i64).range(1..=1000))]
+    limit: i64,
+    #[command(flatten)]
+    opts: Opts,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct JobsArgs {
+    /// Only jobs of this lane.
+    #[arg(long)]
+    lane: Option<String>,
+    /// Only jobs in this status.
+    #[arg(long, value_parser = ["queued", "in_progress", "succeeded", "failed", "canceled", "expired"])]
+    status: Option<String>,
+    /// Only jobs of this account.
+    #[arg(long)]
+    account: Option<String>,
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(i64).range(1..=1000))]
+    limit: i64,
+    #[command(flatten)]
+    opts: Opts,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct EventsArgs {
+    /// Events after this event id (the `next` of the previous page).
+    #[arg(long)]
+    after: Option<i64>,
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(i64).range(1..=1000))]
+    limit: i64,
+    /// Only events of this account.
+    #[arg(long)]
+    account: Option<String>,
+    /// Only events of this type, e.g. account.suspended.
+    #[arg(long = "type")]
+    event_type: Option<String>,
+    /// List dead webhook deliveries (failed their last attempt) instead of events;
+    /// `--after` is then a delivery id. Requeue one with `holdfast redeliver`.
+    #[arg(long, conflicts_with_all = ["account", "event_type"])]
+    dead: bool,
+    /// With --dead: only deliveries to this endpoint URL.
+    #[arg(long, requires = "dead")]
+    endpoint: Option<String>,
+    #[command(flatten)]
+    opts: Opts,
+}
+
+pub async fn ledger(a: LedgerArgs) -> anyhow::Result<ExitCode> {
+    let id = parse::account(&a.id)?;
+    let engine = a.opts.db.engine().await?;
+    let page = engine.store().ledger(&id, a.after, a.limit).await.coded()?;
+    let entries: Vec<Value> = page.items.iter().map(fmt::entry_json).collect();
+    let json = json!({ "entries": entries, "next": page.next });
+    emit(&a.opts, json, || {
+        let rows: Vec<Vec<String>> = page
+            .items
+            .iter()
+            .map(|e| {
+                vec![
+                    e.entry_id.to_string(),
+                    fmt::time(e.created_at),
+                    e.pocket.clone(),
+                    e.kind.clone(),
+                    signed_amount(&e.pocket, e.delta),
+                    fmt::pocket_amount(&e.pocket, e.amount_after),
+                    e.reference.clone().unwrap_or_else(|| "-".into()),
+                ]
+            })
+            .collect();
+        let header = ["ENTRY", "TIME", "POCKET", "KIND", "DELTA", "AFTER", "REF"];
+        with_next(fmt::table(&header, &rows), page.items.len(), page.next)
+    })
+}
+
+fn signed_amount(pocket: &str, delta: i64) -> String {
+    if pocket == holdfast::MONEY {
+        fmt::signed(delta)
+    } else {
+        format!("{delta:+}")
+    }
+}
+
+/// A table followed by how to get the next page.
+fn with_next(table: String, shown: usize, next: Option<i64>) -> String {
+    match next {
+        Some(n) if shown > 0 => format!("{table}\n({shown} shown; next page: --after {n})"),
+        _ => format!("{table}\n({shown} shown)"),
+    }
+}
+
+pub async fn jobs(a: JobsArgs) -> anyhow::Result<ExitCode> {
+    let filter = JobFilter {
+        lane: a.lane,
+        status: a.status.as_deref().and_then(JobStatus::parse),
+        account_id: a
+            .account
+            .as_deref()
+            .map(parse::account)
+            .transpose()?
+            .map(|id| id.to_string()),
+        limit: a.limit,
+    };
+    let engine = a.opts.db.engine().await?;
+    let jobs = engine.store().list_jobs(&filter).await.coded()?;
+    let list: Vec<Value> = jobs.iter().map(fmt::job_json).collect();
+    emit(&a.opts, json!({ "jobs": list }), || {
+        let rows: Vec<Vec<String>> = jobs
+            .iter()
+            .map(|j| {
+                vec![
+                    j.job_id.clone(),
+                    j.account_id.clone(),
+                    j.kind.clone(),
+                    j.lane.clone(),
+                    j.status.as_str().to_owned(),
+                    fmt::time(j.created_at),
+                    fmt::lines_text(&j.hold),
+                    fmt::lines_text(&j.charged),
+                ]
+            })
+            .collect();
+        let header = [
+            "JOB", "ACCOUNT", "KIND", "LANE", "STATUS", "CREATED", "HOLD", "CHARGED",
+        ];
+        format!("{}\n({} shown)", fmt::table(&header, &rows), jobs.len())
+    })
+}
+
+pub async fn events(a: EventsArgs) -> anyhow::Result<ExitCode> {
+    if a.dead {
+        return dead_deliveries(a).await;
+    }
+    let filter = EventFilter {
+        after: a.after,
+        limit: a.limit,
+        account_id: a
+            .account
+            .as_deref()
+            .map(parse::account)
+            .transpose()?
+            .map(|id| id.to_string()),
+        event_type: a.event_type,
+    };
+    let engine = a.opts.db.engine().await?;
+    let page = engine.store().events(&filter).await.coded()?;
+    let list: Vec<Value> = page.items.iter().map(fmt::event_json).collect();
+    emit(
+        &a.opts,
+        json!({ "events": list, "next": page.next }),
+        || {
+            let rows: Vec<Vec<String>> = page
+                .items
+                .iter()
+                .map(|e| {
+                    vec![
+                        e.event_id.to_string(),
+                        fmt::time(e.created_at),
+                        e.event_type.clone(),
+                        e.account_id.clone(),
+                        e.job_id.clone().unwrap_or_else(|| "-".into()),
+                        e.data.to_string(),
+                    ]
+                })
+                .collect();
+            let header = ["EVENT", "TIME", "TYPE", "ACCOUNT", "JOB", "DATA"];
+            with_next(fmt::table(&header, &rows), page.items.len(), page.next)
+        },
+    )
+}
+
+async fn dead_deliveries(a: EventsArgs) -> anyhow::Result<ExitCode> {
+    let engine = a.opts.db.engine().await?;
+    let page = engine
+        .store()
+        .dead_deliveries(a.endpoint.as_deref(), a.after, a.limit)
+        .await
+        .coded()?;
+    let list: Vec<Value> = page
+        .items
+        .iter()
+        .map(|d| {
+            json!({
+                "delivery_id": d.delivery_id.to_string(),
+                "event_id": d.event_id.to_string(),
+                "type": d.event_type,
+                "account_id": d.account_id,
+                "endpoint": d.endpoint,
+                "attempts": d.attempts,
+                "last_error": d.last_error,
+                "created_at": fmt::time(d.created_at),
+                "dead_at": d.dead_at.map(fmt::time),
+            })
+        })
+        .collect();
+    emit(
+        &a.opts,
+        json!({ "dead_deliveries": list, "next": page.next }),
+        || {
+            let rows: Vec<Vec<String>> = page
+                .items
+                .iter()
+                .map(|d| {
+                    vec![
+                        d.event_id.to_string(),
+                        d.dead_at.map_or_else(|| "-".into(), fmt::time),
+                        d.event_type.clone(),
+                        d.account_id.clone(),
+                        d.endpoint.clone(),
+                        d.attempts.to_string(),
+                        d.last_error.clone().unwrap_or_else(|| "-".into()),
+                    ]
+                })
+                .collect();
+            let header = [
+                "EVENT",
+                "DEAD AT",
+                "TYPE",
+                "ACCOUNT",
+                "ENDPOINT",
+                "ATTEMPTS",
+                "LAST ERROR",
+            ];
+            with_next(fmt::table(&header, &rows), page.items.len(), page.next)
+        },
+    )
+}

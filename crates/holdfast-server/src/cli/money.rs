@@ -1,0 +1,274 @@
+//! Accounts (put, show, block, unblock) and the money pocket (top-up, bonus, debit,
+//! refund). Each parses its arguments before it opens the database, so bad input changes
+//! nothing and needs no connection.
+
+use std::process::ExitCode;
+
+use holdfast::{AccountView, CreditKind, MoneyResult, PutAccount, Usage};
+use serde_json::json;
+
+use super::Opts;
+use super::fmt::{self, emit, money};
+use super::parse::{self, Coded};
+
+#[derive(clap::Subcommand, Debug)]
+pub enum AccountCommand {
+    /// Create or update an account.
+    Put {
+        id: String,
+        /// A plan of the rate card.
+        #[arg(long)]
+        plan: String,
+        /// After this RFC 3339 time the rate card's default plan applies.
+        #[arg(long)]
+        plan_until: Option<String>,
+        /// Override the plan's concurrency limit (1 to 1000000).
+        #[arg(long)]
+        max_concurrent_jobs: Option<i64>,
+    },
+    /// Show an account with its pockets as they are effective now.
+    Show { id: String },
+    /// Block: new jobs are refused and queued ones not leased; money still applies.
+    Block { id: String },
+    /// Lift a block.
+    Unblock { id: String },
+}
+
+#[derive(clap::Args, Debug)]
+pub struct TopUpArgs {
+    id: String,
+    /// A decimal amount such as 10.00 (at most 6 places).
+    amount: String,
+    /// Idempotency key: a repeat with the same key and amount changes nothing.
+    #[arg(long)]
+    key: String,
+    /// A bonus (given, not bought; not refundable) instead of a top-up.
+    #[arg(long)]
+    bonus: bool,
+    #[command(flatten)]
+    opts: Opts,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct DebitArgs {
+    id: String,
+    /// A decimal amount such as 0.25; or give --meter and --seconds.
+    #[arg(required_unless_present = "meter", conflicts_with = "meter")]
+    amount: Option<String>,
+    /// A meter of the rate card, priced per second.
+    #[arg(long, requires = "seconds")]
+    meter: Option<String>,
+    /// Seconds of the meter (a positive whole number).
+    #[arg(long, requires = "meter")]
+    seconds: Option<String>,
+    #[arg(long)]
+    key: String,
+    /// The job this usage belongs to, for the ledger entry's reference.
+    #[arg(long)]
+    job_ref: Option<String>,
+    #[command(flatten)]
+    opts: Opts,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RefundArgs {
+    id: String,
+    /// The idempotency key of the top-up to refund.
+    #[arg(long)]
+    top_up_key: String,
+    amount: String,
+    /// This refund's own idempotency key.
+    #[arg(long)]
+    key: String,
+    #[command(flatten)]
+    opts: Opts,
+}
+
+pub async fn account(command: AccountCommand, opts: &Opts) -> anyhow::Result<ExitCode> {
+    match command {
+        AccountCommand::Put {
+            id,
+            plan,
+            plan_until,
+            max_concurrent_jobs,
+        } => {
+            let id = parse::account(&id)?;
+            let plan_until = plan_until
+                .map(|t| parse::time("--plan-until", &t))
+                .transpose()?;
+            let req = PutAccount {
+                plan,
+                plan_until,
+                max_concurrent_jobs,
+            };
+            let engine = opts.db.engine().await?;
+            let (view, created) = engine.store().put_account(&id, &req).await.coded()?;
+            let verb = if created { "created" } else { "updated" };
+            let json = json!({ "created": created, "account": fmt::account_json(&view) });
+            emit(opts, json, || {
+                format!("{verb} account\n{}", account_text(&view))
+            })
+        }
+        AccountCommand::Show { id } => {
+            let id = parse::account(&id)?;
+            let view = opts
+                .db
+                .engine()
+                .await?
+                .store()
+                .get_account(&id)
+                .await
+                .coded()?;
+            emit(opts, fmt::account_json(&view), || account_text(&view))
+        }
+        AccountCommand::Block { id } => set_blocked(&id, true, opts).await,
+        AccountCommand::Unblock { id } => set_blocked(&id, false, opts).await,
+    }
+}
+
+async fn set_blocked(id: &str, blocked: bool, opts: &Opts) -> anyhow::Result<ExitCode> {
+    let id = parse::account(id)?;
+    let engine = opts.db.engine().await?;
+    let view = engine.store().set_blocked(&id, blocked).await.coded()?;
+    emit(opts, fmt::account_json(&view), || account_text(&view))
+}
+
+pub async fn top_up(a: TopUpArgs) -> anyhow::Result<ExitCode> {
+    let id = parse::account(&a.id)?;
+    let amount = parse::amount(&a.amount)?;
+    let key = parse::key("--key", &a.key)?;
+    let kind = if a.bonus {
+        CreditKind::Bonus
+    } else {
+        CreditKind::TopUp
+    };
+    let engine = a.opts.db.engine().await?;
+    let r = engine
+        .store()
+        .credit(&id, amount, kind, &key)
+        .await
+        .coded()?;
+    emit(&a.opts, fmt::money_result_json(&r), || result_text(&r))
+}
+
+pub async fn debit(a: DebitArgs) -> anyhow::Result<ExitCode> {
+    let id = parse::account(&a.id)?;
+    let usage = match (&a.amount, &a.meter, &a.seconds) {
+        (Some(amount), None, None) => Usage::Amount(parse::amount(amount)?),
+        (None, Some(meter), Some(seconds)) => Usage::Metered {
+            meter: meter.clone(),
+            seconds: parse::seconds(seconds)?,
+        },
+        _ => return Err(parse::invalid("give AMOUNT, or --meter and --seconds")),
+    };
+    let key = parse::key("--key", &a.key)?;
+    let engine = a.opts.db.engine().await?;
+    let r = engine
+        .store()
+        .debit(&id, &usage, &key, a.job_ref.as_deref())
+        .await
+        .coded()?;
+    emit(&a.opts, fmt::money_result_json(&r), || result_text(&r))
+}
+
+pub async fn refund(a: RefundArgs) -> anyhow::Result<ExitCode> {
+    let id = parse::account(&a.id)?;
+    let top_up_key = parse::key("--top-up-key", &a.top_up_key)?;
+    let amount = parse::amount(&a.amount)?;
+    let key = parse::key("--key", &a.key)?;
+    let engine = a.opts.db.engine().await?;
+    let r = engine
+        .store()
+        .refund(&id, &top_up_key, amount, &key)
+        .await
+        .coded()?;
+    emit(&a.opts, fmt::money_result_json(&r), || result_text(&r))
+}
+
+/// `debit #4 -2.50 on user-1`, then the money pocket after it.
+fn result_text(r: &MoneyResult) -> String {
+    let (e, a) = (&r.entry, &r.account);
+    let replay = if r.replay {
+        " (a replay: already applied, nothing changed)"
+    } else {
+        ""
+    };
+    format!(
+        "{} #{} {} on {}{replay}\n  balance {}, available {} (held {}, buffer {}), {}",
+        e.kind,
+        e.entry_id,
+        fmt::signed(e.delta),
+        e.account_id,
+        money(a.balance),
+        money(a.available),
+        money(a.held),
+        money(a.buffer),
+        status_text(a),
+    )
+}
+
+/// The account as an aligned block of `label  value` lines.
+pub fn account_text(a: &AccountView) -> String {
+    let mut rows: Vec<(String, String)> = vec![
+        ("account".into(), a.account_id.clone()),
+        ("plan".into(), plan_text(a)),
+        ("balance".into(), money(a.balance)),
+        ("held".into(), money(a.held)),
+        ("available".into(), money(a.available)),
+        ("buffer".into(), money(a.buffer)),
+        ("credited".into(), money(a.total_credited)),
+        ("spent".into(), money(a.total_spent)),
+        ("status".into(), status_text(a)),
+        (
+            "jobs".into(),
+            format!("{} open, limit {}", a.open_jobs, a.max_concurrent_jobs),
+        ),
+        ("created".into(), fmt::time(a.created_at)),
+        (
+            "active".into(),
+            a.last_active_at.map_or_else(|| "never".into(), fmt::time),
+        ),
+    ];
+    for (name, p) in &a.allowances {
+        let refills = p.refills_at.map_or_else(|| "-".into(), fmt::time);
+        rows.push((
+            name.clone(),
+            format!(
+                "{} of {} left, {} held, refills {refills}",
+                p.remaining, p.quota, p.held
+            ),
+        ));
+    }
+    let width = rows.iter().map(|(l, _)| l.len()).max().unwrap_or(0);
+    let lines: Vec<String> = rows
+        .iter()
+        .map(|(l, v)| format!("  {l:<width$}  {v}"))
+        .collect();
+    lines.join("\n")
+}
+
+fn plan_text(a: &AccountView) -> String {
+    let mut text = a.plan.clone();
+    if let Some(until) = a.plan_until {
+        text.push_str(&format!(" until {}", fmt::time(until)));
+    }
+    if a.effective_plan != a.plan {
+        text.push_str(&format!(" (now {})", a.effective_plan));
+    }
+    text
+}
+
+fn status_text(a: &AccountView) -> String {
+    let mut parts = Vec::new();
+    if let Some(t) = a.blocked_at {
+        parts.push(format!("blocked since {}", fmt::time(t)));
+    }
+    if let Some(t) = a.suspended_at {
+        parts.push(format!("suspended since {}", fmt::time(t)));
+    }
+    if parts.is_empty() {
+        "active".into()
+    } else {
+        parts.join(", ")
+    }
+}
