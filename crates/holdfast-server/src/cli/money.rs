@@ -35,6 +35,7 @@ pub enum AccountCommand {
 }
 
 #[derive(clap::Args, Debug)]
+#[command(allow_negative_numbers = true)] // so "-5" is refused as an amount, not a flag
 pub struct TopUpArgs {
     id: String,
     /// A decimal amount such as 10.00 (at most 6 places).
@@ -50,6 +51,7 @@ pub struct TopUpArgs {
 }
 
 #[derive(clap::Args, Debug)]
+#[command(allow_negative_numbers = true)] // so "-5" is refused as an amount, not a flag
 pub struct DebitArgs {
     id: String,
     /// A decimal amount such as 0.25; or give --meter and --seconds.
@@ -71,6 +73,7 @@ pub struct DebitArgs {
 }
 
 #[derive(clap::Args, Debug)]
+#[command(allow_negative_numbers = true)] // so "-5" is refused as an amount, not a flag
 pub struct RefundArgs {
     id: String,
     /// The idempotency key of the top-up to refund.

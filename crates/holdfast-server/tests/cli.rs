@@ -1,0 +1,546 @@
+//! The operator CLI, run as the built `holdfast` binary against a fresh database per test,
+//! on SQLite and PostgreSQL. Only `audit_finds_a_corrupted_balance` touches the database
+//! with SQL of its own, to break an invariant on purpose.
+
+use std::io::Write;
+use std::process::Command;
+
+use holdfast::testing::{Backend, TestDb};
+use holdfast::{AccountId, IdempotencyKey, RateCard, Submit, WorkerId};
+use serde_json::Value;
+use sqlx::Connection;
+
+/// One run of the binary.
+struct Run {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+/// The binary against one database (and optionally a rate card file).
+struct Cli {
+    url: String,
+    card: Option<std::path::PathBuf>,
+}
+
+impl Cli {
+    async fn new(backend: Backend) -> Option<(TestDb, Cli)> {
+        let db = TestDb::new(backend).await?;
+        let cli = Cli {
+            url: db.url.clone(),
+            card: None,
+        };
+        Some((db, cli))
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_holdfast"));
+        cmd.args(args)
+            .arg("--database")
+            .arg(&self.url)
+            .env_remove("HOLDFAST_DATABASE_URL")
+            .env_remove("HOLDFAST_RATE_CARD");
+        if let Some(card) = &self.card {
+            cmd.arg("--rate-card").arg(card);
+        }
+        let out = cmd.output().expect("run holdfast");
+        Run {
+            ok: out.status.success(),
+            stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
+            stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
+        }
+    }
+
+    /// Runs and requires success; returns stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let r = self.run(args);
+        assert!(r.ok, "holdfast {args:?} failed: {}", r.stderr);
+        r.stdout
+    }
+
+    /// Runs with `--json`, requires success, parses stdout.
+    fn json(&self, args: &[&str]) -> Value {
+        let mut args = args.to_vec();
+        args.push("--json");
+        let out = self.ok(&args);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {out}"))
+    }
+
+    /// Runs and requires a refusal: non-zero exit, one line on stderr with the code.
+    fn refused(&self, args: &[&str], code: &str) -> String {
+        let r = self.run(args);
+        assert!(!r.ok, "holdfast {args:?} should fail, printed {}", r.stdout);
+        assert_eq!(r.stderr.lines().count(), 1, "one line: {:?}", r.stderr);
+        let prefix = format!("holdfast: {code}: ");
+        assert!(r.stderr.starts_with(&prefix), "{args:?}: {:?}", r.stderr);
+        r.stderr
+    }
+
+    /// `events` with `--json`, polled until it lists `n` events. On PostgreSQL an event
+    /// shows only once every transaction older than it has ended, cluster-wide (the
+    /// cursor must never skip a late commit), so a busy server makes readers wait.
+    async fn events(&self, args: &[&str], n: usize) -> Value {
+        let mut all = vec!["events"];
+        all.extend_from_slice(args);
+        for _ in 0..100 {
+            let page = self.json(&all);
+            if page["events"].as_array().unwrap().len() >= n {
+                return page;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!("{args:?} never listed {n} event(s)");
+    }
+
+    /// What a refusal must not change: the account and its ledger.
+    fn snapshot(&self, account: &str) -> (Value, Value) {
+        (
+            self.json(&["account", "show", account]),
+            self.json(&["ledger", account]),
+        )
+    }
+}
+
+fn kinds(ledger: &Value) -> Vec<&str> {
+    ledger["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect()
+}
+
+holdfast::backend_test!(walk_through, |backend| async move {
+    let Some((_db, cli)) = Cli::new(backend).await else {
+        return;
+    };
+    assert!(cli.ok(&["migrate"]).starts_with("migrated "));
+    assert!(
+        cli.ok(&["account", "put", "acme", "--plan", "free"])
+            .starts_with("created account")
+    );
+    let out = cli.ok(&["top-up", "acme", "10", "--key", "t1"]);
+    assert!(
+        out.starts_with("top_up #") && out.contains("+10.00 on acme"),
+        "{out}"
+    );
+    let out = cli.ok(&["debit", "acme", "2.5", "--key", "d1", "--job-ref", "run-7"]);
+    assert!(
+        out.contains("-2.50 on acme") && out.contains("balance 7.50"),
+        "{out}"
+    );
+    // 30 s of linux-small at 0.0001/s = 0.003
+    let out = cli.ok(&[
+        "debit",
+        "acme",
+        "--meter",
+        "linux-small",
+        "--seconds",
+        "30",
+        "--key",
+        "d2",
+    ]);
+    assert!(
+        out.contains("-0.003") && out.contains("balance 7.497"),
+        "{out}"
+    );
+    let out = cli.ok(&["refund", "acme", "--top-up-key", "t1", "5", "--key", "r1"]);
+    assert!(
+        out.starts_with("refund #") && out.contains("balance 2.497"),
+        "{out}"
+    );
+
+    let ledger = cli.ok(&["ledger", "acme"]);
+    assert!(ledger.starts_with("ENTRY"), "{ledger}");
+    for needle in ["top_up", "+10.00", "run-7", "-0.003", "refund", "-5.00"] {
+        assert!(ledger.contains(needle), "ledger lacks {needle}: {ledger}");
+    }
+    let page = cli.json(&["ledger", "acme"]);
+    assert_eq!(
+        kinds(&page),
+        ["refill", "refill", "top_up", "debit", "debit", "refund"]
+    );
+    let last = &page["entries"][5];
+    assert_eq!(last["amount_after"], "2.497");
+    assert_eq!(last["delta_micros"], -5_000_000);
+    assert_eq!(page["next"], last["entry_id"]);
+    let after = last["entry_id"].as_i64().unwrap().to_string();
+    assert_eq!(
+        kinds(&cli.json(&["ledger", "acme", "--after", &after])).len(),
+        0
+    );
+    let two = cli.json(&["ledger", "acme", "--limit", "2"]);
+    assert_eq!(kinds(&two), ["refill", "refill"]);
+
+    let account = cli.json(&["account", "show", "acme"]);
+    assert_eq!(account["balance"], "2.497");
+    assert_eq!(account["balance_micros"], 2_497_000);
+    assert_eq!(account["total_credited"], "10.00");
+    assert_eq!(account["total_spent"], "2.503");
+    assert!(
+        cli.ok(&["account", "show", "acme"])
+            .contains("balance         2.497")
+    );
+
+    let audit = cli.run(&["audit"]);
+    assert!(audit.ok, "audit: {} {}", audit.stdout, audit.stderr);
+    assert!(audit.stdout.contains("clean"), "{}", audit.stdout);
+});
+
+holdfast::backend_test!(refusals_change_nothing, |backend| async move {
+    let Some((_db, cli)) = Cli::new(backend).await else {
+        return;
+    };
+    cli.ok(&["account", "put", "acme", "--plan", "free"]);
+    cli.ok(&["top-up", "acme", "10", "--key", "t1"]);
+    let before = cli.snapshot("acme");
+
+    let e = cli.refused(
+        &["debit", "acme", "1.0000001", "--key", "d1"],
+        "invalid_request",
+    );
+    assert!(
+        e.contains("\"1.0000001\"") && e.contains("more than 6 decimal places"),
+        "{e}"
+    );
+    let e = cli.refused(&["top-up", "acme", "-5", "--key", "d1"], "invalid_request");
+    assert!(e.contains("plain decimal"), "{e}");
+    cli.refused(
+        &["top-up", "nobody", "5", "--key", "t9"],
+        "account_not_found",
+    );
+    cli.refused(&["account", "show", "nobody"], "account_not_found");
+    cli.refused(
+        &["account", "put", "bad id", "--plan", "free"],
+        "invalid_request",
+    );
+    cli.refused(
+        &["account", "put", "acme", "--plan", "gold"],
+        "unknown_plan",
+    );
+    let e = cli.refused(
+        &[
+            "account",
+            "put",
+            "acme",
+            "--plan",
+            "free",
+            "--plan-until",
+            "soon",
+        ],
+        "invalid_request",
+    );
+    assert!(e.contains("--plan-until") && e.contains("RFC 3339"), "{e}");
+    let e = cli.refused(
+        &[
+            "debit",
+            "acme",
+            "--meter",
+            "nope",
+            "--seconds",
+            "3",
+            "--key",
+            "d1",
+        ],
+        "unknown_meter",
+    );
+    assert!(e.contains("\"nope\""), "{e}");
+    cli.refused(
+        &[
+            "debit",
+            "acme",
+            "--meter",
+            "linux-small",
+            "--seconds",
+            "0",
+            "--key",
+            "d1",
+        ],
+        "invalid_request",
+    );
+    cli.refused(
+        &["top-up", "acme", "11", "--key", "t1"],
+        "idempotency_mismatch",
+    );
+    cli.refused(
+        &["debit", "acme", "1", "--key", "t1"],
+        "idempotency_mismatch",
+    );
+    cli.refused(
+        &["debit", "acme", "11.000001", "--key", "d1"],
+        "insufficient_funds",
+    );
+    cli.refused(
+        &["refund", "acme", "--top-up-key", "nope", "1", "--key", "r1"],
+        "top_up_not_found",
+    );
+    cli.refused(
+        &[
+            "refund",
+            "acme",
+            "--top-up-key",
+            "t1",
+            "10.01",
+            "--key",
+            "r1",
+        ],
+        "refund_exceeds_top_up",
+    );
+    cli.refused(&["jobs", "--lane", "nope"], "unknown_lane");
+    assert_eq!(cli.snapshot("acme"), before, "a refusal changed something");
+
+    // A repeat of the same top-up is a replay: success, nothing changes.
+    let replay = cli.json(&["top-up", "acme", "10", "--key", "t1"]);
+    assert_eq!(replay["replay"], true);
+    assert!(
+        cli.ok(&["top-up", "acme", "10", "--key", "t1"])
+            .contains("replay")
+    );
+    assert_eq!(cli.snapshot("acme"), before, "a replay changed something");
+
+    // A usage error is clap's: non-zero, nothing changed.
+    assert!(
+        !cli.run(&[
+            "debit",
+            "acme",
+            "1",
+            "--meter",
+            "linux-small",
+            "--seconds",
+            "3",
+            "--key",
+            "x"
+        ])
+        .ok
+    );
+    assert!(!cli.run(&["ledger", "acme", "--limit", "1001"]).ok);
+    assert_eq!(cli.snapshot("acme"), before);
+});
+
+holdfast::backend_test!(json_output_parses, |backend| async move {
+    let Some((_db, cli)) = Cli::new(backend).await else {
+        return;
+    };
+    assert_eq!(cli.json(&["migrate"])["migrated"], true);
+    let put = cli.json(&[
+        "account",
+        "put",
+        "acme",
+        "--plan",
+        "premium",
+        "--plan-until",
+        "2999-01-01T00:00:00Z",
+        "--max-concurrent-jobs",
+        "3",
+    ]);
+    assert_eq!(put["created"], true);
+    assert_eq!(put["account"]["plan_until"], "2999-01-01T00:00:00.000000Z");
+    assert_eq!(put["account"]["max_concurrent_jobs"], 3);
+    assert_eq!(
+        put["account"]["allowances"]["daily_images"]["remaining"],
+        10
+    );
+    let put = cli.json(&["account", "put", "acme", "--plan", "free"]);
+    assert_eq!(put["created"], false);
+    assert_eq!(put["account"]["plan_until"], Value::Null);
+
+    let bonus = cli.json(&["top-up", "acme", "0.000250", "--key", "b1", "--bonus"]);
+    assert_eq!(bonus["entry"]["kind"], "bonus");
+    assert_eq!(bonus["entry"]["delta"], "0.00025");
+    assert_eq!(bonus["account"]["balance_micros"], 250);
+    cli.refused(
+        &[
+            "refund",
+            "acme",
+            "--top-up-key",
+            "b1",
+            "0.0001",
+            "--key",
+            "r1",
+        ],
+        "not_refundable",
+    );
+    let debit = cli.json(&["debit", "acme", "1.00025", "--key", "d1"]);
+    assert_eq!(debit["account"]["balance"], "-1.00");
+    assert!(
+        debit["account"]["suspended_at"].is_string(),
+        "went negative: suspended"
+    );
+
+    let blocked = cli.json(&["account", "block", "acme"]);
+    assert!(blocked["blocked_at"].as_str().unwrap().ends_with('Z'));
+    assert!(
+        cli.ok(&["account", "show", "acme"])
+            .contains("blocked since")
+    );
+    assert_eq!(
+        cli.json(&["account", "unblock", "acme"])["blocked_at"],
+        Value::Null
+    );
+
+    let events = cli
+        .events(&["--account", "acme", "--type", "account.suspended"], 1)
+        .await;
+    assert_eq!(events["events"].as_array().unwrap().len(), 1);
+    assert_eq!(events["events"][0]["data"]["balance_micros"], -1_000_000);
+    assert_eq!(events["next"], events["events"][0]["event_id"]);
+    assert!(cli.ok(&["events"]).contains("account.suspended"));
+    assert_eq!(cli.json(&["jobs"])["jobs"], Value::Array(vec![]));
+    assert_eq!(cli.json(&["sweep"])["processed"], 0);
+    assert_eq!(cli.json(&["notices"])["processed"], 0);
+    let audit = cli.json(&["audit"]);
+    assert_eq!(audit["ok"], true);
+    assert_eq!(audit["violations"], Value::Array(vec![]));
+});
+
+holdfast::backend_test!(audit_finds_a_corrupted_balance, |backend| async move {
+    let Some((db, cli)) = Cli::new(backend).await else {
+        return;
+    };
+    cli.ok(&["account", "put", "acme", "--plan", "free"]);
+    cli.ok(&["top-up", "acme", "10", "--key", "t1"]);
+    assert!(cli.run(&["audit"]).ok);
+    corrupt_balance(&db, "acme").await;
+
+    let r = cli.run(&["audit"]);
+    assert!(
+        !r.ok,
+        "audit must fail on a corrupted balance: {}",
+        r.stdout
+    );
+    assert!(r.stdout.starts_with("INVARIANT"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .lines()
+            .any(|l| l.starts_with("1 ") && l.contains("acme")),
+        "{}",
+        r.stdout
+    );
+    let last = r.stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("holdfast: audit: ") && last.contains("violation"),
+        "{}",
+        r.stderr
+    );
+
+    let r = cli.run(&["audit", "--json"]);
+    assert!(!r.ok);
+    let audit: Value = serde_json::from_str(&r.stdout).expect("audit --json parses");
+    assert_eq!(audit["ok"], false);
+    let violations = audit["violations"].as_array().unwrap();
+    assert!(
+        violations
+            .iter()
+            .any(|v| v["invariant"] == 1 && v["account_id"] == "acme"),
+        "{violations:?}"
+    );
+});
+
+/// The one place a test writes SQL: a balance that no ledger entry explains.
+async fn corrupt_balance(db: &TestDb, account: &str) {
+    let sql =
+        format!("UPDATE accounts SET balance = balance + 1000000 WHERE account_id = '{account}'");
+    let changed = match db.backend {
+        Backend::Sqlite => {
+            let mut c = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
+            sqlx::query(sqlx::AssertSqlSafe(sql))
+                .execute(&mut c)
+                .await
+                .unwrap()
+                .rows_affected()
+        }
+        Backend::Postgres => {
+            let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
+            sqlx::query(sqlx::AssertSqlSafe(sql))
+                .execute(&mut c)
+                .await
+                .unwrap()
+                .rows_affected()
+        }
+    };
+    assert_eq!(changed, 1);
+}
+
+holdfast::backend_test!(jobs_and_passes, |backend| async move {
+    let Some((db, mut cli)) = Cli::new(backend).await else {
+        return;
+    };
+    // A card whose notice is due at once, shared by the binary and the store.
+    let text = holdfast::core::ratecard::DEFAULT_RATE_CARD
+        .replace("notice_delay_seconds = 5 ", "notice_delay_seconds = 0 ");
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(text.as_bytes()).unwrap();
+    cli.card = Some(file.path().to_owned());
+    let store = db.store(RateCard::parse(&text).unwrap()).await;
+
+    cli.ok(&["account", "put", "acme", "--plan", "free"]);
+    let acme = AccountId::parse("acme").unwrap();
+    let submit = |key: &str| Submit {
+        account: acme.clone(),
+        kind: "image".into(),
+        payload: None,
+        key: IdempotencyKey::parse(key).unwrap(),
+    };
+    let job = store.submit(&submit("j1")).await.unwrap().job;
+
+    let listed = cli.json(&["jobs", "--status", "queued", "--lane", "image"]);
+    assert_eq!(listed["jobs"].as_array().unwrap().len(), 1);
+    assert_eq!(listed["jobs"][0]["job_id"], job.job_id.as_str());
+    assert_eq!(listed["jobs"][0]["hold"][0]["pocket"], "daily_images");
+    assert_eq!(
+        cli.json(&["jobs", "--status", "succeeded"])["jobs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    assert_eq!(
+        cli.json(&["jobs", "--lane", "text"])["jobs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    assert!(cli.ok(&["jobs", "--account", "acme"]).contains(&job.job_id));
+
+    assert_eq!(cli.json(&["notices"])["processed"], 1);
+    let waiting = cli.events(&["--type", "job.waiting"], 1).await;
+    assert_eq!(waiting["events"][0]["job_id"], job.job_id.as_str());
+    assert_eq!(
+        cli.json(&["notices"])["processed"],
+        0,
+        "a notice is said once"
+    );
+
+    let worker = WorkerId::parse("w1").unwrap();
+    store
+        .lease("image", &worker, 1)
+        .await
+        .unwrap()
+        .expect("a lease");
+    tokio::time::sleep(std::time::Duration::from_millis(1_300)).await;
+    let r = cli.run(&["sweep"]);
+    assert!(r.ok, "{}", r.stderr);
+    assert!(r.stdout.contains("sweep: 1 job(s) expired"), "{}", r.stdout);
+    assert!(
+        r.stderr.contains("sweep: 1 processed"),
+        "plain progress off a terminal: {}",
+        r.stderr
+    );
+    let expired = cli.json(&["jobs", "--status", "expired"]);
+    assert_eq!(expired["jobs"][0]["job_id"], job.job_id.as_str());
+    assert_eq!(expired["jobs"][0]["charged"], Value::Array(vec![]));
+    let account = cli.json(&["account", "show", "acme"]);
+    assert_eq!(
+        account["allowances"]["daily_images"]["held"], 0,
+        "hold released"
+    );
+    assert_eq!(
+        account["allowances"]["daily_images"]["remaining"], 3,
+        "nothing charged"
+    );
+    let expired = cli.events(&["--type", "job.expired"], 1).await;
+    assert_eq!(expired["events"][0]["job_id"], job.job_id.as_str());
+    assert_eq!(expired["events"].as_array().unwrap().len(), 1);
+    assert!(cli.run(&["audit"]).ok);
+});
