@@ -37,12 +37,12 @@ impl Progress {
             eprintln!("{name}: {what}");
             return Progress::Plain(name);
         }
-        let bar = ProgressBar::new_spinner();
+        let mut bar = ProgressBar::new_spinner()
+            .with_prefix(name)
+            .with_message(what.to_owned());
         if let Ok(style) = ProgressStyle::with_template("{spinner} {prefix}: {msg} [{elapsed}]") {
-            bar.set_style(style);
+            bar = bar.with_style(style);
         }
-        bar.set_prefix(name);
-        bar.set_message(what.to_owned());
         bar.enable_steady_tick(Duration::from_millis(100));
         Progress::Bar(bar)
     }
