@@ -129,7 +129,7 @@ pub async fn reconcile(a: AccountPassArgs) -> anyhow::Result<ExitCode> {
     let json = json!({ "processed": r.processed, "adjusted": r.adjusted, "drifted": r.drifted });
     emit(&a.opts, json, || {
         format!(
-            "reconcile: {} account(s) checked, {} adjustment entr(y/ies) written, {} drift(s) in held or counters reported",
+            "reconcile: {} account(s) checked, {} adjustment(s) written, {} drift(s) in held or counters reported",
             r.processed, r.adjusted, r.drifted
         )
     })
