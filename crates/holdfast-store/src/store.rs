@@ -109,6 +109,9 @@ pub const NOW: Sql = Sql {
     sqlite: "SELECT CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) AS now",
 };
 
+/// Whether a name found in live data is in the rate card.
+type NameCheck = Box<dyn Fn(&str) -> bool + Send>;
+
 impl Store {
     /// Connects by URL, runs the backend's migrations, and checks that the rate card still
     /// covers the live data.
@@ -147,7 +150,7 @@ impl Store {
     async fn check_card_covers_data(&self) -> Result<(), StoreError> {
         let card = self.card.clone();
         in_read_tx!(self, |tx| async {
-            let checks: [(Sql, &str, Box<dyn Fn(&str) -> bool + Send>); 4] = [
+            let checks: [(Sql, &str, NameCheck); 4] = [
                 (
                     Sql::both("SELECT DISTINCT plan AS name FROM accounts"),
                     "plan",
@@ -511,6 +514,7 @@ pub(crate) async fn check_idempotency(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn record_idempotency(
     tx: &mut Tx,
     account: &str,
