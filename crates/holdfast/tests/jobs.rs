@@ -8,8 +8,8 @@ use std::time::Duration;
 use common::*;
 use holdfast::store::CancelOutcome;
 use holdfast::{
-    Engine, EventFilter, JobId, JobStatus, PocketAmount, PutAccount, Refusal, StoreError, Submit,
-    Usage, WorkerId, backend_test,
+    Engine, JobId, JobStatus, PocketAmount, PutAccount, Refusal, StoreError, Submit, Usage,
+    WorkerId, backend_test,
 };
 
 fn refused<T: std::fmt::Debug>(r: Result<T, StoreError>) -> Refusal {
@@ -136,12 +136,11 @@ backend_test!(
         }
         assert_eq!(refused(submit(&e, "u", "video", "v3").await), Refusal::Busy);
         // Duplicate protection is the key, not the limit: a replay still answers.
-        assert_eq!(
+        assert!(
             e.submit(&submit_req("u", "video", "v0"))
                 .await
                 .unwrap()
-                .replay,
-            true
+                .replay
         );
         let a = e.store().get_account(&acct("u")).await.unwrap();
         assert_eq!((a.held, a.open_jobs), (1_500_000, 3));
