@@ -33,6 +33,8 @@ pub enum Command {
         #[command(flatten)]
         opts: Opts,
     },
+    /// API keys for `holdfast serve`: create (printed once), list, revoke.
+    Key(crate::keys_cli::KeyArgs),
     /// Accounts: put, show, block, unblock.
     Account {
         #[command(subcommand)]
@@ -72,6 +74,7 @@ pub enum Command {
 
 pub async fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
+        Command::Key(args) => crate::keys_cli::run(args).await,
         Command::Migrate { opts } => migrate(&opts).await,
         Command::Account { command, opts } => money::account(command, &opts).await,
         Command::TopUp(a) => money::top_up(a).await,

@@ -7,3 +7,4 @@
 pub mod cli;
 pub mod config;
 pub mod http;
+pub mod keys_cli;

@@ -16,6 +16,7 @@ pub mod keys;
 pub mod listing;
 pub mod model;
 pub mod passes;
+pub mod stats;
 pub mod reactivate;
 pub mod reconcile;
 pub mod store;

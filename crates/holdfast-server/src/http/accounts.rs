@@ -1,0 +1,171 @@
+//! Accounts: PUT, GET, activity, block and unblock.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use holdfast_core::AccountId;
+use holdfast_store::PutAccount;
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::AppState;
+use super::auth::{AdminRole, Auth, ServiceRole};
+use super::docs::AuthErrors;
+use super::error::{ApiError, ApiResult, ErrorBody};
+use super::extract::{Body, BodyOrEmpty, Empty, PathText};
+use super::wire::{AccountBody, parse_time};
+
+/// The highest `max_concurrent_jobs` an account may set.
+const MAX_CONCURRENCY: i64 = 1_000_000;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PutAccountRequest {
+    /// A plan of the rate card.
+    pub plan: String,
+    /// RFC 3339; absent or null means no expiry.
+    #[serde(default)]
+    pub plan_until: Option<String>,
+    /// 1 to 1000000; absent or null means the plan's.
+    #[serde(default)]
+    pub max_concurrent_jobs: Option<i64>,
+}
+
+pub fn account_id(text: &str) -> Result<AccountId, ApiError> {
+    Ok(AccountId::parse(text)?)
+}
+
+fn put_request(req: PutAccountRequest) -> Result<PutAccount, ApiError> {
+    let plan_until = req
+        .plan_until
+        .as_deref()
+        .map(|t| parse_time("plan_until", t))
+        .transpose()?;
+    if req
+        .max_concurrent_jobs
+        .is_some_and(|n| !(1..=MAX_CONCURRENCY).contains(&n))
+    {
+        return Err(ApiError::invalid(format!(
+            "max_concurrent_jobs: must be 1 to {MAX_CONCURRENCY}"
+        )));
+    }
+    Ok(PutAccount {
+        plan: req.plan,
+        plan_until,
+        max_concurrent_jobs: req.max_concurrent_jobs,
+    })
+}
+
+/// Creates or updates an account.
+#[utoipa::path(put, path = "/v1/accounts/{account_id}", tag = "accounts",
+    params(("account_id" = String, Path, description = "1–128 characters of [A-Za-z0-9._:-]")),
+    request_body = PutAccountRequest,
+    responses(
+        (status = 201, description = "Created", body = AccountBody),
+        (status = 200, description = "Updated", body = AccountBody),
+        (status = 422, description = "`invalid_request`, `unknown_plan`", body = ErrorBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn put_account(
+    _: Auth<ServiceRole>,
+    State(s): State<AppState>,
+    PathText(id): PathText,
+    Body(req): Body<PutAccountRequest>,
+) -> ApiResult<(StatusCode, Json<AccountBody>)> {
+    let id = account_id(&id)?;
+    let req = put_request(req)?;
+    let (view, created) = s.engine.store().put_account(&id, &req).await?;
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(view.into())))
+}
+
+/// An account with every pocket as it is effective now.
+#[utoipa::path(get, path = "/v1/accounts/{account_id}", tag = "accounts",
+    params(("account_id" = String, Path)),
+    responses(
+        (status = 200, description = "The account", body = AccountBody),
+        (status = 404, description = "`account_not_found`", body = ErrorBody),
+        (status = 422, description = "`invalid_request` (bad account id)", body = ErrorBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn get_account(
+    _: Auth<ServiceRole>,
+    State(s): State<AppState>,
+    PathText(id): PathText,
+) -> ApiResult<Json<AccountBody>> {
+    let id = account_id(&id)?;
+    Ok(Json(s.engine.store().get_account(&id).await?.into()))
+}
+
+/// Records activity and refills allowances whose window has passed.
+#[utoipa::path(post, path = "/v1/accounts/{account_id}/activity", tag = "accounts",
+    params(("account_id" = String, Path)),
+    request_body = Empty,
+    responses(
+        (status = 200, description = "The account", body = AccountBody),
+        (status = 404, description = "`account_not_found`", body = ErrorBody),
+        (status = 422, description = "`invalid_request`", body = ErrorBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn activity(
+    _: Auth<ServiceRole>,
+    State(s): State<AppState>,
+    PathText(id): PathText,
+    BodyOrEmpty(Empty {}): BodyOrEmpty<Empty>,
+) -> ApiResult<Json<AccountBody>> {
+    let id = account_id(&id)?;
+    Ok(Json(s.engine.store().activity(&id).await?.into()))
+}
+
+async fn set_blocked(s: &AppState, id: &str, blocked: bool) -> ApiResult<Json<AccountBody>> {
+    let id = account_id(id)?;
+    let view = s.engine.store().set_blocked(&id, blocked).await?;
+    Ok(Json(view.into()))
+}
+
+/// Blocks an account: submits refused, queued jobs not leased; money still applies.
+#[utoipa::path(post, path = "/v1/accounts/{account_id}/block", tag = "accounts",
+    params(("account_id" = String, Path)),
+    request_body = Empty,
+    responses(
+        (status = 200, description = "The account", body = AccountBody),
+        (status = 404, description = "`account_not_found`", body = ErrorBody),
+        (status = 422, description = "`invalid_request`", body = ErrorBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn block(
+    _: Auth<AdminRole>,
+    State(s): State<AppState>,
+    PathText(id): PathText,
+    BodyOrEmpty(Empty {}): BodyOrEmpty<Empty>,
+) -> ApiResult<Json<AccountBody>> {
+    set_blocked(&s, &id, true).await
+}
+
+/// Unblocks an account.
+#[utoipa::path(post, path = "/v1/accounts/{account_id}/unblock", tag = "accounts",
+    params(("account_id" = String, Path)),
+    request_body = Empty,
+    responses(
+        (status = 200, description = "The account", body = AccountBody),
+        (status = 404, description = "`account_not_found`", body = ErrorBody),
+        (status = 422, description = "`invalid_request`", body = ErrorBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn unblock(
+    _: Auth<AdminRole>,
+    State(s): State<AppState>,
+    PathText(id): PathText,
+    BodyOrEmpty(Empty {}): BodyOrEmpty<Empty>,
+) -> ApiResult<Json<AccountBody>> {
+    set_blocked(&s, &id, false).await
+}

@@ -1,0 +1,127 @@
+//! Operations: run a pass now, audit the books, health, metrics, the OpenAPI document.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::IntoResponse;
+use holdfast::schedules::{MAX_ACCOUNTS_PER_RUN, MAX_PER_RUN};
+
+use super::AppState;
+use super::auth::{AdminRole, Auth};
+use super::docs::AuthErrors;
+use super::error::{ApiResult, ErrorBody};
+use super::extract::{BodyOrEmpty, Empty};
+use super::wire::{AuditBody, HealthBody, PassBody};
+
+/// Runs the sweeper now: expired leases and stale jobs release their holds.
+#[utoipa::path(post, path = "/v1/admin/sweep", tag = "admin",
+    request_body = Empty,
+    responses(
+        (status = 200, description = "What the pass did", body = PassBody),
+        (status = 422, description = "`invalid_request`", body = ErrorBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn sweep(
+    _: Auth<AdminRole>,
+    State(s): State<AppState>,
+    BodyOrEmpty(Empty {}): BodyOrEmpty<Empty>,
+) -> ApiResult<Json<PassBody>> {
+    let report = s.engine.store().sweep(MAX_PER_RUN).await?;
+    super::metrics::swept(report.processed);
+    Ok(Json(report.into()))
+}
+
+/// Runs reconciliation now: every pocket checked against its ledger; a difference is
+/// explained by one `adjustment` entry.
+#[utoipa::path(post, path = "/v1/admin/reconcile", tag = "admin",
+    request_body = Empty,
+    responses(
+        (status = 200, description = "What the pass did", body = PassBody),
+        (status = 422, description = "`invalid_request`", body = ErrorBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn reconcile(
+    _: Auth<AdminRole>,
+    State(s): State<AppState>,
+    BodyOrEmpty(Empty {}): BodyOrEmpty<Empty>,
+) -> ApiResult<Json<PassBody>> {
+    let report = s.engine.store().reconcile(MAX_ACCOUNTS_PER_RUN).await?;
+    Ok(Json(report.into()))
+}
+
+/// Runs reactivation now: idle accounts below quota whose window passed are refilled.
+#[utoipa::path(post, path = "/v1/admin/reactivate", tag = "admin",
+    request_body = Empty,
+    responses(
+        (status = 200, description = "What the pass did", body = PassBody),
+        (status = 422, description = "`invalid_request`", body = ErrorBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn reactivate(
+    _: Auth<AdminRole>,
+    State(s): State<AppState>,
+    BodyOrEmpty(Empty {}): BodyOrEmpty<Empty>,
+) -> ApiResult<Json<PassBody>> {
+    let report = s.engine.store().reactivate(MAX_ACCOUNTS_PER_RUN).await?;
+    Ok(Json(report.into()))
+}
+
+/// Checks the invariants of DESIGN.md over the whole database.
+#[utoipa::path(get, path = "/v1/admin/audit", tag = "admin",
+    responses(
+        (status = 200, description = "`ok` when no invariant is broken", body = AuditBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn audit(_: Auth<AdminRole>, State(s): State<AppState>) -> ApiResult<Json<AuditBody>> {
+    let violations = s.engine.store().audit().await?;
+    Ok(Json(AuditBody {
+        ok: violations.is_empty(),
+        violations: violations.into_iter().map(Into::into).collect(),
+    }))
+}
+
+/// 200 when the database answers, 503 otherwise. No key needed.
+#[utoipa::path(get, path = "/healthz", tag = "operations",
+    responses(
+        (status = 200, description = "The database answers", body = HealthBody),
+        (status = 503, description = "The database does not answer", body = HealthBody),
+    ))]
+pub async fn healthz(State(s): State<AppState>) -> (StatusCode, Json<HealthBody>) {
+    match s.engine.store().now().await {
+        Ok(_) => (
+            StatusCode::OK,
+            Json(HealthBody {
+                status: "ok".into(),
+            }),
+        ),
+        Err(e) => {
+            tracing::warn!(error = %e, "health check: database unavailable");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(HealthBody {
+                    status: "unavailable".into(),
+                }),
+            )
+        }
+    }
+}
+
+/// Prometheus text. No key needed.
+#[utoipa::path(get, path = "/metrics", tag = "operations",
+    responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain", body = String)))]
+pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
+    let text = super::metrics::render(&s).await;
+    ([(CONTENT_TYPE, "text/plain; version=0.0.4")], text)
+}
+
+/// This document. No key needed.
+#[utoipa::path(get, path = "/openapi.json", tag = "operations",
+    responses((status = 200, description = "The OpenAPI 3.1 document of this API", content_type = "application/json", body = Object)))]
+pub async fn openapi() -> impl IntoResponse {
+    Json(super::docs::document())
+}

@@ -1,0 +1,139 @@
+//! The HTTP layer's one error type: every way a request can end in an error, each mapped to
+//! exactly one status and one stable code of API.md. Internal causes are logged here and
+//! never sent to the client.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use holdfast_core::{IdError, MoneyError, Refusal};
+use holdfast_store::StoreError;
+use serde::Serialize;
+use thiserror::Error;
+use utoipa::ToSchema;
+
+#[derive(Debug, Error)]
+pub enum ApiError {
+    #[error("a valid API key is required: Authorization: Bearer <key>")]
+    Unauthorized,
+    #[error("this key's role may not call this endpoint")]
+    Forbidden,
+    #[error("the request body is larger than 64 KiB")]
+    PayloadTooLarge,
+    #[error("{0}")]
+    InvalidRequest(String),
+    #[error("no such route")]
+    RouteNotFound,
+    #[error("this route does not accept that method")]
+    MethodNotAllowed,
+    /// A business refusal from the store: its own status and code.
+    #[error(transparent)]
+    Refused(Refusal),
+    /// The database cannot answer (down, pool exhausted, timed out, contention).
+    #[error("the database is unavailable; try again")]
+    Unavailable(String),
+    /// A bug or broken data: logged with its cause, answered without it.
+    #[error("internal error")]
+    Internal(String),
+}
+
+/// `{"error": {"code", "message"}}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorDetail {
+    /// A stable code of API.md, e.g. `invalid_request`, `insufficient_funds`.
+    pub code: String,
+    /// Human text; may change between versions.
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn invalid(message: impl Into<String>) -> ApiError {
+        ApiError::InvalidRequest(message.into())
+    }
+
+    /// A malformed amount in `field`.
+    pub fn money(field: &str, e: MoneyError) -> ApiError {
+        ApiError::InvalidRequest(format!("{field}: {e}"))
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden => StatusCode::FORBIDDEN,
+            ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::InvalidRequest(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::RouteNotFound => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::Refused(r) => {
+                StatusCode::from_u16(r.http_status()).unwrap_or(StatusCode::UNPROCESSABLE_ENTITY)
+            }
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::Unauthorized => "unauthorized",
+            ApiError::Forbidden => "forbidden",
+            ApiError::PayloadTooLarge => "payload_too_large",
+            ApiError::InvalidRequest(_) => "invalid_request",
+            ApiError::RouteNotFound => "route_not_found",
+            ApiError::MethodNotAllowed => "method_not_allowed",
+            ApiError::Refused(r) => r.code(),
+            ApiError::Unavailable(_) => "database_unavailable",
+            ApiError::Internal(_) => "internal_error",
+        }
+    }
+}
+
+impl From<Refusal> for ApiError {
+    fn from(r: Refusal) -> ApiError {
+        ApiError::Refused(r)
+    }
+}
+
+impl From<IdError> for ApiError {
+    fn from(e: IdError) -> ApiError {
+        ApiError::InvalidRequest(e.to_string())
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> ApiError {
+        if e.is_out_of_range() {
+            return ApiError::Refused(Refusal::AmountOutOfRange);
+        }
+        match e {
+            StoreError::Refused(r) => ApiError::Refused(r),
+            StoreError::Unavailable(cause) => ApiError::Unavailable(cause),
+            StoreError::Contention(n) => {
+                ApiError::Unavailable(format!("contention outlasted {n} attempts"))
+            }
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        match &self {
+            ApiError::Unavailable(cause) => tracing::warn!(%cause, "database unavailable"),
+            ApiError::Internal(cause) => tracing::error!(%cause, "internal error"),
+            _ => {}
+        }
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: self.code().to_owned(),
+                message: self.to_string(),
+            },
+        };
+        (self.status(), Json(body)).into_response()
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;

@@ -1,0 +1,63 @@
+//! The events outbox by cursor.
+
+use axum::Json;
+use axum::extract::State;
+use holdfast_core::ratecard::EVENT_TYPES;
+use holdfast_store::EventFilter;
+
+use super::AppState;
+use super::accounts::account_id;
+use super::auth::{Auth, ServiceRole};
+use super::docs::AuthErrors;
+use super::error::{ApiError, ApiResult, ErrorBody};
+use super::extract::{Paging, QueryPairs};
+use super::wire::EventPage;
+
+fn event_type(text: &str) -> Result<String, ApiError> {
+    if EVENT_TYPES.contains(&text) {
+        Ok(text.to_owned())
+    } else {
+        Err(ApiError::invalid(format!(
+            "type: must be one of {}",
+            EVENT_TYPES.join(", ")
+        )))
+    }
+}
+
+/// Events after the cursor, in the one order every reader sees.
+#[utoipa::path(get, path = "/v1/events", tag = "events",
+    params(
+        ("after" = Option<String>, Query, description = "The `next` of the previous page"),
+        ("limit" = Option<i64>, Query, description = "1–1000, default 100"),
+        ("account_id" = Option<String>, Query, description = "Only this account's events"),
+        ("type" = Option<String>, Query, description = "Only events of this type"),
+    ),
+    responses(
+        (status = 200, description = "A page of events", body = EventPage),
+        (status = 422, description = "`invalid_request`", body = ErrorBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn list(
+    _: Auth<ServiceRole>,
+    State(s): State<AppState>,
+    query: QueryPairs,
+) -> ApiResult<Json<EventPage>> {
+    let [limit, after, account, kind] = query.take(["limit", "after", "account_id", "type"])?;
+    let paging = Paging::parse(limit.as_deref(), after.as_deref())?;
+    let filter = EventFilter {
+        after: paging.after,
+        limit: paging.limit,
+        account_id: account
+            .as_deref()
+            .map(account_id)
+            .transpose()?
+            .map(|a| a.to_string()),
+        event_type: kind.as_deref().map(event_type).transpose()?,
+    };
+    let page = s.engine.store().events(&filter).await?;
+    Ok(Json(EventPage {
+        events: page.items.into_iter().map(Into::into).collect(),
+        next: page.next.map(|n| n.to_string()),
+    }))
+}

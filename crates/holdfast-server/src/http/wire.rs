@@ -1,0 +1,427 @@
+//! What goes over the wire: response shapes built from the store's results. Money leaves
+//! as a decimal string with an integer `<field>_micros` beside it; allowance amounts as
+//! integers; times as RFC 3339 UTC; row ids as opaque strings.
+
+use std::collections::BTreeMap;
+
+use holdfast_core::decide::PocketAmount;
+use holdfast_core::{MONEY, Micros};
+use holdfast_store::{
+    AccountView, AllowanceView, Event, Heartbeat, Job, Lease, LedgerEntry, MoneyResult, PassReport,
+    Violation,
+};
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+use utoipa::ToSchema;
+
+use super::error::ApiError;
+
+/// Microseconds since the epoch as RFC 3339 UTC (`2025-01-31T12:00:00.123456Z`).
+pub fn rfc3339(micros: i64) -> String {
+    OffsetDateTime::from_unix_timestamp_nanos(i128::from(micros) * 1000)
+        .ok()
+        .and_then(|t| t.format(&Rfc3339).ok())
+        .unwrap_or_else(|| micros.to_string())
+}
+
+fn opt_time(micros: Option<i64>) -> Option<String> {
+    micros.map(rfc3339)
+}
+
+/// Parses an RFC 3339 time from a request into microseconds since the epoch.
+pub fn parse_time(field: &str, text: &str) -> Result<i64, ApiError> {
+    let t = OffsetDateTime::parse(text, &Rfc3339).map_err(|_| {
+        ApiError::invalid(format!(
+            "{field}: must be an RFC 3339 time such as 2030-01-31T00:00:00Z"
+        ))
+    })?;
+    i64::try_from(t.unix_timestamp_nanos() / 1000)
+        .map_err(|_| ApiError::invalid(format!("{field}: out of range")))
+}
+
+/// An amount: a decimal string for money, an integer count for an allowance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum Amount {
+    /// Money, e.g. `"0.04"`.
+    Money(String),
+    /// Allowance items.
+    Count(i64),
+}
+
+impl Amount {
+    fn of(pocket: &str, value: i64) -> (Amount, Option<i64>) {
+        if pocket == MONEY {
+            (Amount::Money(Micros(value).format()), Some(value))
+        } else {
+            (Amount::Count(value), None)
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AllowanceBody {
+    pub remaining: i64,
+    pub held: i64,
+    pub quota: i64,
+    pub cycle_started_at: String,
+    pub refills_at: Option<String>,
+}
+
+/// An account with every pocket as it is effective now.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AccountBody {
+    pub account_id: String,
+    pub plan: String,
+    pub plan_until: Option<String>,
+    pub effective_plan: String,
+    pub balance: String,
+    pub balance_micros: i64,
+    pub held: String,
+    pub held_micros: i64,
+    pub available: String,
+    pub available_micros: i64,
+    pub buffer: String,
+    pub buffer_micros: i64,
+    pub total_credited: String,
+    pub total_credited_micros: i64,
+    pub total_spent: String,
+    pub total_spent_micros: i64,
+    pub suspended_at: Option<String>,
+    pub blocked_at: Option<String>,
+    /// The limit in force (the override, or the plan's).
+    pub max_concurrent_jobs: i64,
+    /// The account's own limit, null when the plan's applies.
+    pub max_concurrent_jobs_override: Option<i64>,
+    pub open_jobs: i64,
+    pub created_at: String,
+    pub last_active_at: Option<String>,
+    pub allowances: BTreeMap<String, AllowanceBody>,
+}
+
+fn money(m: i64) -> String {
+    Micros(m).format()
+}
+
+impl From<AllowanceView> for AllowanceBody {
+    fn from(a: AllowanceView) -> AllowanceBody {
+        AllowanceBody {
+            remaining: a.remaining,
+            held: a.held,
+            quota: a.quota,
+            cycle_started_at: rfc3339(a.cycle_started_at),
+            refills_at: opt_time(a.refills_at),
+        }
+    }
+}
+
+impl From<AccountView> for AccountBody {
+    fn from(a: AccountView) -> AccountBody {
+        AccountBody {
+            account_id: a.account_id,
+            plan: a.plan,
+            plan_until: opt_time(a.plan_until),
+            effective_plan: a.effective_plan,
+            balance: money(a.balance),
+            balance_micros: a.balance,
+            held: money(a.held),
+            held_micros: a.held,
+            available: money(a.available),
+            available_micros: a.available,
+            buffer: money(a.buffer),
+            buffer_micros: a.buffer,
+            total_credited: money(a.total_credited),
+            total_credited_micros: a.total_credited,
+            total_spent: money(a.total_spent),
+            total_spent_micros: a.total_spent,
+            suspended_at: opt_time(a.suspended_at),
+            blocked_at: opt_time(a.blocked_at),
+            max_concurrent_jobs: a.max_concurrent_jobs,
+            max_concurrent_jobs_override: a.max_concurrent_jobs_override,
+            open_jobs: a.open_jobs,
+            created_at: rfc3339(a.created_at),
+            last_active_at: opt_time(a.last_active_at),
+            allowances: a
+                .allowances
+                .into_iter()
+                .map(|(k, v)| (k, v.into()))
+                .collect(),
+        }
+    }
+}
+
+/// One ledger entry: one change of one pocket.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LedgerEntryBody {
+    pub entry_id: String,
+    pub account_id: String,
+    pub pocket: String,
+    /// Signed change: a money string, or an allowance count.
+    pub delta: Amount,
+    /// Money only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delta_micros: Option<i64>,
+    /// `top_up`, `bonus`, `debit`, `capture`, `refund`, `refill` or `adjustment`.
+    pub kind: String,
+    pub amount_after: Amount,
+    /// Money only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub amount_after_micros: Option<i64>,
+    #[serde(rename = "ref")]
+    pub reference: Option<String>,
+    pub created_at: String,
+}
+
+impl From<LedgerEntry> for LedgerEntryBody {
+    fn from(e: LedgerEntry) -> LedgerEntryBody {
+        let (delta, delta_micros) = Amount::of(&e.pocket, e.delta);
+        let (amount_after, amount_after_micros) = Amount::of(&e.pocket, e.amount_after);
+        LedgerEntryBody {
+            entry_id: e.entry_id.to_string(),
+            account_id: e.account_id,
+            pocket: e.pocket,
+            delta,
+            delta_micros,
+            kind: e.kind,
+            amount_after,
+            amount_after_micros,
+            reference: e.reference,
+            created_at: rfc3339(e.created_at),
+        }
+    }
+}
+
+/// The answer to a top-up, bonus, debit or refund.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MoneyResultBody {
+    pub entry: LedgerEntryBody,
+    pub account: AccountBody,
+}
+
+impl From<MoneyResult> for MoneyResultBody {
+    fn from(r: MoneyResult) -> MoneyResultBody {
+        MoneyResultBody {
+            entry: r.entry.into(),
+            account: r.account.into(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LedgerPage {
+    pub entries: Vec<LedgerEntryBody>,
+    /// The last id returned, or the given `after` when the page is empty.
+    pub next: Option<String>,
+}
+
+/// One line of a hold or a charge.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PocketLine {
+    pub pocket: String,
+    pub amount: Amount,
+    /// Money only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub amount_micros: Option<i64>,
+}
+
+fn lines(lines: Vec<PocketAmount>) -> Vec<PocketLine> {
+    lines
+        .into_iter()
+        .map(|l| {
+            let (amount, amount_micros) = Amount::of(&l.pocket, l.amount);
+            PocketLine {
+                pocket: l.pocket,
+                amount,
+                amount_micros,
+            }
+        })
+        .collect()
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct JobBody {
+    pub job_id: String,
+    pub account_id: String,
+    pub kind: String,
+    pub lane: String,
+    /// `queued`, `in_progress`, `succeeded`, `failed`, `canceled` or `expired`.
+    pub status: String,
+    #[schema(value_type = Option<Object>)]
+    pub payload: Option<serde_json::Value>,
+    pub hold: Vec<PocketLine>,
+    pub charged: Vec<PocketLine>,
+    pub created_at: String,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    pub cancel_requested: bool,
+    pub failure_reason: Option<String>,
+    pub lease_expires_at: Option<String>,
+    pub worker_id: Option<String>,
+}
+
+impl From<Job> for JobBody {
+    fn from(j: Job) -> JobBody {
+        JobBody {
+            job_id: j.job_id,
+            account_id: j.account_id,
+            kind: j.kind,
+            lane: j.lane,
+            status: j.status.as_str().to_owned(),
+            payload: j.payload,
+            hold: lines(j.hold),
+            charged: lines(j.charged),
+            created_at: rfc3339(j.created_at),
+            started_at: opt_time(j.started_at),
+            finished_at: opt_time(j.finished_at),
+            cancel_requested: j.cancel_requested,
+            failure_reason: j.failure_reason,
+            lease_expires_at: opt_time(j.lease_expires_at),
+            worker_id: j.worker_id,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LeaseBody {
+    pub job: JobBody,
+    pub lease_token: String,
+    pub lease_expires_at: String,
+}
+
+impl From<Lease> for LeaseBody {
+    fn from(l: Lease) -> LeaseBody {
+        LeaseBody {
+            job: l.job.into(),
+            lease_token: l.lease_token,
+            lease_expires_at: rfc3339(l.lease_expires_at),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HeartbeatBody {
+    pub lease_expires_at: String,
+    pub cancel_requested: bool,
+}
+
+impl From<Heartbeat> for HeartbeatBody {
+    fn from(h: Heartbeat) -> HeartbeatBody {
+        HeartbeatBody {
+            lease_expires_at: rfc3339(h.lease_expires_at),
+            cancel_requested: h.cancel_requested,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EventBody {
+    pub event_id: String,
+    #[serde(rename = "type")]
+    pub event_type: String,
+    pub account_id: String,
+    pub job_id: Option<String>,
+    #[schema(value_type = Object)]
+    pub data: serde_json::Value,
+    pub created_at: String,
+}
+
+impl From<Event> for EventBody {
+    fn from(e: Event) -> EventBody {
+        EventBody {
+            event_id: e.event_id.to_string(),
+            event_type: e.event_type,
+            account_id: e.account_id,
+            job_id: e.job_id,
+            data: e.data,
+            created_at: rfc3339(e.created_at),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EventPage {
+    pub events: Vec<EventBody>,
+    /// The last id returned, or the given `after` when the page is empty.
+    pub next: Option<String>,
+}
+
+/// What a pass did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PassBody {
+    /// Jobs (sweep) or accounts (reconcile, reactivate) the run handled.
+    pub processed: u64,
+    /// Reconciliation: adjustment entries written.
+    pub adjusted: u64,
+    /// Reconciliation: differences in `held` or the counters, reported, not adjusted.
+    pub drifted: u64,
+}
+
+impl From<PassReport> for PassBody {
+    fn from(r: PassReport) -> PassBody {
+        PassBody {
+            processed: r.processed,
+            adjusted: r.adjusted,
+            drifted: r.drifted,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ViolationBody {
+    /// The DESIGN.md invariant number.
+    pub invariant: u8,
+    pub account_id: Option<String>,
+    pub job_id: Option<String>,
+    pub message: String,
+}
+
+impl From<Violation> for ViolationBody {
+    fn from(v: Violation) -> ViolationBody {
+        ViolationBody {
+            invariant: v.invariant,
+            account_id: v.account_id,
+            job_id: v.job_id,
+            message: v.message,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AuditBody {
+    pub ok: bool,
+    pub violations: Vec<ViolationBody>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HealthBody {
+    /// `ok` or `unavailable`.
+    pub status: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_round_trip_in_rfc3339_utc() {
+        let t = 1_735_689_600_123_456;
+        let text = rfc3339(t);
+        assert_eq!(text, "2025-01-01T00:00:00.123456Z");
+        assert_eq!(parse_time("t", &text).unwrap(), t);
+        assert_eq!(
+            parse_time("t", "2025-01-01T01:00:00+01:00").unwrap(),
+            1_735_689_600_000_000
+        );
+        assert!(parse_time("t", "tomorrow").is_err());
+    }
+
+    #[test]
+    fn amounts_are_strings_for_money_and_integers_otherwise() {
+        assert_eq!(
+            Amount::of(MONEY, -40_000),
+            (Amount::Money("-0.04".into()), Some(-40_000))
+        );
+        assert_eq!(Amount::of("daily_images", 1), (Amount::Count(1), None));
+    }
+}

@@ -1,0 +1,275 @@
+//! Workers: lease (long-polling), heartbeat, complete, fail.
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use holdfast_core::decide::PocketAmount;
+use holdfast_core::{MONEY, Micros, WorkerId};
+use holdfast_store::Lease;
+use serde::Deserialize;
+use tokio::time::Instant;
+use utoipa::ToSchema;
+
+use super::AppState;
+use super::auth::{Auth, WorkerRole};
+use super::docs::AuthErrors;
+use super::error::{ApiError, ApiResult, ErrorBody};
+use super::extract::{Body, PathText};
+use super::jobs::job_id;
+use super::wire::{Amount, HeartbeatBody, JobBody, LeaseBody};
+
+/// The longest a lease request may wait for work.
+pub const MAX_WAIT_MS: i64 = 30_000;
+
+/// How often a waiting lease looks at the database for jobs other processes queued.
+const POLL_EVERY: Duration = Duration::from_millis(200);
+
+/// Longest failure reason kept.
+const MAX_REASON: usize = 4096;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LeaseRequest {
+    /// The worker's name, for the record.
+    pub worker_id: String,
+    /// 1 … the rate card's `stale_after_seconds`; default its `lease_seconds`.
+    #[serde(default)]
+    pub lease_seconds: Option<i64>,
+    /// 0 … 30000: how long to wait for a job before answering 204.
+    #[serde(default)]
+    pub wait_ms: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HeartbeatRequest {
+    pub lease_token: String,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureLine {
+    pub pocket: String,
+    /// A money string for `money`, an integer for an allowance; 0 allowed.
+    pub amount: Amount,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompleteRequest {
+    pub lease_token: String,
+    /// Without it the whole hold is captured; with it each listed pocket is captured up
+    /// to its hold and the others are released.
+    #[serde(default)]
+    pub capture: Option<Vec<CaptureLine>>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FailRequest {
+    pub lease_token: String,
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+struct LeaseAsk {
+    worker: WorkerId,
+    lease_seconds: i64,
+    wait: Duration,
+}
+
+fn lease_ask(s: &AppState, req: LeaseRequest) -> Result<LeaseAsk, ApiError> {
+    let worker = WorkerId::parse(&req.worker_id)?;
+    let t = &s.engine.card().timeouts;
+    let lease_seconds = req.lease_seconds.unwrap_or(t.lease_seconds);
+    if !(1..=t.stale_after_seconds).contains(&lease_seconds) {
+        return Err(ApiError::invalid(format!(
+            "lease_seconds: must be 1 to {}",
+            t.stale_after_seconds
+        )));
+    }
+    let wait_ms = req.wait_ms.unwrap_or(0);
+    if !(0..=MAX_WAIT_MS).contains(&wait_ms) {
+        return Err(ApiError::invalid(format!(
+            "wait_ms: must be 0 to {MAX_WAIT_MS}"
+        )));
+    }
+    Ok(LeaseAsk {
+        worker,
+        lease_seconds,
+        wait: Duration::from_millis(wait_ms.unsigned_abs()),
+    })
+}
+
+/// Tries to lease until a job comes, `wait` passes or the server shuts down. Wakes at
+/// once on a submit to this lane in this process, and polls for other processes' jobs.
+async fn lease_waiting(s: &AppState, lane: &str, ask: &LeaseAsk) -> ApiResult<Option<Lease>> {
+    let deadline = Instant::now() + ask.wait;
+    let notify = s.engine.lane_notify(lane);
+    let mut shutdown = s.shutdown.clone();
+    loop {
+        let notified = notify.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let store = s.engine.store();
+        if let Some(lease) = store.lease(lane, &ask.worker, ask.lease_seconds).await? {
+            return Ok(Some(lease));
+        }
+        let now = Instant::now();
+        if now >= deadline || *shutdown.borrow() {
+            return Ok(None);
+        }
+        let nap = (deadline - now).min(POLL_EVERY);
+        tokio::select! {
+            _ = notified => {}
+            _ = tokio::time::sleep(nap) => {}
+            _ = shutdown.changed() => {}
+        }
+    }
+}
+
+/// Hands the oldest leasable job of a lane to a worker, waiting up to `wait_ms`.
+#[utoipa::path(post, path = "/v1/lanes/{lane}/lease", tag = "workers",
+    params(("lane" = String, Path)),
+    request_body = LeaseRequest,
+    responses(
+        (status = 200, description = "A job and its lease", body = LeaseBody),
+        (status = 204, description = "Nothing leasable within `wait_ms`"),
+        (status = 404, description = "`unknown_lane`", body = ErrorBody),
+        (status = 422, description = "`invalid_request`", body = ErrorBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn lease(
+    _: Auth<WorkerRole>,
+    State(s): State<AppState>,
+    PathText(lane): PathText,
+    Body(req): Body<LeaseRequest>,
+) -> ApiResult<Response> {
+    let ask = lease_ask(&s, req)?;
+    if !s.engine.card().is_lane(&lane) {
+        return Err(holdfast_core::Refusal::UnknownLane(lane).into());
+    }
+    Ok(match lease_waiting(&s, &lane, &ask).await? {
+        Some(lease) => Json(LeaseBody::from(lease)).into_response(),
+        None => StatusCode::NO_CONTENT.into_response(),
+    })
+}
+
+/// Extends a valid lease; tells the worker whether a cancel was asked.
+#[utoipa::path(post, path = "/v1/jobs/{job_id}/heartbeat", tag = "workers",
+    params(("job_id" = String, Path)),
+    request_body = HeartbeatRequest,
+    responses(
+        (status = 200, description = "Extended", body = HeartbeatBody),
+        (status = 404, description = "`job_not_found`", body = ErrorBody),
+        (status = 409, description = "`lease_lost`", body = ErrorBody),
+        (status = 422, description = "`invalid_request`", body = ErrorBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn heartbeat(
+    _: Auth<WorkerRole>,
+    State(s): State<AppState>,
+    PathText(id): PathText,
+    Body(req): Body<HeartbeatRequest>,
+) -> ApiResult<Json<HeartbeatBody>> {
+    let id = job_id(&id)?;
+    let beat = s.engine.store().heartbeat(&id, &req.lease_token).await?;
+    Ok(Json(beat.into()))
+}
+
+fn capture_lines(lines: Vec<CaptureLine>) -> Result<Vec<PocketAmount>, ApiError> {
+    lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let field = format!("capture[{i}].amount");
+            let amount = match (l.pocket == MONEY, l.amount) {
+                (true, Amount::Money(text)) => {
+                    Micros::parse_non_negative(&text)
+                        .map_err(|e| ApiError::money(&field, e))?
+                        .0
+                }
+                (false, Amount::Count(n)) if n >= 0 => n,
+                (true, _) => {
+                    return Err(ApiError::invalid(format!(
+                        "{field}: money is a decimal string such as \"0.04\""
+                    )));
+                }
+                (false, _) => {
+                    return Err(ApiError::invalid(format!(
+                        "{field}: an allowance amount is a whole number ≥ 0"
+                    )));
+                }
+            };
+            Ok(PocketAmount {
+                pocket: l.pocket,
+                amount,
+            })
+        })
+        .collect()
+}
+
+/// Completes a job: captures the hold (or a partial capture), releases the rest.
+#[utoipa::path(post, path = "/v1/jobs/{job_id}/complete", tag = "workers",
+    params(("job_id" = String, Path)),
+    request_body = CompleteRequest,
+    responses(
+        (status = 200, description = "`succeeded`, or `canceled` after a cooperative cancel", body = JobBody),
+        (status = 404, description = "`job_not_found`", body = ErrorBody),
+        (status = 409, description = "`lease_lost`, `already_finished`", body = ErrorBody),
+        (status = 422, description = "`invalid_request` (a pocket not held, an amount above the hold)", body = ErrorBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn complete(
+    _: Auth<WorkerRole>,
+    State(s): State<AppState>,
+    PathText(id): PathText,
+    Body(req): Body<CompleteRequest>,
+) -> ApiResult<Json<JobBody>> {
+    let capture = req.capture.map(capture_lines).transpose()?;
+    let id = job_id(&id)?;
+    let job = s
+        .engine
+        .store()
+        .complete(&id, &req.lease_token, capture.as_deref())
+        .await?;
+    Ok(Json(job.into()))
+}
+
+/// Fails a job: releases the hold, charges nothing.
+#[utoipa::path(post, path = "/v1/jobs/{job_id}/fail", tag = "workers",
+    params(("job_id" = String, Path)),
+    request_body = FailRequest,
+    responses(
+        (status = 200, description = "`failed`", body = JobBody),
+        (status = 404, description = "`job_not_found`", body = ErrorBody),
+        (status = 409, description = "`lease_lost`, `already_finished`", body = ErrorBody),
+        (status = 422, description = "`invalid_request`", body = ErrorBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn fail(
+    _: Auth<WorkerRole>,
+    State(s): State<AppState>,
+    PathText(id): PathText,
+    Body(req): Body<FailRequest>,
+) -> ApiResult<Json<JobBody>> {
+    if req.reason.as_ref().is_some_and(|r| r.len() > MAX_REASON) {
+        return Err(ApiError::invalid(format!(
+            "reason: at most {MAX_REASON} bytes"
+        )));
+    }
+    let id = job_id(&id)?;
+    let job = s
+        .engine
+        .store()
+        .fail(&id, &req.lease_token, req.reason.as_deref())
+        .await?;
+    Ok(Json(job.into()))
+}

@@ -1,0 +1,233 @@
+//! Test support for the HTTP suites: the real server on port 0 over a fresh database of
+//! each backend, a reqwest client, and one key of each role.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use holdfast::testing::{Backend, TestDb};
+use holdfast::{Engine, RateCard};
+use holdfast_server::http::{Server, ServerOptions, start};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+pub const ADMIN_KEY: &str = "hf_test_admin_key_from_the_environment";
+
+pub struct Api {
+    pub db: TestDb,
+    pub engine: Engine,
+    pub server: Option<Server>,
+    pub base: String,
+    pub client: reqwest::Client,
+    pub admin: String,
+    pub service: String,
+    pub worker: String,
+}
+
+/// An answer: status and JSON body (`Null` when empty or not JSON).
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    pub body: Value,
+}
+
+impl Reply {
+    /// The error code of an error body.
+    pub fn code(&self) -> &str {
+        self.body["error"]["code"].as_str().unwrap_or("")
+    }
+
+    /// Asserts the status and, for errors, the code and the body's shape.
+    #[track_caller]
+    pub fn expect(&self, status: u16, code: &str) -> &Value {
+        assert_eq!(self.status, status, "{:#}", self.body);
+        if !code.is_empty() {
+            assert_eq!(self.code(), code, "{:#}", self.body);
+            let message = self.body["error"]["message"].as_str().unwrap_or("");
+            assert!(
+                !message.is_empty(),
+                "error without a message: {}",
+                self.body
+            );
+        }
+        &self.body
+    }
+}
+
+pub async fn api(backend: Backend) -> Option<Api> {
+    api_with(backend, RateCard::builtin()).await
+}
+
+pub async fn api_with(backend: Backend, card: RateCard) -> Option<Api> {
+    api_opts(backend, card, Duration::from_secs(20)).await
+}
+
+/// As [`api_with`], with the server's request time limit.
+pub async fn api_opts(backend: Backend, card: RateCard, request_timeout: Duration) -> Option<Api> {
+    let db = TestDb::new(backend).await?;
+    let engine = Engine::new(db.store(card).await);
+    let service = holdfast_server::http::auth::new_key();
+    let worker = holdfast_server::http::auth::new_key();
+    engine
+        .store()
+        .create_key("service", &service)
+        .await
+        .unwrap();
+    engine.store().create_key("worker", &worker).await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let opts = ServerOptions {
+        admin_key: Some(ADMIN_KEY.to_owned()),
+        request_timeout,
+        run_passes: false,
+    };
+    let server = start(engine.clone(), listener, opts).await.unwrap();
+    let base = format!("http://{}", server.addr());
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(64)
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    Some(Api {
+        db,
+        engine,
+        server: Some(server),
+        base,
+        client,
+        admin: ADMIN_KEY.to_owned(),
+        service,
+        worker,
+    })
+}
+
+impl Api {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// Sends a request built by the caller.
+    pub async fn send(&self, req: reqwest::RequestBuilder) -> Reply {
+        let res = req.send().await.expect("request");
+        let status = res.status().as_u16();
+        let bytes = res.bytes().await.expect("body");
+        let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        Reply { status, body }
+    }
+
+    pub async fn call(&self, method: Method, key: &str, path: &str, body: Option<Value>) -> Reply {
+        let mut req = self.client.request(method, self.url(path));
+        if !key.is_empty() {
+            req = req.bearer_auth(key);
+        }
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        self.send(req).await
+    }
+
+    pub async fn get(&self, key: &str, path: &str) -> Reply {
+        self.call(Method::GET, key, path, None).await
+    }
+
+    pub async fn post(&self, key: &str, path: &str, body: Value) -> Reply {
+        self.call(Method::POST, key, path, Some(body)).await
+    }
+
+    pub async fn put(&self, key: &str, path: &str, body: Value) -> Reply {
+        self.call(Method::PUT, key, path, Some(body)).await
+    }
+
+    /// Creates an account on `plan`.
+    pub async fn account(&self, id: &str, plan: &str) -> Value {
+        let r = self
+            .put(
+                &self.service,
+                &format!("/v1/accounts/{id}"),
+                json!({ "plan": plan }),
+            )
+            .await;
+        r.expect(201, "").clone()
+    }
+
+    pub async fn top_up(&self, id: &str, amount: &str, key: &str) -> Value {
+        let r = self
+            .post(
+                &self.service,
+                &format!("/v1/accounts/{id}/top-ups"),
+                json!({ "amount": amount, "idempotency_key": key }),
+            )
+            .await;
+        r.expect(201, "").clone()
+    }
+
+    pub async fn submit(&self, account: &str, kind: &str, key: &str) -> Reply {
+        self.post(
+            &self.service,
+            "/v1/jobs",
+            json!({ "account_id": account, "kind": kind, "idempotency_key": key }),
+        )
+        .await
+    }
+
+    /// Leases from `lane` without waiting; the answer must be a job.
+    pub async fn lease(&self, lane: &str, lease_seconds: i64) -> (String, String) {
+        let r = self
+            .post(
+                &self.worker,
+                &format!("/v1/lanes/{lane}/lease"),
+                json!({ "worker_id": "w1", "lease_seconds": lease_seconds }),
+            )
+            .await;
+        let body = r.expect(200, "");
+        (
+            body["job"]["job_id"].as_str().unwrap().to_owned(),
+            body["lease_token"].as_str().unwrap().to_owned(),
+        )
+    }
+
+    pub async fn get_account(&self, id: &str) -> Value {
+        self.get(&self.service, &format!("/v1/accounts/{id}"))
+            .await
+            .expect(200, "")
+            .clone()
+    }
+
+    /// The audit over HTTP must find nothing.
+    pub async fn assert_clean(&self) {
+        let r = self.get(&self.admin, "/v1/admin/audit").await;
+        let body = r.expect(200, "");
+        assert_eq!(body["ok"], json!(true), "audit: {body:#}");
+        assert_eq!(body["violations"], json!([]));
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(server) = self.server.take() {
+            server.shutdown().await.unwrap();
+        }
+    }
+}
+
+/// The JSON number at `v[field]` as i64.
+#[track_caller]
+pub fn int(v: &Value, field: &str) -> i64 {
+    v[field]
+        .as_i64()
+        .unwrap_or_else(|| panic!("{field} in {v:#}"))
+}
+
+impl Api {
+    /// The events a query lists once `n` are visible. On PostgreSQL an event shows only
+    /// when every transaction older than it has ended (anywhere in the cluster), so a
+    /// reader may see it a moment after its writer committed; wait for that, boundedly.
+    pub async fn events(&self, query: &str, n: usize) -> Vec<Value> {
+        for _ in 0..100 {
+            let r = self
+                .get(&self.service, &format!("/v1/events?{query}"))
+                .await;
+            let events = r.expect(200, "")["events"].as_array().unwrap().clone();
+            if events.len() >= n {
+                return events;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("fewer than {n} events for {query}");
+    }
+}

@@ -1,0 +1,82 @@
+//! Numbers for dashboards (`/metrics`), read at scrape time in one snapshot. They take no
+//! part in any decision.
+
+use crate::args;
+use crate::db::Sql;
+use crate::error::StoreError;
+use crate::in_read_tx;
+use crate::store::Store;
+
+/// How many jobs are in one lane with one status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaneCount {
+    pub lane: String,
+    pub status: String,
+    pub jobs: i64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Jobs by lane and status (expired jobs are the ones the sweeper released).
+    pub jobs: Vec<LaneCount>,
+    /// Open jobs that hold something.
+    pub open_holds: i64,
+    /// Money held across all accounts, in micros.
+    pub held_money_micros: i64,
+}
+
+impl Stats {
+    /// Jobs in `lane` with `status` (0 when none).
+    pub fn count(&self, lane: &str, status: &str) -> i64 {
+        self.jobs
+            .iter()
+            .find(|c| c.lane == lane && c.status == status)
+            .map_or(0, |c| c.jobs)
+    }
+}
+
+impl Store {
+    /// Reads the dashboard numbers.
+    pub async fn stats(&self) -> Result<Stats, StoreError> {
+        in_read_tx!(self, |tx| async {
+            let rows = tx
+                .fetch_all(
+                    Sql::both("SELECT lane, status, COUNT(*) AS n FROM jobs GROUP BY lane, status"),
+                    args![],
+                )
+                .await?;
+            let jobs = rows
+                .iter()
+                .map(|r| {
+                    Ok(LaneCount {
+                        lane: r.text("lane")?,
+                        status: r.text("status")?,
+                        jobs: r.int("n")?,
+                    })
+                })
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            let open_holds = tx
+                .fetch_one(
+                    Sql::both(
+                        "SELECT COUNT(*) AS n FROM jobs \
+                         WHERE status IN ('queued', 'in_progress') AND hold <> '[]'",
+                    ),
+                    args![],
+                )
+                .await?
+                .int("n")?;
+            let held_money_micros = tx
+                .fetch_one(
+                    Sql::both("SELECT CAST(COALESCE(SUM(held), 0) AS BIGINT) AS n FROM accounts"),
+                    args![],
+                )
+                .await?
+                .int("n")?;
+            Ok(Stats {
+                jobs,
+                open_holds,
+                held_money_micros,
+            })
+        })
+    }
+}
