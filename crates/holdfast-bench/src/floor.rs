@@ -1,0 +1,360 @@
+//! The floor: the statements each path must issue, as plain sqlx calls with no engine
+//! logic (no snapshot, no decision, no dialect layer, no retry loop). Same transactions,
+//! same tables, same database as the engine run. What each floor issues is listed in
+//! BENCHMARKS.md.
+
+use std::str::FromStr;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, bail};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{PgPool, Row as _, SqlitePool};
+
+/// A debit's price in the bench (1 second of `linux-small`), micros.
+pub const DEBIT_MICROS: i64 = 100;
+/// The overdraft buffer of the bench plan (`free`), micros.
+pub const BUFFER_MICROS: i64 = 1_000_000;
+/// The hold of one `video` job, micros.
+pub const JOB_MICROS: i64 = 500_000;
+/// The hold of one `video` job as the engine writes it.
+pub const JOB_HOLD: &str = r#"[{"pocket":"money","amount":500000}]"#;
+const HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+#[derive(Clone)]
+pub enum FloorPool {
+    Postgres(PgPool),
+    Sqlite(SqlitePool),
+}
+
+pub fn now_micros() -> i64 {
+    let d = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
+}
+
+/// Begins a write transaction (SQLite: `BEGIN IMMEDIATE`), runs `$body` with `$tx`, commits.
+macro_rules! write_tx {
+    ($pool:expr, |$tx:ident| $body:block) => {
+        match $pool {
+            FloorPool::Postgres(p) => {
+                let mut $tx = p.begin().await?;
+                let out = $body;
+                $tx.commit().await?;
+                out
+            }
+            FloorPool::Sqlite(p) => {
+                let mut $tx = p.begin_with("BEGIN IMMEDIATE").await?;
+                let out = $body;
+                $tx.commit().await?;
+                out
+            }
+        }
+    };
+}
+
+impl FloorPool {
+    /// Its own pool on the engine's database, with the engine's connection settings.
+    pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<FloorPool> {
+        if url.starts_with("sqlite:") {
+            let opts = SqliteConnectOptions::from_str(url)?
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+                .busy_timeout(Duration::from_secs(10))
+                .foreign_keys(true);
+            let pool = SqlitePoolOptions::new()
+                .max_connections(max_connections)
+                .acquire_timeout(Duration::from_secs(5))
+                .connect_with(opts)
+                .await?;
+            Ok(FloorPool::Sqlite(pool))
+        } else {
+            let pool = PgPoolOptions::new()
+                .max_connections(max_connections)
+                .acquire_timeout(Duration::from_secs(5))
+                .connect_with(PgConnectOptions::from_str(url)?)
+                .await?;
+            Ok(FloorPool::Postgres(pool))
+        }
+    }
+
+    pub async fn close(&self) {
+        match self {
+            FloorPool::Postgres(p) => p.close().await,
+            FloorPool::Sqlite(p) => p.close().await,
+        }
+    }
+
+    /// A metered debit: the guarded UPDATE … RETURNING, the ledger entry, the idempotency
+    /// record, in one transaction.
+    pub async fn debit(&self, account: &str, key: &str) -> anyhow::Result<()> {
+        const UPDATE: &str = "UPDATE accounts SET balance = balance - $2, total_spent = total_spent + $2 \
+             WHERE account_id = $1 AND balance - held - $2 >= -$3 RETURNING balance, held";
+        const LEDGER: &str = "INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at) \
+             VALUES ($1, 'money', $2, 'debit', $3, $4, $5, NULL, $6) RETURNING entry_id";
+        const IDEM: &str = "INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
+             VALUES ($1, $2, 'debit', $3, $4, NULL, $5)";
+        let now = now_micros();
+        write_tx!(self, |tx| {
+            let row = sqlx::query(UPDATE)
+                .bind(account)
+                .bind(DEBIT_MICROS)
+                .bind(BUFFER_MICROS)
+                .fetch_optional(&mut *tx)
+                .await?
+                .context("insufficient funds")?;
+            let balance: i64 = row.try_get("balance")?;
+            let held: i64 = row.try_get("held")?;
+            let entry: i64 = sqlx::query(LEDGER)
+                .bind(account)
+                .bind(-DEBIT_MICROS)
+                .bind(balance)
+                .bind(balance - held)
+                .bind(BUFFER_MICROS)
+                .bind(now)
+                .fetch_one(&mut *tx)
+                .await?
+                .try_get("entry_id")?;
+            sqlx::query(IDEM)
+                .bind(account)
+                .bind(key)
+                .bind(HASH)
+                .bind(entry)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+        });
+        Ok(())
+    }
+
+    /// Submit: the guarded hold UPDATE, the job INSERT, the idempotency record.
+    pub async fn submit(&self, account: &str, key: &str) -> anyhow::Result<String> {
+        const HOLD: &str = "UPDATE accounts SET held = held + $2, last_active_at = $3 \
+             WHERE account_id = $1 AND balance - held >= $2 AND suspended_at IS NULL AND blocked_at IS NULL \
+             RETURNING held";
+        const JOB: &str = "INSERT INTO jobs (job_id, account_id, kind, lane, status, payload, hold, created_at, notice_at, \
+             limit_at_submit, open_at_submit) VALUES ($1, $2, 'video', 'video', 'queued', NULL, $3, $4, $5, 1000000, 1)";
+        const IDEM: &str = "INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
+             VALUES ($1, $2, 'submit', $3, NULL, $4, $5)";
+        let now = now_micros();
+        let job = uuid::Uuid::now_v7().to_string();
+        write_tx!(self, |tx| {
+            sqlx::query(HOLD)
+                .bind(account)
+                .bind(JOB_MICROS)
+                .bind(now)
+                .fetch_optional(&mut *tx)
+                .await?
+                .context("insufficient funds")?;
+            sqlx::query(JOB)
+                .bind(&job)
+                .bind(account)
+                .bind(JOB_HOLD)
+                .bind(now)
+                .bind(now + 5_000_000)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(IDEM)
+                .bind(account)
+                .bind(key)
+                .bind(HASH)
+                .bind(&job)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+        });
+        Ok(job)
+    }
+
+    /// Lease: the engine's own lease statement (one guarded UPDATE … RETURNING).
+    /// Returns (job, account, token).
+    pub async fn lease(&self, worker: &str) -> anyhow::Result<Option<(String, String, String)>> {
+        const LEASE_PG: &str = "UPDATE jobs SET status = 'in_progress', lease_token = $2, lease_seconds = $3, worker_id = $4, \
+             started_at = COALESCE(started_at, (extract(epoch from clock_timestamp()) * 1000000)::bigint), \
+             lease_expires_at = (extract(epoch from clock_timestamp()) * 1000000)::bigint + $3 * 1000000 \
+             WHERE status = 'queued' AND job_id = (SELECT j.job_id FROM jobs j JOIN accounts a ON a.account_id = j.account_id \
+             WHERE j.lane = $1 AND j.status = 'queued' AND a.suspended_at IS NULL AND a.blocked_at IS NULL \
+             ORDER BY j.created_at, j.job_id LIMIT 1 FOR UPDATE OF j SKIP LOCKED) RETURNING job_id, account_id";
+        const LEASE_LITE: &str = "UPDATE jobs SET status = 'in_progress', lease_token = $2, lease_seconds = $3, worker_id = $4, \
+             started_at = COALESCE(started_at, CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER)), \
+             lease_expires_at = CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) + $3 * 1000000 \
+             WHERE status = 'queued' AND job_id = (SELECT j.job_id FROM jobs j JOIN accounts a ON a.account_id = j.account_id \
+             WHERE j.lane = $1 AND j.status = 'queued' AND a.suspended_at IS NULL AND a.blocked_at IS NULL \
+             ORDER BY j.created_at, j.job_id LIMIT 1) RETURNING job_id, account_id";
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        let text = match self {
+            FloorPool::Postgres(_) => LEASE_PG,
+            FloorPool::Sqlite(_) => LEASE_LITE,
+        };
+        let row = write_tx!(self, |tx| {
+            sqlx::query(text)
+                .bind("video")
+                .bind(&token)
+                .bind(60_i64)
+                .bind(worker)
+                .fetch_optional(&mut *tx)
+                .await?
+                .map(|r| -> anyhow::Result<(String, String)> {
+                    Ok((r.try_get("job_id")?, r.try_get("account_id")?))
+                })
+                .transpose()?
+        });
+        Ok(row.map(|(job, account)| (job, account, token)))
+    }
+
+    /// Complete: finish the job under its lease, capture the hold from the money pocket,
+    /// the ledger entry, the outbox event.
+    pub async fn complete(&self, job: &str, account: &str, token: &str) -> anyhow::Result<()> {
+        const FINISH: &str = "UPDATE jobs SET status = 'succeeded', charged = hold, finished_at = $3, finished_by = 'complete' \
+             WHERE job_id = $1 AND lease_token = $2 AND status = 'in_progress' RETURNING job_id";
+        const CAPTURE: &str = "UPDATE accounts SET balance = balance - $2, held = held - $2, total_spent = total_spent + $2 \
+             WHERE account_id = $1 RETURNING balance, held";
+        const LEDGER: &str = "INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at) \
+             VALUES ($1, 'money', $2, 'capture', $3, $4, $5, $6, $7)";
+        const EVENT: &str = "INSERT INTO events (type, account_id, job_id, data, created_at) VALUES ('job.succeeded', $1, $2, $3, $4)";
+        let now = now_micros();
+        write_tx!(self, |tx| {
+            if sqlx::query(FINISH)
+                .bind(job)
+                .bind(token)
+                .bind(now)
+                .fetch_optional(&mut *tx)
+                .await?
+                .is_none()
+            {
+                bail!("lease lost");
+            }
+            let row = sqlx::query(CAPTURE)
+                .bind(account)
+                .bind(JOB_MICROS)
+                .fetch_one(&mut *tx)
+                .await?;
+            let balance: i64 = row.try_get("balance")?;
+            let held: i64 = row.try_get("held")?;
+            sqlx::query(LEDGER)
+                .bind(account)
+                .bind(-JOB_MICROS)
+                .bind(balance)
+                .bind(balance - held)
+                .bind(BUFFER_MICROS)
+                .bind(job)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(EVENT)
+                .bind(account)
+                .bind(job)
+                .bind(r#"{"kind":"video","lane":"video","status":"succeeded"}"#)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+        });
+        Ok(())
+    }
+
+    /// The sweeper's candidates: in-progress jobs whose lease passed, oldest first.
+    pub async fn sweep_candidates(&self, limit: i64) -> anyhow::Result<Vec<(String, String)>> {
+        const FIND: &str = "SELECT job_id, account_id FROM jobs WHERE status = 'in_progress' AND lease_expires_at <= $1 \
+             ORDER BY lease_expires_at LIMIT $2";
+        let now = now_micros();
+        let rows: Vec<(String, String)> = match self {
+            FloorPool::Postgres(p) => {
+                sqlx::query_as(FIND)
+                    .bind(now)
+                    .bind(limit)
+                    .fetch_all(p)
+                    .await?
+            }
+            FloorPool::Sqlite(p) => {
+                sqlx::query_as(FIND)
+                    .bind(now)
+                    .bind(limit)
+                    .fetch_all(p)
+                    .await?
+            }
+        };
+        Ok(rows)
+    }
+
+    /// Expires one job: lock the account (lock order: account, then its jobs), mark the
+    /// job expired if its lease passed, release its hold, the outbox event.
+    pub async fn expire(&self, job: &str, account: &str) -> anyhow::Result<bool> {
+        const LOCK_PG: &str = "SELECT balance FROM accounts WHERE account_id = $1 FOR UPDATE";
+        const LOCK_LITE: &str = "SELECT balance FROM accounts WHERE account_id = $1";
+        const EXPIRE: &str = "UPDATE jobs SET status = 'expired', charged = '[]', finished_at = $2, finished_by = 'sweep', \
+             failure_reason = 'lease expired', lease_token = NULL \
+             WHERE job_id = $1 AND status = 'in_progress' AND lease_expires_at <= $2 RETURNING hold";
+        const RELEASE: &str = "UPDATE accounts SET held = held - $2 WHERE account_id = $1";
+        const EVENT: &str = "INSERT INTO events (type, account_id, job_id, data, created_at) VALUES ('job.expired', $1, $2, $3, $4)";
+        let lock = match self {
+            FloorPool::Postgres(_) => LOCK_PG,
+            FloorPool::Sqlite(_) => LOCK_LITE,
+        };
+        let now = now_micros();
+        let done = write_tx!(self, |tx| {
+            sqlx::query(lock).bind(account).fetch_one(&mut *tx).await?;
+            let expired = sqlx::query(EXPIRE)
+                .bind(job)
+                .bind(now)
+                .fetch_optional(&mut *tx)
+                .await?
+                .is_some();
+            if expired {
+                sqlx::query(RELEASE)
+                    .bind(account)
+                    .bind(JOB_MICROS)
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query(EVENT)
+                    .bind(account)
+                    .bind(job)
+                    .bind(r#"{"kind":"video","lane":"video","status":"expired","charged":[]}"#)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            expired
+        });
+        Ok(done)
+    }
+
+    /// Setup, not measured: `n` in-progress `video` jobs whose lease expired, spread over
+    /// `accounts` accounts (`b0`…), with the accounts' `held` raised to match.
+    pub async fn seed_expired_jobs(&self, tag: &str, n: i64, accounts: i64) -> anyhow::Result<()> {
+        let now = now_micros();
+        const SERIES_PG: &str = "SELECT g AS i FROM generate_series(0, $1 - 1) g";
+        const SERIES_LITE: &str = "WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i + 1 < $1) SELECT i FROM s";
+        let (series, cast) = match self {
+            FloorPool::Postgres(_) => (SERIES_PG, "CAST(i AS TEXT)"),
+            FloorPool::Sqlite(_) => (SERIES_LITE, "CAST(i AS TEXT)"),
+        };
+        let insert = format!(
+            "INSERT INTO jobs (job_id, account_id, kind, lane, status, hold, created_at, started_at, notice_at, noticed, \
+             lease_token, lease_expires_at, lease_seconds, worker_id, limit_at_submit, open_at_submit) \
+             SELECT $2 || {cast}, 'b' || CAST(i % $3 AS TEXT), 'video', 'video', 'in_progress', $4, $5, $5, $5, 1, \
+             'dead-' || {cast}, $6 + i, 1, 'dead-worker', 1000000, 1 FROM ({series}) AS s"
+        );
+        let raise = "UPDATE accounts SET held = held + $2 * (SELECT COUNT(*) FROM jobs j \
+             WHERE j.account_id = accounts.account_id AND j.status = 'in_progress' AND j.job_id LIKE $1)";
+        let prefix = format!("{tag}-");
+        let like = format!("{tag}-%");
+        write_tx!(self, |tx| {
+            sqlx::query(sqlx::AssertSqlSafe(insert.clone()))
+                .bind(n)
+                .bind(&prefix)
+                .bind(accounts)
+                .bind(JOB_HOLD)
+                .bind(now - 10_000_000)
+                .bind(now - 5_000_000 - n)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(raise)
+                .bind(&like)
+                .bind(JOB_MICROS)
+                .execute(&mut *tx)
+                .await?;
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,499 @@
+//! `holdfast-bench`: every engine path against its raw-SQL floor, in the same run, on the
+//! same database, interleaved. See the crate README and BENCHMARKS.md.
+
+mod driver;
+mod floor;
+mod target;
+mod workloads;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Parser;
+use holdfast::{Engine, PoolOptions, RateCard};
+use serde::Serialize;
+
+use driver::{Op, Sample, Summary, closed_loop};
+use floor::FloorPool;
+use target::{Backend, Target};
+use workloads::Names;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+enum Workload {
+    /// Metered debits over `--accounts` random accounts.
+    Debit,
+    /// Metered debits on one account.
+    DebitHot,
+    /// submit → lease → complete over random accounts.
+    Lifecycle,
+    /// The same lifecycle through the HTTP server (started in-process) over real sockets.
+    HttpLifecycle,
+    /// The sweeper over `--sweep-jobs` in-progress jobs whose lease expired.
+    Sweep,
+    /// All of the above.
+    All,
+}
+
+/// holdfast bench: each engine path against its raw-SQL floor.
+#[derive(Parser, Debug)]
+#[command(name = "holdfast-bench")]
+struct Args {
+    /// Workloads to run, in order.
+    #[arg(value_enum, required = true)]
+    workloads: Vec<Workload>,
+    /// Use this database (created and migrated if needed; never dropped). Default: a fresh
+    /// database per workload, dropped after.
+    #[arg(long)]
+    database: Option<String>,
+    /// Backend of the fresh database when `--database` is not given.
+    #[arg(long, value_enum, default_value = "postgres")]
+    backend: Backend,
+    /// PostgreSQL to create fresh databases on (loopback only).
+    #[arg(
+        long,
+        env = "HOLDFAST_TEST_POSTGRES",
+        default_value = "postgres://postgres@127.0.0.1:5432/postgres"
+    )]
+    admin_url: String,
+    /// Concurrent clients.
+    #[arg(long, default_value_t = 16)]
+    clients: usize,
+    /// Measured seconds per side (engine, floor) of each workload.
+    #[arg(long, default_value_t = 10)]
+    seconds: u64,
+    /// Accounts the random workloads spread over.
+    #[arg(long, default_value_t = 1000)]
+    accounts: u64,
+    /// Slices per side; engine and floor alternate (ABBA) so drift in the machine's load
+    /// hits both.
+    #[arg(long, default_value_t = 4)]
+    rounds: u32,
+    /// Unmeasured warm-up per side, in seconds.
+    #[arg(long, default_value_t = 1)]
+    warmup: u64,
+    /// Expired jobs the sweep workload creates for each side.
+    #[arg(long, default_value_t = 20_000)]
+    sweep_jobs: i64,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Side {
+    name: String,
+    #[serde(flatten)]
+    summary: Summary,
+}
+
+#[derive(Debug, Serialize)]
+struct Outcome {
+    workload: Workload,
+    backend: Backend,
+    sides: Vec<Side>,
+    /// engine / floor throughput.
+    ratio: Option<f64>,
+    note: Option<String>,
+    /// Resident set of the whole bench process (server + clients) at the end, MB.
+    rss_mb: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    machine: Machine,
+    clients: usize,
+    seconds: u64,
+    accounts: u64,
+    rounds: u32,
+    results: Vec<Outcome>,
+}
+
+#[derive(Debug, Serialize)]
+struct Machine {
+    nproc: usize,
+    memory_mb: u64,
+    postgres: Option<String>,
+    load_before: String,
+    load_after: String,
+}
+
+fn read_loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+fn proc_status_kb(field: &str) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    text.lines()
+        .find(|l| l.starts_with(field))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+fn memory_mb() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("MemTotal:"))?
+                .split_whitespace()
+                .nth(1)?
+                .parse::<u64>()
+                .ok()
+        })
+        .map_or(0, |kb| kb / 1024)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("holdfast-bench: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
+    let mut list: Vec<Workload> = Vec::new();
+    for w in &args.workloads {
+        if *w == Workload::All {
+            list.extend([
+                Workload::Debit,
+                Workload::DebitHot,
+                Workload::Lifecycle,
+                Workload::HttpLifecycle,
+                Workload::Sweep,
+            ]);
+        } else {
+            list.push(*w);
+        }
+    }
+    anyhow::ensure!(
+        args.clients >= 1 && args.clients <= 256,
+        "--clients: 1 to 256"
+    );
+    anyhow::ensure!(
+        args.seconds >= 1 && args.seconds <= 3600,
+        "--seconds: 1 to 3600"
+    );
+    anyhow::ensure!(args.rounds >= 1 && args.rounds <= 100, "--rounds: 1 to 100");
+    anyhow::ensure!(
+        args.accounts >= 1 && args.accounts <= 1_000_000,
+        "--accounts: 1 to 1000000"
+    );
+    anyhow::ensure!(
+        args.sweep_jobs >= 1 && args.sweep_jobs <= 1_000_000,
+        "--sweep-jobs: 1 to 1000000"
+    );
+    let load_before = read_loadavg();
+    let mut results = Vec::new();
+    let mut postgres = None;
+    for w in list {
+        let target = match &args.database {
+            Some(url) => Target::given(url)?,
+            None => Target::fresh(args.backend, &args.admin_url).await?,
+        };
+        if target.backend == Backend::Postgres && postgres.is_none() {
+            postgres = server_version(&target.url).await.ok();
+        }
+        let outcome = run_workload(&args, w, &target).await;
+        let cleaned = target.cleanup().await;
+        let outcome = outcome?;
+        cleaned.context("dropping the bench database")?;
+        if !args.json {
+            print_outcome(&outcome);
+        }
+        results.push(outcome);
+    }
+    let report = Report {
+        machine: Machine {
+            nproc: std::thread::available_parallelism().map_or(0, |n| n.get()),
+            memory_mb: memory_mb(),
+            postgres,
+            load_before,
+            load_after: read_loadavg(),
+        },
+        clients: args.clients,
+        seconds: args.seconds,
+        accounts: args.accounts,
+        rounds: args.rounds,
+        results,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!(
+            "\nnproc {}  memory {} MB  postgres {}  load {} -> {}",
+            report.machine.nproc,
+            report.machine.memory_mb,
+            report.machine.postgres.as_deref().unwrap_or("-"),
+            report.machine.load_before,
+            report.machine.load_after
+        );
+    }
+    Ok(())
+}
+
+async fn server_version(url: &str) -> anyhow::Result<String> {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(url).await?;
+    let v: String = sqlx::query_scalar("SHOW server_version")
+        .fetch_one(&mut conn)
+        .await?;
+    Ok(v)
+}
+
+async fn open_engine(url: &str, clients: usize) -> anyhow::Result<Engine> {
+    let opts = PoolOptions {
+        max_connections: u32::try_from(clients + 2)?,
+        ..PoolOptions::default()
+    };
+    Ok(Engine::open_with(url, RateCard::builtin(), &opts).await?)
+}
+
+/// Runs the sides of a closed-loop workload in alternating slices (ABBA order).
+async fn interleave(args: &Args, sides: &[(String, Op)]) -> Vec<Sample> {
+    let slice = Duration::from_secs_f64(args.seconds as f64 / f64::from(args.rounds));
+    for (_, op) in sides {
+        closed_loop(op.clone(), args.clients, Duration::from_secs(args.warmup)).await;
+    }
+    let mut samples = vec![Sample::default(); sides.len()];
+    for round in 0..args.rounds {
+        let order: Vec<usize> = if round % 2 == 0 {
+            (0..sides.len()).collect()
+        } else {
+            (0..sides.len()).rev().collect()
+        };
+        for i in order {
+            let s = closed_loop(sides[i].1.clone(), args.clients, slice).await;
+            samples[i].merge(s);
+        }
+    }
+    samples
+}
+
+fn outcome(
+    w: Workload,
+    backend: Backend,
+    sides: &[(String, Op)],
+    samples: Vec<Sample>,
+    unit: &'static str,
+) -> Outcome {
+    let sides: Vec<Side> = sides
+        .iter()
+        .zip(samples)
+        .map(|((name, _), s)| Side {
+            name: name.clone(),
+            summary: s.summary(unit),
+        })
+        .collect();
+    let floor = sides.last().map_or(0.0, |s| s.summary.per_second);
+    let engine = sides.first().map_or(0.0, |s| s.summary.per_second);
+    Outcome {
+        workload: w,
+        backend,
+        ratio: (floor > 0.0).then(|| engine / floor),
+        sides,
+        note: None,
+        rss_mb: None,
+    }
+}
+
+async fn run_workload(args: &Args, w: Workload, target: &Target) -> anyhow::Result<Outcome> {
+    let engine = open_engine(&target.url, args.clients).await?;
+    let floor = FloorPool::connect(&target.url, u32::try_from(args.clients)?).await?;
+    let names = Names::new();
+    let accounts = if w == Workload::DebitHot {
+        1
+    } else {
+        args.accounts
+    };
+    workloads::create_accounts(&engine, accounts, &names).await?;
+    let result = match w {
+        Workload::Debit | Workload::DebitHot => {
+            let sides = vec![
+                (
+                    "engine".to_owned(),
+                    workloads::engine_debit(&engine, accounts, &names),
+                ),
+                (
+                    "floor".to_owned(),
+                    workloads::floor_debit(&floor, accounts, &names),
+                ),
+            ];
+            let samples = interleave(args, &sides).await;
+            Ok(outcome(w, target.backend, &sides, samples, "debits"))
+        }
+        Workload::Lifecycle => {
+            let sides = vec![
+                (
+                    "engine".to_owned(),
+                    workloads::engine_lifecycle(&engine, accounts, &names),
+                ),
+                (
+                    "floor".to_owned(),
+                    workloads::floor_lifecycle(&floor, accounts, &names),
+                ),
+            ];
+            let samples = interleave(args, &sides).await;
+            Ok(outcome(w, target.backend, &sides, samples, "lifecycles"))
+        }
+        Workload::HttpLifecycle => {
+            http_lifecycle(args, &engine, &floor, accounts, &names, target.backend).await
+        }
+        Workload::Sweep => sweep(args, &engine, &floor, &names, target.backend).await,
+        Workload::All => unreachable!("expanded before"),
+    };
+    floor.close().await;
+    engine.store().pool().close().await;
+    result
+}
+
+async fn http_lifecycle(
+    args: &Args,
+    engine: &Engine,
+    floor: &FloorPool,
+    accounts: u64,
+    names: &Arc<Names>,
+    backend: Backend,
+) -> anyhow::Result<Outcome> {
+    use holdfast_server::http;
+    let key = format!("bench{}", uuid::Uuid::new_v4().simple());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let opts = http::ServerOptions {
+        admin_key: Some(key.clone()),
+        run_passes: false,
+        ..http::ServerOptions::default()
+    };
+    let server = http::start(engine.clone(), listener, opts).await?;
+    let base = format!("http://{}", server.addr());
+    let sides = vec![
+        (
+            "http".to_owned(),
+            workloads::http_lifecycle(&base, &key, accounts, names)?,
+        ),
+        (
+            "engine".to_owned(),
+            workloads::engine_lifecycle(engine, accounts, names),
+        ),
+        (
+            "floor".to_owned(),
+            workloads::floor_lifecycle(floor, accounts, names),
+        ),
+    ];
+    let samples = interleave(args, &sides).await;
+    let rss = proc_status_kb("VmHWM:").map(|kb| kb as f64 / 1024.0);
+    server.shutdown().await?;
+    let mut out = outcome(
+        Workload::HttpLifecycle,
+        backend,
+        &sides,
+        samples,
+        "lifecycles",
+    );
+    let lib = out.sides[1].summary.per_second;
+    out.note = Some(format!(
+        "http / engine (library) = {:.2}; rss = peak of the whole bench process (server + clients)",
+        if lib > 0.0 {
+            out.sides[0].summary.per_second / lib
+        } else {
+            0.0
+        }
+    ));
+    out.rss_mb = rss;
+    Ok(out)
+}
+
+async fn sweep(
+    args: &Args,
+    engine: &Engine,
+    floor: &FloorPool,
+    names: &Arc<Names>,
+    backend: Backend,
+) -> anyhow::Result<Outcome> {
+    let per_round = (args.sweep_jobs / i64::from(args.rounds)).max(1);
+    let accounts = i64::try_from(args.accounts)?;
+    let mut e = Sample::default();
+    let mut f = Sample::default();
+    for round in 0..args.rounds {
+        for side in [round % 2, 1 - round % 2] {
+            floor
+                .seed_expired_jobs(&names.tag(), per_round, accounts)
+                .await?;
+            if side == 0 {
+                e.merge(workloads::engine_sweep(engine).await?);
+            } else {
+                f.merge(workloads::floor_sweep(floor).await?);
+            }
+        }
+    }
+    let audit = engine.store().audit().await?;
+    let sides = [("engine".to_owned(), e), ("floor".to_owned(), f)];
+    let summaries: Vec<Side> = sides
+        .into_iter()
+        .map(|(name, s)| Side {
+            name,
+            summary: s.summary("jobs (latency per chunk of 100)"),
+        })
+        .collect();
+    let (engine_rate, floor_rate) = (
+        summaries[0].summary.per_second,
+        summaries[1].summary.per_second,
+    );
+    Ok(Outcome {
+        workload: Workload::Sweep,
+        backend,
+        ratio: (floor_rate > 0.0).then(|| engine_rate / floor_rate),
+        sides: summaries,
+        note: Some(format!(
+            "{} jobs per side; audit after: {}",
+            per_round * i64::from(args.rounds),
+            if audit.is_empty() {
+                "clean".to_owned()
+            } else {
+                format!("{} VIOLATIONS", audit.len())
+            }
+        )),
+        rss_mb: None,
+    })
+}
+
+fn print_outcome(o: &Outcome) {
+    let name = serde_json::to_value(o.workload).ok();
+    let name = name.as_ref().and_then(|v| v.as_str()).unwrap_or("?");
+    let backend = serde_json::to_value(o.backend).ok();
+    let backend = backend.as_ref().and_then(|v| v.as_str()).unwrap_or("?");
+    println!("\n== {name} on {backend} ==");
+    println!(
+        "{:<8} {:>10} {:>8} {:>10} {:>9} {:>9} {:>9}  unit",
+        "side", "ops", "errors", "per_s", "p50_ms", "p99_ms", "max_ms"
+    );
+    for s in &o.sides {
+        let m = &s.summary;
+        println!(
+            "{:<8} {:>10} {:>8} {:>10.0} {:>9.2} {:>9.2} {:>9.2}  {}",
+            s.name, m.ops, m.errors, m.per_second, m.p50_ms, m.p99_ms, m.max_ms, m.unit
+        );
+        if let Some(e) = &m.first_error {
+            println!("         first error: {e}");
+        }
+    }
+    if let Some(r) = o.ratio {
+        println!("ratio = engine / floor = {r:.2}");
+    }
+    if let Some(n) = &o.note {
+        println!("{n}");
+    }
+    if let Some(rss) = o.rss_mb {
+        println!("rss peak = {rss:.1} MB");
+    }
+}

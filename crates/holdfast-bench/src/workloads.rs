@@ -1,0 +1,287 @@
+//! The workloads: setup, the engine side and the floor side of each.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use holdfast::{
+    AccountId, CreditKind, Engine, IdempotencyKey, JobId, Micros, PutAccount, Submit, Usage,
+    WorkerId,
+};
+use serde_json::json;
+
+use crate::driver::{Op, Sample};
+use crate::floor::FloorPool;
+
+/// The job kind every lifecycle uses: holds 0.50 from the money pocket.
+pub const KIND: &str = "video";
+const METER: &str = "linux-small";
+
+/// Names unique within a run: idempotency keys, workers.
+pub struct Names {
+    run: String,
+    next: AtomicU64,
+}
+
+impl Names {
+    pub fn new() -> Arc<Names> {
+        Arc::new(Names {
+            run: uuid::Uuid::new_v4().simple().to_string()[..8].to_owned(),
+            next: AtomicU64::new(0),
+        })
+    }
+
+    pub fn key(&self) -> String {
+        format!("{}-{}", self.run, self.next.fetch_add(1, Ordering::Relaxed))
+    }
+
+    pub fn tag(&self) -> String {
+        format!(
+            "sweep{}x{}",
+            self.run,
+            self.next.fetch_add(1, Ordering::Relaxed)
+        )
+    }
+}
+
+pub fn account_name(i: u64) -> String {
+    format!("b{i}")
+}
+
+fn random_account(accounts: u64) -> String {
+    account_name(rand::random_range(0..accounts.max(1)))
+}
+
+/// Creates accounts `b0`…`b{n-1}` on the free plan with no concurrency limit to speak of,
+/// each with a large top-up. Setup, not measured.
+pub async fn create_accounts(engine: &Engine, n: u64, names: &Arc<Names>) -> anyhow::Result<()> {
+    let workers: u64 = 8;
+    let tasks: Vec<_> = (0..workers)
+        .map(|w| {
+            let store = engine.store().clone();
+            let names = names.clone();
+            tokio::spawn(async move {
+                for i in (w..n).step_by(workers as usize) {
+                    let account = AccountId::parse(&account_name(i))?;
+                    let put = PutAccount {
+                        plan: "free".into(),
+                        plan_until: None,
+                        max_concurrent_jobs: Some(1_000_000),
+                    };
+                    store.put_account(&account, &put).await?;
+                    let key = IdempotencyKey::parse(&names.key())?;
+                    let amount = Micros(1_000_000 * 1_000_000);
+                    store
+                        .credit(&account, amount, CreditKind::TopUp, &key)
+                        .await?;
+                }
+                anyhow::Ok(())
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await??;
+    }
+    Ok(())
+}
+
+pub fn engine_debit(engine: &Engine, accounts: u64, names: &Arc<Names>) -> Op {
+    let store = engine.store().clone();
+    let names = names.clone();
+    Arc::new(move |_, _| {
+        let store = store.clone();
+        let names = names.clone();
+        Box::pin(async move {
+            let account = AccountId::parse(&random_account(accounts))?;
+            let key = IdempotencyKey::parse(&names.key())?;
+            let usage = Usage::Metered {
+                meter: METER.into(),
+                seconds: 1,
+            };
+            store.debit(&account, &usage, &key, None).await?;
+            Ok(())
+        })
+    })
+}
+
+pub fn floor_debit(floor: &FloorPool, accounts: u64, names: &Arc<Names>) -> Op {
+    let floor = floor.clone();
+    let names = names.clone();
+    Arc::new(move |_, _| {
+        let floor = floor.clone();
+        let names = names.clone();
+        Box::pin(async move { floor.debit(&random_account(accounts), &names.key()).await })
+    })
+}
+
+/// How many times a lifecycle asks for a job before it counts as an error: a lease can
+/// find nothing when another client holds the only queued job's row lock.
+const LEASE_TRIES: u32 = 5;
+
+pub fn engine_lifecycle(engine: &Engine, accounts: u64, names: &Arc<Names>) -> Op {
+    let engine = engine.clone();
+    let names = names.clone();
+    Arc::new(move |client, _| {
+        let engine = engine.clone();
+        let names = names.clone();
+        Box::pin(async move {
+            let submit = Submit {
+                account: AccountId::parse(&random_account(accounts))?,
+                kind: KIND.into(),
+                payload: None,
+                key: IdempotencyKey::parse(&names.key())?,
+            };
+            engine.submit(&submit).await?;
+            let worker = WorkerId::parse(&format!("w{client}"))?;
+            for _ in 0..LEASE_TRIES {
+                if let Some(lease) = engine.store().lease(KIND, &worker, 60).await? {
+                    let job = JobId::parse(&lease.job.job_id)?;
+                    engine
+                        .store()
+                        .complete(&job, &lease.lease_token, None)
+                        .await?;
+                    return Ok(());
+                }
+            }
+            bail!("no job to lease")
+        })
+    })
+}
+
+pub fn floor_lifecycle(floor: &FloorPool, accounts: u64, names: &Arc<Names>) -> Op {
+    let floor = floor.clone();
+    let names = names.clone();
+    Arc::new(move |client, _| {
+        let floor = floor.clone();
+        let names = names.clone();
+        Box::pin(async move {
+            floor
+                .submit(&random_account(accounts), &names.key())
+                .await?;
+            let worker = format!("w{client}");
+            for _ in 0..LEASE_TRIES {
+                if let Some((job, account, token)) = floor.lease(&worker).await? {
+                    return floor.complete(&job, &account, &token).await;
+                }
+            }
+            bail!("no job to lease")
+        })
+    })
+}
+
+/// The same lifecycle as [`engine_lifecycle`], through the HTTP API over real sockets.
+pub fn http_lifecycle(
+    base: &str,
+    key: &str,
+    accounts: u64,
+    names: &Arc<Names>,
+) -> anyhow::Result<Op> {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(256)
+        .timeout(Duration::from_secs(30))
+        .build()?;
+    let base = base.to_owned();
+    let auth = format!("Bearer {key}");
+    let names = names.clone();
+    Ok(Arc::new(move |c, _| {
+        let (client, base, auth, names) =
+            (client.clone(), base.clone(), auth.clone(), names.clone());
+        Box::pin(async move {
+            let body = json!({ "account_id": random_account(accounts), "kind": KIND, "idempotency_key": names.key() });
+            let r = client
+                .post(format!("{base}/v1/jobs"))
+                .header("authorization", &auth)
+                .json(&body)
+                .send()
+                .await?;
+            if r.status().as_u16() != 201 {
+                bail!(
+                    "submit: {} {}",
+                    r.status(),
+                    r.text().await.unwrap_or_default()
+                );
+            }
+            for _ in 0..LEASE_TRIES {
+                let r = client
+                    .post(format!("{base}/v1/lanes/{KIND}/lease"))
+                    .header("authorization", &auth)
+                    .json(
+                        &json!({ "worker_id": format!("w{c}"), "lease_seconds": 60, "wait_ms": 0 }),
+                    )
+                    .send()
+                    .await?;
+                if r.status().as_u16() == 204 {
+                    continue;
+                }
+                if r.status().as_u16() != 200 {
+                    bail!(
+                        "lease: {} {}",
+                        r.status(),
+                        r.text().await.unwrap_or_default()
+                    );
+                }
+                let lease: serde_json::Value = r.json().await?;
+                let job = lease["job"]["job_id"]
+                    .as_str()
+                    .context("lease without job_id")?;
+                let token = lease["lease_token"]
+                    .as_str()
+                    .context("lease without token")?;
+                let r = client
+                    .post(format!("{base}/v1/jobs/{job}/complete"))
+                    .header("authorization", &auth)
+                    .json(&json!({ "lease_token": token }))
+                    .send()
+                    .await?;
+                if r.status().as_u16() != 200 {
+                    bail!(
+                        "complete: {} {}",
+                        r.status(),
+                        r.text().await.unwrap_or_default()
+                    );
+                }
+                return Ok(());
+            }
+            bail!("no job to lease")
+        })
+    }))
+}
+
+/// Most chunks a sweep runs before it stops, whatever is left.
+const MAX_SWEEP_CHUNKS: u64 = 100_000;
+const SWEEP_CHUNK: i64 = 100;
+
+/// Times the engine's sweeper chunk by chunk until nothing is left to expire.
+pub async fn engine_sweep(engine: &Engine) -> anyhow::Result<Sample> {
+    let mut s = Sample::default();
+    for _ in 0..MAX_SWEEP_CHUNKS {
+        let t = Instant::now();
+        let report = engine.store().sweep(SWEEP_CHUNK as u64).await?;
+        if report.processed == 0 {
+            break;
+        }
+        s.record(t.elapsed(), report.processed);
+    }
+    Ok(s)
+}
+
+/// The floor sweeper: the same candidate query, then one short transaction per job.
+pub async fn floor_sweep(floor: &FloorPool) -> anyhow::Result<Sample> {
+    let mut s = Sample::default();
+    for _ in 0..MAX_SWEEP_CHUNKS {
+        let t = Instant::now();
+        let candidates = floor.sweep_candidates(SWEEP_CHUNK).await?;
+        let mut n = 0;
+        for (job, account) in &candidates {
+            if floor.expire(job, account).await? {
+                n += 1;
+            }
+        }
+        if n == 0 {
+            break;
+        }
+        s.record(t.elapsed(), n);
+    }
+    Ok(s)
+}
