@@ -291,28 +291,30 @@ fn init_tracing() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+/// SIGTERM or SIGINT, listened for from the moment this returns (so a signal that comes
+/// right after the "listening" log line is not missed).
+#[cfg(unix)]
+fn shutdown_signal() -> anyhow::Result<impl Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("listening for SIGINT")?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {}
-        _ = term => {}
-    }
+    })
+}
+
+#[cfg(not(unix))]
+fn shutdown_signal() -> anyhow::Result<impl Future<Output = ()>> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
 }
 
 pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -332,6 +334,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         admin_key: env_key,
         ..ServerOptions::default()
     };
+    let stop = shutdown_signal()?;
     let server = start(engine, listener, opts).await?;
     tracing::info!(
         listen = %server.addr(),
@@ -339,7 +342,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         rate_card = %args.db.card_name(),
         "holdfast serve listening on {}", server.addr()
     );
-    shutdown_signal().await;
+    stop.await;
     tracing::info!("shutting down: finishing in-flight requests");
     server.shutdown().await?;
     tracing::info!("stopped");

@@ -1,0 +1,438 @@
+//! The operations surface on both backends: the OpenAPI document against the routes the
+//! router serves, metrics, health, the first admin key, graceful shutdown, the
+//! `holdfast serve` binary itself and `holdfast key create|list|revoke`.
+
+mod http_support;
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use holdfast::backend_test;
+use holdfast::testing::TestDb;
+use holdfast_server::http::{ServerOptions, first_admin_key, served_routes, start};
+use http_support::*;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+fn documented(doc: &Value) -> BTreeSet<(String, String)> {
+    let mut out = BTreeSet::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in item.as_object().unwrap().keys() {
+            if ["get", "put", "post", "delete", "patch", "head", "options"]
+                .contains(&method.as_str())
+            {
+                out.insert((method.to_uppercase(), path.clone()));
+            }
+        }
+    }
+    out
+}
+
+fn refs(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(map) => {
+            for (k, v) in map {
+                match (k.as_str(), v) {
+                    ("$ref", Value::String(r)) => out.push(r.clone()),
+                    _ => refs(v, out),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| refs(v, out)),
+        _ => {}
+    }
+}
+
+/// The routes of API.md, the contract the document must cover.
+const CONTRACT: &[(&str, &str)] = &[
+    ("PUT", "/v1/accounts/{account_id}"),
+    ("GET", "/v1/accounts/{account_id}"),
+    ("POST", "/v1/accounts/{account_id}/block"),
+    ("POST", "/v1/accounts/{account_id}/unblock"),
+    ("POST", "/v1/accounts/{account_id}/activity"),
+    ("POST", "/v1/accounts/{account_id}/top-ups"),
+    ("POST", "/v1/accounts/{account_id}/debits"),
+    ("POST", "/v1/accounts/{account_id}/refunds"),
+    ("GET", "/v1/accounts/{account_id}/ledger"),
+    ("POST", "/v1/jobs"),
+    ("GET", "/v1/jobs/{job_id}"),
+    ("POST", "/v1/jobs/{job_id}/cancel"),
+    ("POST", "/v1/lanes/{lane}/lease"),
+    ("POST", "/v1/jobs/{job_id}/heartbeat"),
+    ("POST", "/v1/jobs/{job_id}/complete"),
+    ("POST", "/v1/jobs/{job_id}/fail"),
+    ("GET", "/v1/events"),
+    ("POST", "/v1/admin/sweep"),
+    ("POST", "/v1/admin/reconcile"),
+    ("POST", "/v1/admin/reactivate"),
+    ("GET", "/v1/admin/audit"),
+    ("GET", "/healthz"),
+    ("GET", "/metrics"),
+    ("GET", "/openapi.json"),
+];
+
+backend_test!(
+    the_openapi_document_lists_exactly_the_served_routes,
+    |b| async move {
+        let Some(api) = api(b).await else { return };
+        let doc = api.get("", "/openapi.json").await.expect(200, "").clone();
+        assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+        let served: BTreeSet<(String, String)> = served_routes()
+            .into_iter()
+            .map(|(m, p)| (m.as_str().to_owned(), p.to_owned()))
+            .collect();
+        let contract: BTreeSet<(String, String)> = CONTRACT
+            .iter()
+            .map(|(m, p)| (m.to_string(), p.to_string()))
+            .collect();
+        assert_eq!(documented(&doc), served, "document vs router");
+        assert_eq!(served, contract, "router vs API.md");
+
+        let mut found = vec![];
+        refs(&doc, &mut found);
+        assert!(!found.is_empty());
+        for r in found {
+            let name = r
+                .strip_prefix("#/components/schemas/")
+                .unwrap_or_else(|| panic!("{r}"));
+            assert!(
+                doc["components"]["schemas"][name].is_object(),
+                "dangling {r}"
+            );
+        }
+        for (method, path) in &served {
+            let op = &doc["paths"][path][method.to_lowercase()];
+            let responses = op["responses"].as_object().unwrap();
+            assert!(
+                responses.keys().any(|s| s.starts_with('2')),
+                "{method} {path}: no 2xx"
+            );
+            let open = ["/healthz", "/metrics", "/openapi.json"].contains(&path.as_str());
+            assert_eq!(
+                responses.contains_key("401"),
+                !open,
+                "{method} {path}: 401 documented iff keyed"
+            );
+        }
+
+        // Each served route answers (not route_not_found / method_not_allowed), and every
+        // other method on its path is method_not_allowed.
+        for (method, path) in &served {
+            let concrete = path
+                .replace("{account_id}", "nobody")
+                .replace("{job_id}", "nojob")
+                .replace("{lane}", "image");
+            let method = Method::from_bytes(method.as_bytes()).unwrap();
+            let body = (method != Method::GET).then(|| json!({}));
+            let r = api.call(method.clone(), &api.admin, &concrete, body).await;
+            assert!(
+                r.status != 405 && r.code() != "route_not_found",
+                "{method} {concrete}: {} {}",
+                r.status,
+                r.body
+            );
+            let methods: Vec<&String> = served
+                .iter()
+                .filter(|(_, p)| p == path)
+                .map(|(m, _)| m)
+                .collect();
+            if !methods.iter().any(|m| *m == "DELETE") {
+                let r = api.call(Method::DELETE, &api.admin, &concrete, None).await;
+                r.expect(405, "method_not_allowed");
+            }
+        }
+        api.stop().await;
+    }
+);
+
+backend_test!(
+    metrics_count_requests_and_read_gauges_from_the_database,
+    |b| async move {
+        let Some(api) = api(b).await else { return };
+        api.account("m1", "free").await;
+        api.submit("m1", "image", "j").await.expect(201, "");
+        api.post(
+            &api.service,
+            "/v1/accounts/m1/debits",
+            json!({"amount": "0.01", "idempotency_key": "d"}),
+        )
+        .await
+        .expect(201, "");
+        let res = api.client.get(api.url("/metrics")).send().await.unwrap();
+        assert_eq!(res.status(), 200);
+        assert!(
+            res.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("text/plain")
+        );
+        let text = res.text().await.unwrap();
+        for needle in [
+            r#"holdfast_http_requests_total{route="/v1/jobs",method="POST",status="201"}"#,
+            "holdfast_http_request_duration_seconds_bucket{",
+            "holdfast_debits_total",
+            r#"holdfast_jobs_queued{lane="image"}"#,
+            r#"holdfast_jobs_queued{lane="image_priority"}"#,
+            "holdfast_open_holds",
+            "holdfast_jobs_expired{",
+            "holdfast_database_up",
+        ] {
+            assert!(text.contains(needle), "{needle} missing from:\n{text}");
+        }
+        // The gauges' numbers come from this query (other servers in this process share the
+        // recorder, so the rendered value may be theirs).
+        let stats = api.engine.store().stats().await.unwrap();
+        assert_eq!(stats.count("image", "queued"), 1);
+        assert_eq!(stats.open_holds, 1);
+        api.stop().await;
+    }
+);
+
+backend_test!(health_answers_without_a_key, |b| async move {
+    let Some(api) = api(b).await else { return };
+    let r = api.get("", "/healthz").await;
+    assert_eq!(r.expect(200, "")["status"], "ok");
+    api.stop().await;
+});
+
+backend_test!(the_first_admin_key_is_made_once_and_works, |b| async move {
+    let Some(db) = TestDb::new(b).await else {
+        return;
+    };
+    let engine = holdfast::Engine::new(db.store(holdfast::RateCard::builtin()).await);
+    assert_eq!(
+        first_admin_key(&engine, true).await.unwrap(),
+        None,
+        "an env key counts"
+    );
+    let key = first_admin_key(&engine, false)
+        .await
+        .unwrap()
+        .expect("a new key");
+    assert_eq!(
+        first_admin_key(&engine, false).await.unwrap(),
+        None,
+        "only once"
+    );
+    let role = engine
+        .store()
+        .role_of_key_hash(&holdfast::key_hash(&key))
+        .await
+        .unwrap();
+    assert_eq!(role.as_deref(), Some("admin"));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let opts = ServerOptions {
+        run_passes: false,
+        ..ServerOptions::default()
+    };
+    let server = start(engine, listener, opts).await.unwrap();
+    let client = reqwest::Client::new();
+    let url = format!("http://{}/v1/admin/audit", server.addr());
+    let r = client.get(&url).bearer_auth(&key).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let r = client
+        .get(&url)
+        .bearer_auth(ADMIN_KEY)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401, "no env key configured here");
+    server.shutdown().await.unwrap();
+});
+
+backend_test!(
+    shutdown_answers_a_waiting_lease_and_stops_accepting,
+    |b| async move {
+        let Some(api) = api(b).await else { return };
+        let waiting = {
+            let req = api
+                .client
+                .post(api.url("/v1/lanes/image/lease"))
+                .bearer_auth(&api.worker)
+                .json(&json!({"worker_id": "w", "wait_ms": 30_000}));
+            tokio::spawn(async move { req.send().await.map(|r| r.status().as_u16()) })
+        };
+        // Let the request reach the server before shutting down.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let url = api.url("/healthz");
+        let client = api.client.clone();
+        tokio::time::timeout(Duration::from_secs(20), api.stop())
+            .await
+            .expect("shutdown finishes");
+        assert_eq!(
+            waiting.await.unwrap().unwrap(),
+            204,
+            "the in-flight long-poll is answered"
+        );
+        let fresh = reqwest::Client::new();
+        assert!(fresh.get(&url).send().await.is_err(), "no longer accepting");
+        drop(client);
+    }
+);
+
+/// Runs the binary to completion.
+fn holdfast(args: &[&str], database: &str) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_holdfast"))
+        .args(args)
+        .env("HOLDFAST_DATABASE_URL", database)
+        .env_remove("HOLDFAST_ADMIN_KEY")
+        .output()
+        .unwrap();
+    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    (out.status.success(), text(out.stdout), text(out.stderr))
+}
+
+backend_test!(key_create_list_revoke, |b| async move {
+    let Some(db) = TestDb::new(b).await else {
+        return;
+    };
+    let (ok, key, _) = holdfast(&["key", "create", "--role", "worker"], &db.url);
+    assert!(ok);
+    let key = key.trim().to_owned();
+    assert!(key.starts_with("hf_") && key.len() == 67, "{key}");
+    let (ok, list, _) = holdfast(&["key", "list"], &db.url);
+    assert!(ok);
+    assert!(!list.contains(&key), "the list never shows a key");
+    let line = list
+        .lines()
+        .find(|l| l.contains("worker"))
+        .expect(&list)
+        .to_owned();
+    let id = line.split_whitespace().next().unwrap().to_owned();
+    assert!(line.trim_end().ends_with('-'), "not revoked yet: {line}");
+    let engine = holdfast::Engine::new(db.store(holdfast::RateCard::builtin()).await);
+    let role = engine
+        .store()
+        .role_of_key_hash(&holdfast::key_hash(&key))
+        .await
+        .unwrap();
+    assert_eq!(role.as_deref(), Some("worker"));
+    assert!(holdfast(&["key", "revoke", &id], &db.url).0);
+    assert!(
+        !holdfast(&["key", "revoke", &id], &db.url).0,
+        "revoking twice fails"
+    );
+    assert_eq!(
+        engine
+            .store()
+            .role_of_key_hash(&holdfast::key_hash(&key))
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(!holdfast(&["key", "create", "--role", "root"], &db.url).0);
+});
+
+/// `holdfast serve` on port 0: its log line, its stdout, and a channel of both.
+struct Serving {
+    child: std::process::Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Serving {
+    fn start(database: &str) -> Serving {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_holdfast"))
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .env("HOLDFAST_DATABASE_URL", database)
+            .env_remove("HOLDFAST_ADMIN_KEY")
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, lines) = mpsc::channel();
+        let out = child.stdout.take().unwrap();
+        let err = child.stderr.take().unwrap();
+        for stream in [
+            Box::new(out) as Box<dyn std::io::Read + Send>,
+            Box::new(err),
+        ] {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    let _ = tx.send(line);
+                }
+            });
+        }
+        Serving { child, lines }
+    }
+
+    /// Lines until one contains `needle` (bounded).
+    fn until(&self, needle: &str) -> Vec<String> {
+        let mut seen = vec![];
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(60)) {
+            let done = line.contains(needle);
+            seen.push(line);
+            if done {
+                return seen;
+            }
+        }
+        panic!("no line with {needle:?} in {seen:#?}");
+    }
+
+    /// SIGTERM, then the exit status and every line not yet read (both streams end).
+    fn terminate(mut self) -> (std::process::ExitStatus, Vec<String>) {
+        let pid = self.child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let status = self.child.wait().unwrap();
+        (status, self.lines.iter().collect())
+    }
+}
+
+fn listen_address(lines: &[String]) -> String {
+    let line = lines.last().unwrap();
+    let at = line.find("listening on ").unwrap() + "listening on ".len();
+    line[at..].split_whitespace().next().unwrap().to_owned()
+}
+
+backend_test!(
+    serve_prints_the_first_key_once_logs_where_it_listens_and_exits_0_on_sigterm,
+    |b| async move {
+        let Some(db) = TestDb::new(b).await else {
+            return;
+        };
+        let serving = Serving::start(&db.url);
+        let lines = serving.until("listening on");
+        let log = lines.last().unwrap().clone();
+        assert!(log.contains("rate_card=built-in default"), "{log}");
+        assert!(log.contains("database="), "{log}");
+        let base = format!("http://{}", listen_address(&lines));
+        // stdout and stderr are read by two threads: the key may come after the log line.
+        let key = match lines.iter().find(|l| l.starts_with("hf_")) {
+            Some(key) => key.clone(),
+            None => serving.until("hf_").last().unwrap().clone(),
+        };
+        let client = reqwest::Client::new();
+        let health = client.get(format!("{base}/healthz")).send().await.unwrap();
+        assert_eq!(health.status(), 200);
+        let audit = client
+            .get(format!("{base}/v1/admin/audit"))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(audit.status(), 200);
+        let (status, _) = serving.terminate();
+        assert!(status.success(), "SIGTERM is a clean exit");
+
+        let again = Serving::start(&db.url);
+        let mut lines = again.until("listening on");
+        let (status, rest) = again.terminate();
+        assert!(status.success());
+        lines.extend(rest);
+        assert!(
+            !lines.iter().any(|l| l.starts_with("hf_")),
+            "printed only at the first start: {lines:#?}"
+        );
+        assert!(lines.iter().any(|l| l.contains("stopped")), "{lines:#?}");
+    }
+);
