@@ -16,9 +16,9 @@ pub mod keys;
 pub mod listing;
 pub mod model;
 pub mod passes;
-pub mod stats;
 pub mod reactivate;
 pub mod reconcile;
+pub mod stats;
 pub mod store;
 pub mod webhooks;
 
