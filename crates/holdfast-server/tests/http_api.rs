@@ -729,3 +729,34 @@ backend_test!(
         api.stop().await;
     }
 );
+
+backend_test!(
+    concurrent_duplicates_wait_for_the_first_and_get_200,
+    |b| async move {
+        let Some(api) = api(b).await else { return };
+        api.account("dup", "free").await;
+        let replies = futures::stream::iter(0..20)
+            .map(|_| {
+                let api = &api;
+                async move {
+                    let body = json!({"amount": "5.00", "idempotency_key": "same"});
+                    api.post(&api.service, "/v1/accounts/dup/top-ups", body)
+                        .await
+                }
+            })
+            .buffer_unordered(20)
+            .collect::<Vec<_>>()
+            .await;
+        let created = replies.iter().filter(|r| r.status == 201).count();
+        let replayed = replies.iter().filter(|r| r.status == 200).count();
+        assert_eq!((created, replayed), (1, 19), "{replies:#?}");
+        let entries: std::collections::BTreeSet<String> = replies
+            .iter()
+            .map(|r| r.body["entry"]["entry_id"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(entries.len(), 1, "one ledger entry for one key");
+        assert_eq!(api.get_account("dup").await["balance_micros"], 5_000_000);
+        api.assert_clean().await;
+        api.stop().await;
+    }
+);

@@ -436,3 +436,36 @@ backend_test!(
         assert!(lines.iter().any(|l| l.contains("stopped")), "{lines:#?}");
     }
 );
+
+backend_test!(admin_passes_run_on_request, |b| async move {
+    let Some(api) = api(b).await else { return };
+    api.account("p1", "free").await;
+    api.top_up("p1", "3.00", "t").await;
+    for pass in ["sweep", "reconcile", "reactivate"] {
+        let r = api
+            .post(&api.admin, &format!("/v1/admin/{pass}"), json!({}))
+            .await;
+        let body = r.expect(200, "");
+        assert!(body["processed"].is_u64(), "{pass}: {body}");
+        assert_eq!(
+            body["adjusted"], 0,
+            "{pass}: books that balance need no adjustment"
+        );
+        assert_eq!(body["drifted"], 0, "{pass}");
+        api.post(&api.service, &format!("/v1/admin/{pass}"), json!({}))
+            .await
+            .expect(403, "forbidden");
+    }
+    let r = api
+        .post(&api.admin, "/v1/admin/sweep", json!({"now": true}))
+        .await;
+    r.expect(422, "invalid_request");
+    // An empty body counts as {} for bodies without required fields.
+    let bare = api
+        .client
+        .post(api.url("/v1/admin/reconcile"))
+        .bearer_auth(&api.admin);
+    api.send(bare).await.expect(200, "");
+    api.assert_clean().await;
+    api.stop().await;
+});
