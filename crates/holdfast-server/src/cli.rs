@@ -94,7 +94,7 @@ pub async fn run(command: Command) -> anyhow::Result<ExitCode> {
 
 async fn migrate(opts: &Opts) -> anyhow::Result<ExitCode> {
     opts.db.engine().await?;
-    let database = fmt::redact_url(&opts.db.database);
+    let database = crate::config::redact_url(&opts.db.database);
     fmt::emit(
         opts,
         serde_json::json!({ "migrated": true, "database": database }),

@@ -8,7 +8,12 @@ use holdfast::{Engine, RateCard};
 #[derive(clap::Args, Debug, Clone)]
 pub struct DbArgs {
     /// Database URL: sqlite://FILE (created if missing) or postgres://…
-    #[arg(long, env = "HOLDFAST_DATABASE_URL", default_value = "sqlite://holdfast.db", global = true)]
+    #[arg(
+        long,
+        env = "HOLDFAST_DATABASE_URL",
+        default_value = "sqlite://holdfast.db",
+        global = true
+    )]
     pub database: String,
     /// Rate card TOML file (default: the built-in examples/default.toml).
     #[arg(long, env = "HOLDFAST_RATE_CARD", global = true)]
@@ -21,7 +26,8 @@ impl DbArgs {
         match &self.rate_card {
             None => Ok(RateCard::builtin()),
             Some(path) => {
-                let text = std::fs::read_to_string(path).with_context(|| format!("reading rate card {}", path.display()))?;
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading rate card {}", path.display()))?;
                 RateCard::parse(&text).with_context(|| format!("rate card {}", path.display()))
             }
         }
@@ -29,12 +35,47 @@ impl DbArgs {
 
     /// The name of the rate card in force, for logs.
     pub fn card_name(&self) -> String {
-        self.rate_card.as_ref().map_or_else(|| "built-in default".to_owned(), |p| p.display().to_string())
+        self.rate_card.as_ref().map_or_else(
+            || "built-in default".to_owned(),
+            |p| p.display().to_string(),
+        )
     }
 
     /// Opens (and migrates) the database with the card.
     pub async fn engine(&self) -> anyhow::Result<Engine> {
         let card = self.card()?;
-        Engine::open(&self.database, card).await.with_context(|| format!("opening {}", self.database))
+        Engine::open(&self.database, card)
+            .await
+            .with_context(|| format!("opening {}", redact_url(&self.database)))
+    }
+}
+
+/// Hides the password of a database URL: `postgres://u:***@host/db`.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let Some(at) = rest[..authority_end].rfind('@') else {
+        return url.to_owned();
+    };
+    match rest[..at].split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***{}", &rest[at..]),
+        None => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_lose_their_password() {
+        assert_eq!(
+            redact_url("postgres://u:secret@h:5432/db"),
+            "postgres://u:***@h:5432/db"
+        );
+        assert_eq!(redact_url("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(redact_url("sqlite://a@b.db"), "sqlite://a@b.db");
     }
 }

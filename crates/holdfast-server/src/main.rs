@@ -4,7 +4,11 @@ use clap::Parser;
 use holdfast_server::{cli, http};
 
 #[derive(Parser)]
-#[command(name = "holdfast", version, about = "Charge exactly once for asynchronous paid work")]
+#[command(
+    name = "holdfast",
+    version,
+    about = "Charge exactly once for asynchronous paid work"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

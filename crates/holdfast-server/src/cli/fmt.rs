@@ -61,21 +61,6 @@ pub fn pocket_amount(pocket: &str, amount: i64) -> String {
     }
 }
 
-/// Hides the password of a database URL: `postgres://u:***@host/db`.
-pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let Some(at) = rest[..authority_end].rfind('@') else {
-        return url.to_owned();
-    };
-    match rest[..at].split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***{}", &rest[at..]),
-        None => url.to_owned(),
-    }
-}
-
 pub fn account_json(a: &AccountView) -> Value {
     let allowances: serde_json::Map<String, Value> = a
         .allowances
@@ -198,16 +183,6 @@ mod tests {
         assert_eq!(time(0), "1970-01-01T00:00:00.000000Z");
         assert_eq!(time(1_500_000), "1970-01-01T00:00:01.500000Z");
         assert_eq!(time(-1), "1969-12-31T23:59:59.999999Z");
-    }
-
-    #[test]
-    fn urls_lose_their_password() {
-        assert_eq!(
-            redact_url("postgres://u:secret@h:5432/db"),
-            "postgres://u:***@h:5432/db"
-        );
-        assert_eq!(redact_url("postgres://u@h/db"), "postgres://u@h/db");
-        assert_eq!(redact_url("sqlite://a@b.db"), "sqlite://a@b.db");
     }
 
     #[test]

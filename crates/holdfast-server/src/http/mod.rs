@@ -271,20 +271,6 @@ pub async fn first_admin_key(engine: &Engine, env_key_set: bool) -> anyhow::Resu
     Ok(Some(key))
 }
 
-/// A database URL with its password hidden, for logs.
-pub fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    match rest.split_once('@') {
-        Some((auth, host)) if auth.contains(':') => {
-            let user = auth.split(':').next().unwrap_or("");
-            format!("{scheme}://{user}:***@{host}")
-        }
-        _ => url.to_owned(),
-    }
-}
-
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
@@ -338,7 +324,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let server = start(engine, listener, opts).await?;
     tracing::info!(
         listen = %server.addr(),
-        database = %redact(&args.db.database),
+        database = %crate::config::redact_url(&args.db.database),
         rate_card = %args.db.card_name(),
         "holdfast serve listening on {}", server.addr()
     );
