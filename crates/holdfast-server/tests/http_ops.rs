@@ -5,9 +5,7 @@
 mod http_support;
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::Duration;
 
 use holdfast::backend_test;
@@ -325,74 +323,6 @@ backend_test!(key_create_list_revoke, |b| async move {
     );
     assert!(!holdfast(&["key", "create", "--role", "root"], &db.url).0);
 });
-
-/// `holdfast serve` on port 0: its log line, its stdout, and a channel of both.
-struct Serving {
-    child: std::process::Child,
-    lines: mpsc::Receiver<String>,
-}
-
-impl Serving {
-    fn start(database: &str) -> Serving {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_holdfast"))
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .env("HOLDFAST_DATABASE_URL", database)
-            .env_remove("HOLDFAST_ADMIN_KEY")
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let (tx, lines) = mpsc::channel();
-        let out = child.stdout.take().unwrap();
-        let err = child.stderr.take().unwrap();
-        for stream in [
-            Box::new(out) as Box<dyn std::io::Read + Send>,
-            Box::new(err),
-        ] {
-            let tx = tx.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                    let _ = tx.send(line);
-                }
-            });
-        }
-        Serving { child, lines }
-    }
-
-    /// Lines until one contains `needle` (bounded).
-    fn until(&self, needle: &str) -> Vec<String> {
-        let mut seen = vec![];
-        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(60)) {
-            let done = line.contains(needle);
-            seen.push(line);
-            if done {
-                return seen;
-            }
-        }
-        panic!("no line with {needle:?} in {seen:#?}");
-    }
-
-    /// SIGTERM, then the exit status and every line not yet read (both streams end).
-    fn terminate(mut self) -> (std::process::ExitStatus, Vec<String>) {
-        let pid = self.child.id().to_string();
-        assert!(
-            Command::new("kill")
-                .args(["-TERM", &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
-        let status = self.child.wait().unwrap();
-        (status, self.lines.iter().collect())
-    }
-}
-
-fn listen_address(lines: &[String]) -> String {
-    let line = lines.last().unwrap();
-    let at = line.find("listening on ").unwrap() + "listening on ".len();
-    line[at..].split_whitespace().next().unwrap().to_owned()
-}
 
 backend_test!(
     serve_prints_the_first_key_once_logs_where_it_listens_and_exits_0_on_sigterm,

@@ -2,6 +2,9 @@
 //! each backend, a reqwest client, and one key of each role.
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
 use std::time::Duration;
 
 use holdfast::testing::{Backend, TestDb};
@@ -230,4 +233,84 @@ impl Api {
         }
         panic!("fewer than {n} events for {query}");
     }
+}
+
+/// `holdfast serve` on port 0 as a child process: its log lines and stdout on one channel.
+pub struct Serving {
+    child: std::process::Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Serving {
+    pub fn start(database: &str) -> Serving {
+        Serving::spawn(database, &[], None)
+    }
+
+    /// `holdfast serve --listen 127.0.0.1:0` with extra arguments and, when given, an
+    /// admin key in the environment.
+    pub fn spawn(database: &str, args: &[&str], admin_key: Option<&str>) -> Serving {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_holdfast"));
+        command
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(args);
+        match admin_key {
+            Some(key) => command.env("HOLDFAST_ADMIN_KEY", key),
+            None => command.env_remove("HOLDFAST_ADMIN_KEY"),
+        };
+        let mut child = command
+            .env("HOLDFAST_DATABASE_URL", database)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, lines) = mpsc::channel();
+        let out = child.stdout.take().unwrap();
+        let err = child.stderr.take().unwrap();
+        for stream in [
+            Box::new(out) as Box<dyn std::io::Read + Send>,
+            Box::new(err),
+        ] {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    let _ = tx.send(line);
+                }
+            });
+        }
+        Serving { child, lines }
+    }
+
+    /// Lines until one contains `needle` (bounded).
+    pub fn until(&self, needle: &str) -> Vec<String> {
+        let mut seen = vec![];
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(60)) {
+            let done = line.contains(needle);
+            seen.push(line);
+            if done {
+                return seen;
+            }
+        }
+        panic!("no line with {needle:?} in {seen:#?}");
+    }
+
+    /// SIGTERM, then the exit status and every line not yet read (both streams end).
+    pub fn terminate(mut self) -> (std::process::ExitStatus, Vec<String>) {
+        let pid = self.child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let status = self.child.wait().unwrap();
+        (status, self.lines.iter().collect())
+    }
+}
+
+pub fn listen_address(lines: &[String]) -> String {
+    let line = lines.last().unwrap();
+    let at = line.find("listening on ").unwrap() + "listening on ".len();
+    line[at..].split_whitespace().next().unwrap().to_owned()
 }
