@@ -46,6 +46,21 @@ pub enum Usage {
     Metered { meter: String, seconds: i64 },
 }
 
+/// One debit of a batch: what was used, the client's key, the job it bills.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DebitRequest {
+    pub usage: Usage,
+    pub key: IdempotencyKey,
+    pub job_ref: Option<String>,
+}
+
+/// A debit priced from the card and hashed, ready to apply.
+struct PricedDebit<'r> {
+    req: &'r DebitRequest,
+    amount: Micros,
+    hash: String,
+}
+
 /// Largest page a listing returns.
 pub const MAX_PAGE: i64 = 1000;
 
@@ -274,6 +289,7 @@ impl Store {
     }
 
     /// A metered debit: `balance − held − amount ≥ −buffer`, or `insufficient_funds`.
+    /// The same path as a batch of one.
     pub async fn debit(
         &self,
         account: &AccountId,
@@ -281,38 +297,98 @@ impl Store {
         key: &IdempotencyKey,
         job_ref: Option<&str>,
     ) -> Result<MoneyResult, StoreError> {
-        let amount = self.price(usage)?;
-        check_request_amount(amount)?;
-        let hash = request_hash(
-            &json!({ "op": "debit", "amount_micros": amount.0, "usage": usage_json(usage), "job_ref": job_ref }),
-        );
-        in_write_tx!(self, |tx| async {
-            let mut snap = lock_account(tx, account).await?;
-            if let Some(replay) =
-                check_idempotency(tx, account.as_str(), key.as_str(), "debit", &hash).await?
-            {
-                return self.replay_money(tx, account, &snap, replay.entry_id).await;
-            }
-            let buffer = snap.buffer(self.card());
-            decide::check_debit(&snap, amount, buffer)?;
-            let entry = write_money(
-                tx,
-                account,
-                &mut snap,
-                buffer.0,
-                MoneyChange {
-                    delta: -amount.0,
-                    kind: "debit",
-                    reference: job_ref.map(str::to_owned),
-                    credited: 0,
-                    spent: amount.0,
-                    credit: false,
-                },
-            )
+        let req = DebitRequest {
+            usage: usage.clone(),
+            key: key.clone(),
+            job_ref: job_ref.map(str::to_owned),
+        };
+        let mut results = self
+            .debit_batch(account, std::slice::from_ref(&req))
             .await?;
-            self.answer(tx, account, &snap, (key, "debit", &hash), entry)
-                .await
+        let result = results
+            .pop()
+            .ok_or_else(|| StoreError::Corrupt("a batch of one answered nothing".into()))?;
+        result.map_err(StoreError::from)
+    }
+
+    /// Applies debits of one account in arrival order in ONE transaction: each gets its
+    /// own buffer check, ledger entry, idempotency key and result, and a refused debit
+    /// refuses only itself (a refusal writes nothing). A key repeated inside the batch is
+    /// a replay of its first use. The outer error fails the whole transaction (database);
+    /// the inner results are per debit.
+    pub async fn debit_batch(
+        &self,
+        account: &AccountId,
+        requests: &[DebitRequest],
+    ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
+        let priced: Vec<Result<PricedDebit<'_>, Refusal>> =
+            requests.iter().map(|r| self.price_debit(r)).collect();
+        in_write_tx!(self, |tx| async {
+            let mut snap = match lock_account(tx, account).await {
+                Err(StoreError::Refused(missing)) => {
+                    // 422s (an unknown meter, a bad amount) come before 404.
+                    return Ok(priced
+                        .iter()
+                        .map(|p| Err(p.as_ref().err().unwrap_or(&missing).clone()))
+                        .collect());
+                }
+                other => other?,
+            };
+            let mut out = Vec::with_capacity(priced.len());
+            for p in &priced {
+                out.push(match p {
+                    Err(r) => Err(r.clone()),
+                    Ok(p) => match self.debit_in(tx, account, &mut snap, p).await {
+                        Ok(m) => Ok(m),
+                        Err(StoreError::Refused(r)) => Err(r),
+                        Err(e) => return Err(e),
+                    },
+                });
+            }
+            Ok(out)
         })
+    }
+
+    fn price_debit<'r>(&self, req: &'r DebitRequest) -> Result<PricedDebit<'r>, Refusal> {
+        let amount = self
+            .price(&req.usage)
+            .and_then(|a| check_request_amount(a).map(|()| a))
+            .map_err(|e| match e {
+                StoreError::Refused(r) => r,
+                other => Refusal::InvalidRequest(other.to_string()),
+            })?;
+        let hash = request_hash(&json!({
+            "op": "debit", "amount_micros": amount.0, "usage": usage_json(&req.usage), "job_ref": req.job_ref
+        }));
+        Ok(PricedDebit { req, amount, hash })
+    }
+
+    async fn debit_in(
+        &self,
+        tx: &mut Tx,
+        account: &AccountId,
+        snap: &mut AccountSnapshot,
+        p: &PricedDebit<'_>,
+    ) -> Result<MoneyResult, StoreError> {
+        let key = &p.req.key;
+        if let Some(replay) =
+            check_idempotency(tx, account.as_str(), key.as_str(), "debit", &p.hash).await?
+        {
+            return self.replay_money(tx, account, snap, replay.entry_id).await;
+        }
+        let buffer = snap.buffer(self.card());
+        decide::check_debit(snap, p.amount, buffer)?;
+        let change = MoneyChange {
+            delta: -p.amount.0,
+            kind: "debit",
+            reference: p.req.job_ref.clone(),
+            credited: 0,
+            spent: p.amount.0,
+            credit: false,
+        };
+        let entry = write_money(tx, account, snap, buffer.0, change).await?;
+        self.answer(tx, account, snap, (key, "debit", &p.hash), entry)
+            .await
     }
 
     /// A forced debit refunding (part of) a top-up: no buffer check, never more than the

@@ -22,7 +22,7 @@ pub mod stats;
 pub mod store;
 pub mod webhooks;
 
-pub use accounts::{CreditKind, PutAccount, Usage};
+pub use accounts::{CreditKind, DebitRequest, PutAccount, Usage};
 pub use db::{Dialect, PoolOptions};
 pub use error::StoreError;
 pub use events::EventFilter;

@@ -3,8 +3,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use holdfast_core::RateCard;
-use holdfast_store::{PoolOptions, Store, StoreError, Submit, Submitted};
+use holdfast_core::{AccountId, IdempotencyKey, RateCard};
+use holdfast_store::{
+    DebitRequest, MoneyResult, PoolOptions, Store, StoreError, Submit, Submitted, Usage,
+};
+
+use crate::batch::DebitBatcher;
 use tokio::sync::Notify;
 
 /// A deployment: one database, one rate card.
@@ -12,6 +16,7 @@ use tokio::sync::Notify;
 pub struct Engine {
     store: Store,
     lanes: Arc<Mutex<HashMap<String, Arc<Notify>>>>,
+    debits: DebitBatcher,
 }
 
 impl Engine {
@@ -33,6 +38,7 @@ impl Engine {
         Engine {
             store,
             lanes: Arc::default(),
+            debits: DebitBatcher::default(),
         }
     }
 
@@ -57,5 +63,22 @@ impl Engine {
             self.lane_notify(&submitted.job.lane).notify_one();
         }
         Ok(submitted)
+    }
+
+    /// A metered debit, batched with concurrent debits of the same account (one
+    /// transaction for all of them; see [`crate::batch`]).
+    pub async fn debit(
+        &self,
+        account: &AccountId,
+        usage: &Usage,
+        key: &IdempotencyKey,
+        job_ref: Option<&str>,
+    ) -> Result<MoneyResult, StoreError> {
+        let req = DebitRequest {
+            usage: usage.clone(),
+            key: key.clone(),
+            job_ref: job_ref.map(str::to_owned),
+        };
+        self.debits.debit(&self.store, account, req).await
     }
 }

@@ -12,6 +12,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod batch;
 pub mod engine;
 pub mod schedules;
 pub mod testing;

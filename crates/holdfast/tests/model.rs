@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use common::*;
 use holdfast::testing::Backend;
-use holdfast::{CreditKind, Micros, Refusal, Store, StoreError, Usage};
+use holdfast::{CreditKind, DebitRequest, Micros, Refusal, Store, StoreError, Usage};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -177,7 +177,34 @@ async fn run(store: &Store, account: &str, op: &Op) -> Outcome {
     }
 }
 
-fn check(backend: Backend, cases: u32) {
+/// A run of debits applied in one transaction.
+async fn run_batch(store: &Store, account: &str, ops: &[Op]) -> Vec<Outcome> {
+    let requests: Vec<DebitRequest> = ops
+        .iter()
+        .map(|op| match op {
+            Op::Debit { amount, key: k } => DebitRequest {
+                usage: Usage::Amount(Micros(*amount)),
+                key: key(&format!("k{k}")),
+                job_ref: None,
+            },
+            other => panic!("not a debit: {other:?}"),
+        })
+        .collect();
+    let results = store
+        .debit_batch(&acct(account), &requests)
+        .await
+        .expect("batch");
+    results
+        .into_iter()
+        .map(|r| match r {
+            Ok(m) if m.replay => Outcome::Replayed(m.entry.delta),
+            Ok(m) => Outcome::Applied(m.entry.delta),
+            Err(x) => Outcome::Refused(x),
+        })
+        .collect()
+}
+
+fn check(backend: Backend, cases: u32, batched: bool) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -192,14 +219,30 @@ fn check(backend: Backend, cases: u32) {
         cases,
         ..ProptestConfig::default()
     };
-    proptest!(config, |(ops in proptest::collection::vec(op(), 1..40))| {
+    proptest!(config, |(ops in proptest::collection::vec(op(), 1..40), chunk in 2usize..8)| {
         let account = format!("model-{}", n.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
         rt.block_on(put(&store, &account, "free"));
         let mut model = Model::default();
-        for (i, op) in ops.iter().enumerate() {
-            let expected = model.apply(op);
-            let got = rt.block_on(run(&store, &account, op));
-            prop_assert_eq!(got, expected, "step {} {:?}", i, op);
+        let mut i = 0;
+        while i < ops.len() {
+            // Batched: a run of consecutive debits (up to `chunk`) goes in one transaction.
+            let run_len = if batched {
+                ops[i..].iter().take(chunk).take_while(|o| matches!(o, Op::Debit { .. })).count()
+            } else {
+                0
+            };
+            if run_len > 1 {
+                let got = rt.block_on(run_batch(&store, &account, &ops[i..i + run_len]));
+                for (j, op) in ops[i..i + run_len].iter().enumerate() {
+                    prop_assert_eq!(&got[j], &model.apply(op), "step {} {:?} (batched)", i + j, op);
+                }
+                i += run_len;
+                continue;
+            }
+            let expected = model.apply(&ops[i]);
+            let got = rt.block_on(run(&store, &account, &ops[i]));
+            prop_assert_eq!(got, expected, "step {} {:?}", i, &ops[i]);
+            i += 1;
         }
         let a = rt.block_on(store.get_account(&acct(&account))).unwrap();
         prop_assert_eq!((a.balance, a.total_credited, a.total_spent), (model.balance, model.credited, model.spent));
@@ -210,10 +253,20 @@ fn check(backend: Backend, cases: u32) {
 
 #[test]
 fn money_operations_match_the_model_sqlite() {
-    check(Backend::Sqlite, 64);
+    check(Backend::Sqlite, 64, false);
 }
 
 #[test]
 fn money_operations_match_the_model_postgres() {
-    check(Backend::Postgres, 32);
+    check(Backend::Postgres, 32, false);
+}
+
+#[test]
+fn batched_debits_match_the_unbatched_model_sqlite() {
+    check(Backend::Sqlite, 64, true);
+}
+
+#[test]
+fn batched_debits_match_the_unbatched_model_postgres() {
+    check(Backend::Postgres, 32, true);
 }

@@ -307,3 +307,108 @@ backend_test!(ledger_pages_by_cursor, |b| async move {
     assert_eq!(seen.len(), 9);
     assert!(seen.windows(2).all(|w| w[0] < w[1]));
 });
+
+backend_test!(hundred_batched_debits_race_to_the_buffer, |b| async move {
+    let Some((_db, e)) = engine(b).await else {
+        return;
+    };
+    put(e.store(), "hot", "free").await;
+    top_up(e.store(), "hot", "1.00", "t1").await;
+    // Every fifth debit repeats an earlier key: a replay, never a second charge.
+    let tasks: Vec<_> = (0..100)
+        .map(|i| {
+            let e = e.clone();
+            let k = if i % 5 == 4 {
+                format!("d{}", i - 1)
+            } else {
+                format!("d{i}")
+            };
+            tokio::spawn(async move {
+                e.debit(
+                    &acct("hot"),
+                    &Usage::Amount(usd("0.10")),
+                    &key(&k),
+                    Some("job-9"),
+                )
+                .await
+            })
+        })
+        .collect();
+    let (mut applied, mut replays, mut poor) = (0, 0, 0);
+    for t in tasks {
+        match t.await.unwrap() {
+            Ok(r) if r.replay => replays += 1,
+            Ok(_) => applied += 1,
+            Err(StoreError::Refused(Refusal::InsufficientFunds)) => poor += 1,
+            Err(other) => panic!("unexpected {other}"),
+        }
+    }
+    assert_eq!(
+        applied, 20,
+        "applied {applied}, replays {replays}, refused {poor}"
+    );
+    let a = e.store().get_account(&acct("hot")).await.unwrap();
+    assert_eq!((a.balance, a.total_spent), (-1_000_000, 2_000_000));
+    assert_eq!(events_of(e.store(), "account.suspended", 1).await.len(), 1);
+    assert_clean(e.store()).await;
+});
+
+backend_test!(a_batch_answers_each_debit_on_its_own, |b| async move {
+    let Some((_db, e)) = engine(b).await else {
+        return;
+    };
+    let s = e.store();
+    put(s, "u", "free").await;
+    top_up(s, "u", "0.50", "t").await;
+    let req = |amount: &str, k: &str| holdfast::DebitRequest {
+        usage: Usage::Amount(usd(amount)),
+        key: key(k),
+        job_ref: None,
+    };
+    let bad_meter = holdfast::DebitRequest {
+        usage: Usage::Metered {
+            meter: "gpu".into(),
+            seconds: 1,
+        },
+        key: key("m"),
+        job_ref: None,
+    };
+    let batch = [
+        req("1.00", "a"),
+        req("1.00", "a"),
+        req("1.00", "b"),
+        bad_meter,
+        req("0.40", "c"),
+        req("0.50", "a"),
+    ];
+    let results = s.debit_batch(&acct("u"), &batch).await.unwrap();
+    let first = results[0].as_ref().unwrap();
+    assert!(!first.replay);
+    let again = results[1].as_ref().unwrap();
+    assert!(
+        again.replay && again.entry == first.entry,
+        "a key repeated in the batch is a replay"
+    );
+    assert_eq!(
+        results[2].as_ref().unwrap_err(),
+        &Refusal::InsufficientFunds
+    );
+    assert_eq!(
+        results[3].as_ref().unwrap_err(),
+        &Refusal::UnknownMeter("gpu".into())
+    );
+    assert!(results[4].is_ok(), "after a refusal the batch goes on");
+    assert_eq!(
+        results[5].as_ref().unwrap_err(),
+        &Refusal::IdempotencyMismatch
+    );
+    let a = s.get_account(&acct("u")).await.unwrap();
+    assert_eq!(a.balance, 500_000 - 1_000_000 - 400_000);
+    let missing = s.debit_batch(&acct("nobody"), &batch[..2]).await.unwrap();
+    assert!(
+        missing
+            .iter()
+            .all(|r| r.as_ref().unwrap_err() == &Refusal::AccountNotFound)
+    );
+    assert_clean(s).await;
+});

@@ -165,9 +165,9 @@ pub async fn debit(
         )));
     }
     let id = account_id(&id)?;
+    // Through the engine: concurrent debits of one account share a transaction.
     let r = s
         .engine
-        .store()
         .debit(&id, &usage, &key, req.job_ref.as_deref())
         .await?;
     if !r.replay {

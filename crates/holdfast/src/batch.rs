@@ -1,0 +1,106 @@
+//! Batching for hot accounts (group commit). Debits for one account that arrive while a
+//! transaction for that account is in flight wait in a bounded queue and are applied
+//! together, in arrival order, in the next transaction ([`Store::debit_batch`]): each
+//! keeps its own buffer check, ledger entry, idempotency key and result. A debit for an
+//! account with nothing in flight goes straight through as a batch of one, so batching
+//! adds no latency without contention.
+//!
+//! The batches run on a task of their own, so a caller that goes away (a client that
+//! hangs up) never strands the debits queued behind it. A batch that fails as a whole (a
+//! database error) is retried debit by debit, so every caller gets its own answer.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use holdfast_core::{AccountId, Refusal};
+use holdfast_store::{DebitRequest, MoneyResult, Store, StoreError};
+use tokio::sync::oneshot;
+
+/// Most debits one transaction applies.
+pub const MAX_BATCH: usize = 64;
+
+type Reply = oneshot::Sender<Result<MoneyResult, StoreError>>;
+
+/// Per account: the debits waiting for the transaction in flight to finish.
+#[derive(Default)]
+struct Queues {
+    waiting: HashMap<AccountId, Vec<(DebitRequest, Reply)>>,
+}
+
+#[derive(Clone, Default)]
+pub struct DebitBatcher {
+    queues: Arc<Mutex<Queues>>,
+}
+
+impl DebitBatcher {
+    /// Applies one debit, batched with any others for the same account.
+    pub async fn debit(
+        &self,
+        store: &Store,
+        account: &AccountId,
+        req: DebitRequest,
+    ) -> Result<MoneyResult, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        let lead = {
+            let mut q = self.queues.lock().unwrap_or_else(|e| e.into_inner());
+            match q.waiting.get_mut(account) {
+                // A transaction is in flight for this account: wait for the next batch.
+                Some(queue) => {
+                    queue.push((req.clone(), reply));
+                    None
+                }
+                None => {
+                    q.waiting.insert(account.clone(), Vec::new());
+                    Some((req.clone(), reply))
+                }
+            }
+        };
+        if let Some(first) = lead {
+            let (batcher, store, account) = (self.clone(), store.clone(), account.clone());
+            tokio::spawn(async move { batcher.drain(store, account, vec![first]).await });
+        }
+        match answer.await {
+            Ok(result) => result,
+            // The batch task panicked: answer this debit on its own.
+            Err(_) => {
+                store
+                    .debit(account, &req.usage, &req.key, req.job_ref.as_deref())
+                    .await
+            }
+        }
+    }
+
+    /// Runs batches for `account` until its queue is empty.
+    async fn drain(&self, store: Store, account: AccountId, mut batch: Vec<(DebitRequest, Reply)>) {
+        loop {
+            run_batch(&store, &account, batch).await;
+            let mut q = self.queues.lock().unwrap_or_else(|e| e.into_inner());
+            let queue = q.waiting.entry(account.clone()).or_default();
+            if queue.is_empty() {
+                q.waiting.remove(&account);
+                return;
+            }
+            let take = queue.len().min(MAX_BATCH);
+            batch = queue.drain(..take).collect();
+        }
+    }
+}
+
+async fn run_batch(store: &Store, account: &AccountId, batch: Vec<(DebitRequest, Reply)>) {
+    let requests: Vec<DebitRequest> = batch.iter().map(|(r, _)| r.clone()).collect();
+    match store.debit_batch(account, &requests).await {
+        Ok(results) => {
+            for ((_, reply), result) in batch.into_iter().zip(results) {
+                let _ = reply.send(result.map_err(|r: Refusal| StoreError::Refused(r)));
+            }
+        }
+        Err(_) => {
+            for (req, reply) in batch {
+                let result = store
+                    .debit(account, &req.usage, &req.key, req.job_ref.as_deref())
+                    .await;
+                let _ = reply.send(result);
+            }
+        }
+    }
+}
