@@ -86,11 +86,13 @@ pub async fn create_accounts(engine: &Engine, n: u64, names: &Arc<Names>) -> any
     Ok(())
 }
 
+/// The engine's debit path (`Engine::debit`): concurrent debits of one account share a
+/// transaction (batching for hot accounts); over many accounts batches are mostly of one.
 pub fn engine_debit(engine: &Engine, accounts: u64, names: &Arc<Names>) -> Op {
-    let store = engine.store().clone();
+    let engine = engine.clone();
     let names = names.clone();
     Arc::new(move |_, _| {
-        let store = store.clone();
+        let engine = engine.clone();
         let names = names.clone();
         Box::pin(async move {
             let account = AccountId::parse(&random_account(accounts))?;
@@ -99,7 +101,7 @@ pub fn engine_debit(engine: &Engine, accounts: u64, names: &Arc<Names>) -> Op {
                 meter: METER.into(),
                 seconds: 1,
             };
-            store.debit(&account, &usage, &key, None).await?;
+            engine.debit(&account, &usage, &key, None).await?;
             Ok(())
         })
     })

@@ -98,23 +98,21 @@ impl AccountSnapshot {
         self.balance - self.held
     }
 
-    /// Allowance pockets whose window has passed, refilled to the effective plan's quota
-    /// (0 for a pocket the plan no longer has). One meaning for the cycle start: the
-    /// moment the current window opened.
+    /// Allowance pockets whose window has passed, refilled to the effective plan's quota.
+    /// A pocket the plan no longer has keeps its remaining and is never refilled. One
+    /// meaning for the cycle start: the moment the current window opened.
     pub fn due_refills(&self, card: &RateCard) -> Vec<Refill> {
         let (_, plan) = self.effective_plan(card);
         self.allowances
             .iter()
             .filter_map(|(pocket, p)| {
                 let every = *card.allowances.get(pocket)?;
+                let quota = *plan.allowances.get(pocket)?;
                 let due = self.now - p.cycle_started_at >= every * MICROS_PER_SECOND;
-                due.then(|| {
-                    let quota = plan.allowances.get(pocket).copied().unwrap_or(0);
-                    Refill {
-                        pocket: pocket.clone(),
-                        quota,
-                        delta: quota - p.remaining,
-                    }
+                due.then(|| Refill {
+                    pocket: pocket.clone(),
+                    quota,
+                    delta: quota - p.remaining,
                 })
             })
             .collect()
@@ -450,6 +448,18 @@ mod tests {
             decide_submit(&s, 1, &card.kinds["text"], &card),
             Err(Refusal::Busy)
         );
+    }
+
+    #[test]
+    fn a_pocket_the_plan_lacks_is_never_refilled() {
+        let card = RateCard::builtin();
+        let mut s = snap(0, 0);
+        s.plan = "premium".into(); // premium has daily_images only
+        s.now = 10 * 86_400 * MICROS_PER_SECOND;
+        let refills = s.due_refills(&card);
+        assert_eq!(refills.len(), 1);
+        assert_eq!(refills[0].pocket, "daily_images");
+        assert_eq!(refills[0].quota, 10);
     }
 
     #[test]

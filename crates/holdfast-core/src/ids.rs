@@ -51,10 +51,6 @@ fn account_charset(text: &str) -> Result<(), &'static str> {
     }
 }
 
-fn any_text(_: &str) -> Result<(), &'static str> {
-    Ok(())
-}
-
 fn printable(text: &str) -> Result<(), &'static str> {
     if text.chars().any(char::is_control) {
         Err("must not contain control characters")
@@ -69,7 +65,7 @@ string_id!(
 );
 string_id!(
     /// A client's idempotency key: 1–255 characters, unique per account.
-    IdempotencyKey, "idempotency_key", 255, any_text
+    IdempotencyKey, "idempotency_key", 255, printable
 );
 string_id!(
     /// A job id (opaque to clients; a UUIDv7 string when holdfast makes it).
@@ -100,5 +96,7 @@ mod tests {
         assert!(AccountId::parse(&"a".repeat(128)).is_ok());
         assert!(AccountId::parse(&"a".repeat(129)).is_err());
         assert!(IdempotencyKey::parse(&"k".repeat(256)).is_err());
+        assert!(IdempotencyKey::parse("a\u{0}b").is_err());
+        assert!(IdempotencyKey::parse("click #1 — ünïcode").is_ok());
     }
 }

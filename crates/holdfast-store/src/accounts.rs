@@ -279,10 +279,12 @@ impl Store {
                     )
                     .into());
                 }
-                let price = per_second
-                    .times(*seconds)
-                    .ok_or(Refusal::AmountOutOfRange)?;
-                check_request_amount(price)?;
+                let too_large =
+                    || Refusal::InvalidRequest("usage.seconds: too large for this meter".into());
+                let price = per_second.times(*seconds).ok_or_else(too_large)?;
+                if price > holdfast_core::MAX_REQUEST_AMOUNT {
+                    return Err(too_large().into());
+                }
                 Ok(price)
             }
         }
@@ -358,7 +360,7 @@ impl Store {
                 other => Refusal::InvalidRequest(other.to_string()),
             })?;
         let hash = request_hash(&json!({
-            "op": "debit", "amount_micros": amount.0, "usage": usage_json(&req.usage), "job_ref": req.job_ref
+            "op": "debit", "usage": usage_json(&req.usage), "job_ref": req.job_ref
         }));
         Ok(PricedDebit { req, amount, hash })
     }

@@ -207,20 +207,33 @@ async fn check_jobs(
             }
         }
         for h in &j.hold {
-            let Some((n, total)) = captured.get(&(j.job_id.clone(), h.pocket.clone())) else {
-                continue;
-            };
             let charged = j
                 .charged
                 .iter()
                 .find(|c| c.pocket == h.pocket)
                 .map_or(0, |c| c.amount);
-            if *n > 1 || *total != charged || *total > h.amount {
+            // Every charge has exactly one capture entry behind it, and no capture is
+            // without its charge.
+            let (n, total) = captured
+                .remove(&(j.job_id.clone(), h.pocket.clone()))
+                .unwrap_or((0, 0));
+            if n == 0 && charged == 0 {
+                continue;
+            }
+            if n != 1 || total != charged || total > h.amount {
                 out.push(v(5, &j.account_id, Some(&j.job_id), format!(
                     "{n} capture entries of {} totalling {total}; job says charged {charged}, held {}", h.pocket, h.amount
                 )));
             }
         }
+    }
+    for ((job, pocket), (n, _)) in captured {
+        out.push(Violation {
+            invariant: 5,
+            account_id: None,
+            job_id: Some(job),
+            message: format!("{n} capture entries of {pocket} for no hold of a job"),
+        });
     }
     Ok(())
 }

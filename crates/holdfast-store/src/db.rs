@@ -232,7 +232,10 @@ impl Pool {
     /// A read-only transaction (one consistent snapshot).
     pub async fn begin_read(&self) -> Result<Tx, StoreError> {
         Ok(match self {
-            Pool::Postgres(p) => Tx::Postgres(p.begin().await?),
+            Pool::Postgres(p) => Tx::Postgres(
+                p.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    .await?,
+            ),
             Pool::Sqlite(p) => Tx::Sqlite(p.begin().await?),
         })
     }

@@ -32,6 +32,12 @@ impl From<sqlx::Error> for StoreError {
             | sqlx::Error::PoolClosed
             | sqlx::Error::WorkerCrashed
             | sqlx::Error::Tls(_) => StoreError::Unavailable(e.to_string()),
+            // PostgreSQL refuses a NUL in text (22021): a client's text, not a fault.
+            sqlx::Error::Database(db) if db.code().as_deref() == Some("22021") => {
+                StoreError::Refused(Refusal::InvalidRequest(
+                    "text fields must not contain NUL characters".into(),
+                ))
+            }
             _ => StoreError::Database(e),
         }
     }

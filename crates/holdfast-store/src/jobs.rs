@@ -10,8 +10,8 @@ use crate::db::{Row, Sql, Tx};
 use crate::error::StoreError;
 use crate::model::{Heartbeat, Job, Lease, Submitted};
 use crate::store::{
-    EntryFacts, MoneyChange, Store, check_idempotency, count_open_jobs, emit, lock_account,
-    record_idempotency, request_hash, write_ledger, write_money,
+    EntryFacts, MoneyChange, Store, apply_refills, check_idempotency, count_open_jobs, emit,
+    lock_account, record_idempotency, request_hash, write_ledger, write_money,
 };
 use crate::{in_read_tx, in_write_tx};
 
@@ -139,6 +139,21 @@ pub(crate) async fn adjust_held(
     Ok(())
 }
 
+/// Hold or charge lines as API.md writes them: money as a decimal string with
+/// `amount_micros` beside it, allowances as counts.
+pub fn lines_json(lines: &[PocketAmount]) -> serde_json::Value {
+    lines
+        .iter()
+        .map(|l| {
+            if l.pocket == MONEY {
+                json!({ "pocket": l.pocket, "amount": holdfast_core::Micros(l.amount).format(), "amount_micros": l.amount })
+            } else {
+                json!({ "pocket": l.pocket, "amount": l.amount })
+            }
+        })
+        .collect()
+}
+
 /// Finishes a job: status, charge, who finished it, and the event, in the caller's
 /// transaction.
 pub(crate) async fn finish_job(
@@ -161,7 +176,9 @@ pub(crate) async fn finish_job(
     )
     .await?;
     let event = format!("job.{}", status.as_str());
-    let data = json!({ "kind": job.kind, "lane": job.lane, "status": status.as_str(), "charged": charged });
+    let data = json!({
+        "kind": job.kind, "lane": job.lane, "status": status.as_str(), "charged": lines_json(charged)
+    });
     emit(tx, &event, &job.account_id, Some(&job.job_id), data, now).await
 }
 
@@ -203,9 +220,9 @@ impl Store {
         // A refusal still commits the due refill and the activity: time passing is not
         // the request's change.
         let outcome: Result<Submitted, Refusal> = in_write_tx!(self, |tx| async {
-            let mut snap = self.lock_and_refill(tx, &req.account).await?;
-            self.touch(tx, &req.account, &mut snap).await?;
+            let mut snap = lock_account(tx, &req.account).await?;
             let account = req.account.as_str();
+            // A replay changes nothing: answered before the refill and the activity stamp.
             if let Some(r) =
                 check_idempotency(tx, account, req.key.as_str(), "submit", &hash).await?
             {
@@ -217,6 +234,9 @@ impl Store {
                     replay: true,
                 }));
             }
+            let refills = snap.due_refills(self.card());
+            apply_refills(tx, &req.account, &mut snap, &refills).await?;
+            self.touch(tx, &req.account, &mut snap).await?;
             let open = count_open_jobs(tx, account).await?;
             let decision = match decide::decide_submit(&snap, open, kind, self.card()) {
                 Ok(d) => d,

@@ -29,7 +29,17 @@ macro_rules! in_write_tx {
         let mut attempt: u32 = 0;
         loop {
             attempt += 1;
-            let mut tx = $store.pool().begin_write().await?;
+            let mut tx = match $store.pool().begin_write().await {
+                Ok(tx) => tx,
+                Err(e) if e.is_retryable() && attempt < $crate::store::MAX_ATTEMPTS => {
+                    $crate::store::backoff(attempt).await;
+                    continue;
+                }
+                Err(e) if e.is_retryable() => {
+                    break Err($crate::error::StoreError::Contention(attempt));
+                }
+                Err(e) => break Err(e),
+            };
             let result: Result<_, $crate::error::StoreError> = {
                 let $tx: &mut $crate::db::Tx = &mut tx;
                 $body.await
@@ -437,7 +447,11 @@ pub(crate) async fn write_money(
         },
     )
     .await?;
-    let data = serde_json::json!({ "balance_micros": balance, "entry_id": entry.entry_id });
+    let data = serde_json::json!({
+        "balance": holdfast_core::Micros(balance).format(),
+        "balance_micros": balance,
+        "entry_id": entry.entry_id,
+    });
     match suspension {
         Suspension::Suspend => {
             emit(
