@@ -304,13 +304,23 @@ impl Store {
             key: key.clone(),
             job_ref: job_ref.map(str::to_owned),
         };
-        let mut results = self
-            .debit_batch(account, std::slice::from_ref(&req))
-            .await?;
-        let result = results
-            .pop()
-            .ok_or_else(|| StoreError::Corrupt("a batch of one answered nothing".into()))?;
-        result.map_err(StoreError::from)
+        self.debit_one(account, &req).await
+    }
+
+    /// As [`Store::debit_batch`] for one debit, with a mid-write refusal answered as such.
+    async fn debit_one(
+        &self,
+        account: &AccountId,
+        req: &DebitRequest,
+    ) -> Result<MoneyResult, StoreError> {
+        match self.debit_batch(account, std::slice::from_ref(req)).await {
+            Err(StoreError::BatchAborted(r)) => Err(r.into()),
+            Err(e) => Err(e),
+            Ok(mut results) => results
+                .pop()
+                .ok_or_else(|| StoreError::Corrupt("a batch of one answered nothing".into()))?
+                .map_err(StoreError::from),
+        }
     }
 
     /// Applies debits of one account in arrival order in ONE transaction: each gets its
@@ -352,6 +362,11 @@ impl Store {
     }
 
     fn price_debit<'r>(&self, req: &'r DebitRequest) -> Result<PricedDebit<'r>, Refusal> {
+        if req.job_ref.as_deref().is_some_and(|r| r.contains('\0')) {
+            return Err(Refusal::InvalidRequest(
+                "job_ref: must not contain NUL characters".into(),
+            ));
+        }
         let amount = self
             .price(&req.usage)
             .and_then(|a| check_request_amount(a).map(|()| a))
@@ -388,9 +403,18 @@ impl Store {
             spent: p.amount.0,
             credit: false,
         };
-        let entry = write_money(tx, account, snap, buffer.0, change).await?;
+        // From here on the batch has written: any refusal aborts the whole transaction,
+        // never only this debit (it would leave a half-written debit behind).
+        let abort = |e: StoreError| match e {
+            StoreError::Refused(r) => StoreError::BatchAborted(r),
+            other => other,
+        };
+        let entry = write_money(tx, account, snap, buffer.0, change)
+            .await
+            .map_err(abort)?;
         self.answer(tx, account, snap, (key, "debit", &p.hash), entry)
             .await
+            .map_err(abort)
     }
 
     /// A forced debit refunding (part of) a top-up: no buffer check, never more than the

@@ -267,6 +267,21 @@ macro_rules! bind_all {
     }};
 }
 
+/// PostgreSQL cannot store a NUL in text and SQLite can: refuse it on both, before the
+/// statement runs, as the client's mistake it is.
+fn refuse_nul(args: &[Arg]) -> Result<(), StoreError> {
+    let nul = args
+        .iter()
+        .any(|a| matches!(a, Arg::Text(Some(t)) if t.contains('\0')));
+    if nul {
+        return Err(holdfast_core::Refusal::InvalidRequest(
+            "text fields must not contain NUL characters".into(),
+        )
+        .into());
+    }
+    Ok(())
+}
+
 impl Tx {
     pub fn dialect(&self) -> Dialect {
         match self {
@@ -277,6 +292,7 @@ impl Tx {
 
     /// Runs a statement; returns the number of rows it changed.
     pub async fn execute(&mut self, sql: Sql, args: Vec<Arg>) -> Result<u64, StoreError> {
+        refuse_nul(&args)?;
         let text = sql.text(self.dialect());
         Ok(match self {
             Tx::Postgres(tx) => bind_all!(sqlx::query::<Postgres>(text), args)
@@ -291,6 +307,7 @@ impl Tx {
     }
 
     pub async fn fetch_all(&mut self, sql: Sql, args: Vec<Arg>) -> Result<Vec<Row>, StoreError> {
+        refuse_nul(&args)?;
         let text = sql.text(self.dialect());
         Ok(match self {
             Tx::Postgres(tx) => bind_all!(sqlx::query::<Postgres>(text), args)
@@ -313,6 +330,7 @@ impl Tx {
         sql: Sql,
         args: Vec<Arg>,
     ) -> Result<Option<Row>, StoreError> {
+        refuse_nul(&args)?;
         let text = sql.text(self.dialect());
         Ok(match self {
             Tx::Postgres(tx) => bind_all!(sqlx::query::<Postgres>(text), args)

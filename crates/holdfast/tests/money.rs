@@ -412,3 +412,52 @@ backend_test!(a_batch_answers_each_debit_on_its_own, |b| async move {
     );
     assert_clean(s).await;
 });
+
+backend_test!(
+    a_nul_in_text_is_refused_alike_on_both_backends,
+    |b| async move {
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        let s = e.store();
+        put(s, "u", "free").await;
+        top_up(s, "u", "1.00", "t").await;
+        let r = s
+            .debit(
+                &acct("u"),
+                &Usage::Amount(usd("0.10")),
+                &key("d"),
+                Some("job\0x"),
+            )
+            .await;
+        assert!(matches!(refused(r), Refusal::InvalidRequest(_)));
+        let job = e
+            .submit(&holdfast::Submit {
+                account: acct("u"),
+                kind: "video".into(),
+                payload: None,
+                key: key("v"),
+            })
+            .await
+            .unwrap()
+            .job;
+        let worker = holdfast::WorkerId::parse("w").unwrap();
+        let l = s.lease("video", &worker, 60).await.unwrap().unwrap();
+        let id = holdfast::JobId::parse(&job.job_id).unwrap();
+        assert!(matches!(
+            refused(s.fail(&id, &l.lease_token, Some("bad\0reason")).await),
+            Refusal::InvalidRequest(_)
+        ));
+        assert!(matches!(
+            refused(s.heartbeat(&id, "tok\0en").await),
+            Refusal::InvalidRequest(_)
+        ));
+        assert_eq!(
+            s.get_job(&id).await.unwrap().status,
+            holdfast::JobStatus::InProgress,
+            "nothing changed"
+        );
+        assert_eq!(s.get_account(&acct("u")).await.unwrap().balance, 1_000_000);
+        assert_clean(s).await;
+    }
+);
