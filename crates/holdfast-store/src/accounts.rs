@@ -54,6 +54,16 @@ pub struct DebitRequest {
     pub job_ref: Option<String>,
 }
 
+impl DebitRequest {
+    pub fn new(usage: &Usage, key: &IdempotencyKey, job_ref: Option<&str>) -> DebitRequest {
+        DebitRequest {
+            usage: usage.clone(),
+            key: key.clone(),
+            job_ref: job_ref.map(str::to_owned),
+        }
+    }
+}
+
 /// A debit priced from the card and hashed, ready to apply.
 struct PricedDebit<'r> {
     req: &'r DebitRequest,
@@ -168,30 +178,22 @@ impl Store {
     /// Records activity: applies due refills and stamps `last_active_at`.
     pub async fn activity(&self, account: &AccountId) -> Result<AccountView, StoreError> {
         in_write_tx!(self, |tx| async {
-            let mut snap = self.lock_and_refill(tx, account).await?;
-            self.touch(tx, account, &mut snap).await?;
+            let mut snap = lock_account(tx, account).await?;
+            self.record_activity(tx, account, &mut snap).await?;
             view_of(tx, self.card(), account, &snap).await
         })
     }
 
-    /// Locks the account and applies its due refills.
-    pub(crate) async fn lock_and_refill(
-        &self,
-        tx: &mut Tx,
-        account: &AccountId,
-    ) -> Result<AccountSnapshot, StoreError> {
-        let mut snap = lock_account(tx, account).await?;
-        let refills = snap.due_refills(self.card());
-        apply_refills(tx, account, &mut snap, &refills).await?;
-        Ok(snap)
-    }
-
-    pub(crate) async fn touch(
+    /// Account activity (a submit, whatever its outcome, or the activity call): applies
+    /// the due refills and stamps `last_active_at`, in the caller's transaction.
+    pub(crate) async fn record_activity(
         &self,
         tx: &mut Tx,
         account: &AccountId,
         snap: &mut AccountSnapshot,
     ) -> Result<(), StoreError> {
+        let refills = snap.due_refills(self.card());
+        apply_refills(tx, account, snap, &refills).await?;
         tx.execute(
             Sql::both("UPDATE accounts SET last_active_at = $2 WHERE account_id = $1"),
             args![account.as_str(), snap.now],
@@ -299,11 +301,7 @@ impl Store {
         key: &IdempotencyKey,
         job_ref: Option<&str>,
     ) -> Result<MoneyResult, StoreError> {
-        let req = DebitRequest {
-            usage: usage.clone(),
-            key: key.clone(),
-            job_ref: job_ref.map(str::to_owned),
-        };
+        let req = DebitRequest::new(usage, key, job_ref);
         self.debit_one(account, &req).await
     }
 

@@ -10,8 +10,8 @@ use crate::db::{Row, Sql, Tx};
 use crate::error::StoreError;
 use crate::model::{Heartbeat, Job, Lease, Submitted};
 use crate::store::{
-    EntryFacts, MoneyChange, Store, apply_refills, check_idempotency, count_open_jobs, emit,
-    lock_account, record_idempotency, request_hash, write_ledger, write_money,
+    EntryFacts, MoneyChange, Store, check_idempotency, count_open_jobs, emit, lock_account,
+    record_idempotency, request_hash, write_ledger, write_money,
 };
 use crate::{in_read_tx, in_write_tx};
 
@@ -234,9 +234,7 @@ impl Store {
                     replay: true,
                 }));
             }
-            let refills = snap.due_refills(self.card());
-            apply_refills(tx, &req.account, &mut snap, &refills).await?;
-            self.touch(tx, &req.account, &mut snap).await?;
+            self.record_activity(tx, &req.account, &mut snap).await?;
             let open = count_open_jobs(tx, account).await?;
             let decision = match decide::decide_submit(&snap, open, kind, self.card()) {
                 Ok(d) => d,

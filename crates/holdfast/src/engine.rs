@@ -74,11 +74,7 @@ impl Engine {
         key: &IdempotencyKey,
         job_ref: Option<&str>,
     ) -> Result<MoneyResult, StoreError> {
-        let req = DebitRequest {
-            usage: usage.clone(),
-            key: key.clone(),
-            job_ref: job_ref.map(str::to_owned),
-        };
+        let req = DebitRequest::new(usage, key, job_ref);
         self.debits.debit(&self.store, account, req).await
     }
 }
