@@ -10,8 +10,8 @@ use crate::db::{Sql, Tx};
 use crate::error::StoreError;
 use crate::model::{AccountView, LedgerEntry, MoneyResult, Page};
 use crate::store::{
-    EntryFacts, MoneyChange, Store, apply_refills, check_idempotency, entry_from, lock_account,
-    read_account, read_entry, record_idempotency, request_hash, view_of, write_ledger, write_money,
+    EntryFacts, Locked, MoneyChange, Store, apply_refills, entry_from, lock_account, read_account,
+    read_entry, request_hash, write_ledger, write_money,
 };
 use crate::{in_read_tx, in_write_tx};
 
@@ -113,7 +113,8 @@ impl Store {
             )
             .await?
             == 1;
-        let mut snap = lock_account(tx, account).await?;
+        let mut locked = lock_account(tx, account, &[]).await?;
+        let snap = &mut locked.snap;
         if !inserted {
             tx.execute(
                 Sql::both("UPDATE accounts SET plan = $2, plan_until = $3, max_concurrent_jobs = $4 WHERE account_id = $1"),
@@ -165,22 +166,21 @@ impl Store {
                 },
             );
         }
-        Ok((view_of(tx, self.card(), account, &snap).await?, inserted))
+        Ok((locked.view(self.card()), inserted))
     }
 
     pub async fn get_account(&self, account: &AccountId) -> Result<AccountView, StoreError> {
         in_read_tx!(self, |tx| async {
-            let snap = read_account(tx, account).await?;
-            view_of(tx, self.card(), account, &snap).await
+            Ok(read_account(tx, account).await?.view(self.card()))
         })
     }
 
     /// Records activity: applies due refills and stamps `last_active_at`.
     pub async fn activity(&self, account: &AccountId) -> Result<AccountView, StoreError> {
         in_write_tx!(self, |tx| async {
-            let mut snap = lock_account(tx, account).await?;
-            self.record_activity(tx, account, &mut snap).await?;
-            view_of(tx, self.card(), account, &snap).await
+            let mut locked = lock_account(tx, account, &[]).await?;
+            self.record_activity(tx, account, &mut locked.snap).await?;
+            Ok(locked.view(self.card()))
         })
     }
 
@@ -194,6 +194,16 @@ impl Store {
     ) -> Result<(), StoreError> {
         let refills = snap.due_refills(self.card());
         apply_refills(tx, account, snap, &refills).await?;
+        self.stamp_activity(tx, account, snap).await
+    }
+
+    /// Stamps `last_active_at`, in the caller's transaction.
+    pub(crate) async fn stamp_activity(
+        &self,
+        tx: &mut Tx,
+        account: &AccountId,
+        snap: &mut AccountSnapshot,
+    ) -> Result<(), StoreError> {
         tx.execute(
             Sql::both("UPDATE accounts SET last_active_at = $2 WHERE account_id = $1"),
             args![account.as_str(), snap.now],
@@ -210,9 +220,9 @@ impl Store {
         blocked: bool,
     ) -> Result<AccountView, StoreError> {
         in_write_tx!(self, |tx| async {
-            let mut snap = lock_account(tx, account).await?;
+            let mut locked = lock_account(tx, account, &[]).await?;
             let blocked_at = if blocked {
-                Some(snap.blocked_at.unwrap_or(snap.now))
+                Some(locked.snap.blocked_at.unwrap_or(locked.snap.now))
             } else {
                 None
             };
@@ -221,8 +231,8 @@ impl Store {
                 args![account.as_str(), blocked_at],
             )
             .await?;
-            snap.blocked_at = blocked_at;
-            view_of(tx, self.card(), account, &snap).await
+            locked.snap.blocked_at = blocked_at;
+            Ok(locked.view(self.card()))
         })
     }
 
@@ -238,17 +248,15 @@ impl Store {
         let op = kind.as_str();
         let hash = request_hash(&json!({ "op": op, "amount_micros": amount.0 }));
         in_write_tx!(self, |tx| async {
-            let mut snap = lock_account(tx, account).await?;
-            if let Some(replay) =
-                check_idempotency(tx, account.as_str(), key.as_str(), op, &hash).await?
-            {
-                return self.replay_money(tx, account, &snap, replay.entry_id).await;
+            let mut locked = lock_account(tx, account, &[key.as_str()]).await?;
+            if let Some(replay) = locked.replay(key.as_str(), op, &hash)? {
+                let entry_id = replay.entry_id;
+                return self.replay_money(tx, &locked, entry_id).await;
             }
-            let buffer = snap.buffer(self.card()).0;
+            let buffer = locked.snap.buffer(self.card()).0;
             let entry = write_money(
                 tx,
-                account,
-                &mut snap,
+                &mut locked,
                 buffer,
                 MoneyChange {
                     delta: amount.0,
@@ -258,10 +266,10 @@ impl Store {
                     spent: 0,
                     credit: true,
                 },
+                Some((key, &hash)),
             )
             .await?;
-            self.answer(tx, account, &snap, (key, op, &hash), entry)
-                .await
+            Ok(self.answer(&locked, entry))
         })
     }
 
@@ -333,8 +341,9 @@ impl Store {
     ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
         let priced: Vec<Result<PricedDebit<'_>, Refusal>> =
             requests.iter().map(|r| self.price_debit(r)).collect();
+        let keys: Vec<&str> = requests.iter().map(|r| r.key.as_str()).collect();
         in_write_tx!(self, |tx| async {
-            let mut snap = match lock_account(tx, account).await {
+            let mut locked = match lock_account(tx, account, &keys).await {
                 Err(StoreError::Refused(missing)) => {
                     // 422s (an unknown meter, a bad amount) come before 404.
                     return Ok(priced
@@ -348,7 +357,7 @@ impl Store {
             for p in &priced {
                 out.push(match p {
                     Err(r) => Err(r.clone()),
-                    Ok(p) => match self.debit_in(tx, account, &mut snap, p).await {
+                    Ok(p) => match self.debit_in(tx, &mut locked, p).await {
                         Ok(m) => Ok(m),
                         Err(StoreError::Refused(r)) => Err(r),
                         Err(e) => return Err(e),
@@ -381,18 +390,16 @@ impl Store {
     async fn debit_in(
         &self,
         tx: &mut Tx,
-        account: &AccountId,
-        snap: &mut AccountSnapshot,
+        locked: &mut Locked,
         p: &PricedDebit<'_>,
     ) -> Result<MoneyResult, StoreError> {
         let key = &p.req.key;
-        if let Some(replay) =
-            check_idempotency(tx, account.as_str(), key.as_str(), "debit", &p.hash).await?
-        {
-            return self.replay_money(tx, account, snap, replay.entry_id).await;
+        if let Some(replay) = locked.replay(key.as_str(), "debit", &p.hash)? {
+            let entry_id = replay.entry_id;
+            return self.replay_money(tx, locked, entry_id).await;
         }
-        let buffer = snap.buffer(self.card());
-        decide::check_debit(snap, p.amount, buffer)?;
+        let buffer = locked.snap.buffer(self.card());
+        decide::check_debit(&locked.snap, p.amount, buffer)?;
         let change = MoneyChange {
             delta: -p.amount.0,
             kind: "debit",
@@ -407,12 +414,10 @@ impl Store {
             StoreError::Refused(r) => StoreError::BatchAborted(r),
             other => other,
         };
-        let entry = write_money(tx, account, snap, buffer.0, change)
+        let entry = write_money(tx, locked, buffer.0, change, Some((key, &p.hash)))
             .await
             .map_err(abort)?;
-        self.answer(tx, account, snap, (key, "debit", &p.hash), entry)
-            .await
-            .map_err(abort)
+        Ok(self.answer(locked, entry))
     }
 
     /// A forced debit refunding (part of) a top-up: no buffer check, never more than the
@@ -429,24 +434,22 @@ impl Store {
             &json!({ "op": "refund", "amount_micros": amount.0, "top_up": top_up_key.as_str() }),
         );
         in_write_tx!(self, |tx| async {
-            let mut snap = lock_account(tx, account).await?;
-            let top_up =
-                crate::store::find_idempotency(tx, account.as_str(), top_up_key.as_str()).await?;
-            let top_up_entry = match top_up {
+            let mut locked =
+                lock_account(tx, account, &[top_up_key.as_str(), key.as_str()]).await?;
+            let top_up_entry = match locked.record(top_up_key.as_str()) {
                 Some(r) if r.operation == "top_up" => r
                     .entry_id
                     .ok_or_else(|| StoreError::Corrupt("top-up without entry".into()))?,
                 Some(r) if r.operation == "bonus" => {
                     // Still the idempotency check first: a replay of this refund is a replay.
-                    check_idempotency(tx, account.as_str(), key.as_str(), "refund", &hash).await?;
+                    locked.replay(key.as_str(), "refund", &hash)?;
                     return Err(Refusal::NotRefundable.into());
                 }
                 _ => return Err(Refusal::TopUpNotFound.into()),
             };
-            if let Some(replay) =
-                check_idempotency(tx, account.as_str(), key.as_str(), "refund", &hash).await?
-            {
-                return self.replay_money(tx, account, &snap, replay.entry_id).await;
+            if let Some(replay) = locked.replay(key.as_str(), "refund", &hash)? {
+                let entry_id = replay.entry_id;
+                return self.replay_money(tx, &locked, entry_id).await;
             }
             let credited = read_entry(tx, top_up_entry).await?.delta;
             let refunded = tx
@@ -462,11 +465,10 @@ impl Store {
             if amount.0 > credited - refunded {
                 return Err(Refusal::RefundExceedsTopUp.into());
             }
-            let buffer = snap.buffer(self.card()).0;
+            let buffer = locked.snap.buffer(self.card()).0;
             let entry = write_money(
                 tx,
-                account,
-                &mut snap,
+                &mut locked,
                 buffer,
                 MoneyChange {
                     delta: -amount.0,
@@ -476,57 +478,33 @@ impl Store {
                     spent: 0,
                     credit: false,
                 },
+                Some((key, &hash)),
             )
             .await?;
-            self.answer(tx, account, &snap, (key, "refund", &hash), entry)
-                .await
+            Ok(self.answer(&locked, entry))
         })
     }
 
-    /// Records the idempotency key of a money operation just applied, and answers with its
-    /// entry and the account as it is now.
-    async fn answer(
-        &self,
-        tx: &mut Tx,
-        account: &AccountId,
-        snap: &AccountSnapshot,
-        (key, op, hash): (&IdempotencyKey, &str, &str),
-        entry: LedgerEntry,
-    ) -> Result<MoneyResult, StoreError> {
-        let (id, now) = (entry.entry_id, snap.now);
-        record_idempotency(
-            tx,
-            account.as_str(),
-            key.as_str(),
-            op,
-            hash,
-            Some(id),
-            None,
-            now,
-        )
-        .await?;
-        let account = view_of(tx, self.card(), account, snap).await?;
-        Ok(MoneyResult {
+    /// Answers a money operation just applied with its entry and the account as it is now.
+    fn answer(&self, locked: &Locked, entry: LedgerEntry) -> MoneyResult {
+        MoneyResult {
             entry,
-            account,
+            account: locked.view(self.card()),
             replay: false,
-        })
+        }
     }
 
     async fn replay_money(
         &self,
         tx: &mut Tx,
-        account: &AccountId,
-        snap: &AccountSnapshot,
+        locked: &Locked,
         entry_id: Option<i64>,
     ) -> Result<MoneyResult, StoreError> {
         let entry_id = entry_id
             .ok_or_else(|| StoreError::Corrupt("money idempotency record without entry".into()))?;
-        let entry = read_entry(tx, entry_id).await?;
-        let account = view_of(tx, self.card(), account, snap).await?;
         Ok(MoneyResult {
-            entry,
-            account,
+            entry: read_entry(tx, entry_id).await?,
+            account: locked.view(self.card()),
             replay: true,
         })
     }

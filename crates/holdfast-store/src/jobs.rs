@@ -1,7 +1,7 @@
 //! Jobs and two-phase holds: submit (hold), lease, heartbeat, complete (capture), fail and
 //! cancel (release).
 
-use holdfast_core::decide::{self, AccountSnapshot, CancelDecision, JobStatus, PocketAmount};
+use holdfast_core::decide::{self, CancelDecision, JobStatus, PocketAmount};
 use holdfast_core::{AccountId, IdempotencyKey, JobId, MONEY, Refusal, WorkerId};
 use serde_json::json;
 
@@ -10,8 +10,8 @@ use crate::db::{Row, Sql, Tx};
 use crate::error::StoreError;
 use crate::model::{Heartbeat, Job, Lease, Submitted};
 use crate::store::{
-    EntryFacts, MoneyChange, Store, check_idempotency, count_open_jobs, emit, lock_account,
-    record_idempotency, request_hash, write_ledger, write_money,
+    EntryFacts, Locked, MoneyChange, Store, apply_refills, change_money, emit_suspension,
+    lock_account, lock_account_of_job, request_hash, rest_columns,
 };
 use crate::{in_read_tx, in_write_tx};
 
@@ -29,10 +29,15 @@ const READ_JOB: Sql = Sql::both(concat!(
     job_columns!(),
     " FROM jobs WHERE job_id = $1"
 ));
+/// Locks a job (`$1`) after its account; on PostgreSQL it also reads the account's rest
+/// (`$2` account, `$3` keys), now that the account lock is held. See
+/// [`lock_account_of_job`].
 const LOCK_JOB: Sql = Sql {
     postgres: concat!(
         "SELECT ",
         job_columns!(),
+        ", ",
+        rest_columns!(postgres, "$2", "$3"),
         " FROM jobs WHERE job_id = $1 FOR UPDATE"
     ),
     sqlite: READ_JOB.sqlite,
@@ -93,50 +98,15 @@ pub(crate) async fn read_job(tx: &mut Tx, job: &str) -> Result<JobRow, StoreErro
     job_from(&row)
 }
 
-/// Reads a job, locks its account, then locks the job: the lock order everywhere is the
-/// account row first, then its jobs.
-async fn lock_job_and_account(
-    tx: &mut Tx,
-    job: &JobId,
-) -> Result<(AccountSnapshot, JobRow), StoreError> {
-    let account = read_job(tx, job.as_str()).await?.job.account_id;
-    let account = AccountId::parse(&account).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    let snap = lock_account(tx, &account).await?;
-    let row = tx.fetch_one(LOCK_JOB, args![job.as_str()]).await?;
-    Ok((snap, job_from(&row)?))
-}
-
-/// Raises (`sign = 1`) or lowers (`sign = -1`) the `held` of each pocket in `lines`.
-pub(crate) async fn adjust_held(
-    tx: &mut Tx,
-    account: &str,
-    snap: &mut AccountSnapshot,
-    lines: &[PocketAmount],
-    sign: i64,
-) -> Result<(), StoreError> {
-    for line in lines {
-        let delta = sign * line.amount;
-        if line.pocket == MONEY {
-            tx.execute(
-                Sql::both("UPDATE accounts SET held = held + $2 WHERE account_id = $1"),
-                args![account, delta],
-            )
-            .await?;
-            snap.held += delta;
-        } else {
-            tx.execute(
-                Sql::both(
-                    "UPDATE allowances SET held = held + $3 WHERE account_id = $1 AND pocket = $2",
-                ),
-                args![account, line.pocket.as_str(), delta],
-            )
-            .await?;
-            if let Some(p) = snap.allowances.get_mut(&line.pocket) {
-                p.held += delta;
-            }
-        }
+/// Locks a job's account, then the job: the lock order everywhere is the account row
+/// first, then its jobs.
+async fn lock_job_and_account(tx: &mut Tx, job: &JobId) -> Result<(Locked, JobRow), StoreError> {
+    match lock_account_of_job(tx, job.as_str(), LOCK_JOB).await? {
+        (locked, Some(row)) => Ok((locked, job_from(&row)?)),
+        (_, None) => Err(StoreError::Corrupt(
+            "a job vanished under its account lock".into(),
+        )),
     }
-    Ok(())
 }
 
 /// Hold or charge lines as API.md writes them: money as a decimal string with
@@ -154,39 +124,203 @@ pub fn lines_json(lines: &[PocketAmount]) -> serde_json::Value {
         .collect()
 }
 
-/// Finishes a job: status, charge, who finished it, and the event, in the caller's
-/// transaction.
-pub(crate) async fn finish_job(
-    tx: &mut Tx,
-    job: &Job,
-    status: JobStatus,
-    charged: &[PocketAmount],
-    finished_by: &str,
-    reason: Option<&str>,
-    now: i64,
-) -> Result<(), StoreError> {
-    let charged_json =
-        serde_json::to_string(charged).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    tx.execute(
-        Sql::both(
-            "UPDATE jobs SET status = $2, charged = $3, finished_at = $4, finished_by = $5, failure_reason = $6, \
-             lease_token = CASE WHEN $5 = 'sweep' THEN NULL ELSE lease_token END WHERE job_id = $1",
-        ),
-        args![job.job_id.as_str(), status.as_str(), charged_json, now, finished_by, reason],
-    )
-    .await?;
-    let event = format!("job.{}", status.as_str());
-    let data = json!({
-        "kind": job.kind, "lane": job.lane, "status": status.as_str(), "charged": lines_json(charged)
-    });
-    emit(tx, &event, &job.account_id, Some(&job.job_id), data, now).await
+/// Finishing a job in ONE statement: its account row (money hold released, capture
+/// taken, suspension), its allowance pocket (hold released, capture taken, floored at 0),
+/// the capture's ledger entry (when something was taken), the job row and its event.
+/// Returns the job as written and the entry id.
+const FINISH: Sql = Sql {
+    postgres: concat!(
+        "WITH a AS (UPDATE accounts SET balance = balance + $2, held = held + $3, total_spent = total_spent + $4, \
+         suspended_at = $5 WHERE account_id = $1 AND ($2 <> 0 OR $3 <> 0)), \
+         p AS (UPDATE allowances SET held = held + $7, remaining = remaining + $8 WHERE account_id = $1 AND pocket = $6), \
+         e AS (INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at) \
+         SELECT $1, $9, $10, 'capture', $11, $12, $13, $14, $15 WHERE $10 <> 0 RETURNING entry_id), \
+         v AS (INSERT INTO events (type, account_id, job_id, data, created_at) VALUES ($20, $1, $14, $21, $15)), \
+         j AS (UPDATE jobs SET status = $16, charged = $17, finished_at = $15, finished_by = $18, failure_reason = $19, \
+         lease_token = CASE WHEN $18 = 'sweep' THEN NULL ELSE lease_token END WHERE job_id = $14 RETURNING ",
+        job_columns!(),
+        ") SELECT ",
+        job_columns!(),
+        ", (SELECT entry_id FROM e) AS entry_id FROM j"
+    ),
+    sqlite: concat!(
+        "UPDATE accounts SET balance = balance + $2, held = held + $3, total_spent = total_spent + $4, \
+         suspended_at = $5 WHERE account_id = $1 AND ($2 <> 0 OR $3 <> 0); \
+         UPDATE allowances SET held = held + $7, remaining = remaining + $8 WHERE account_id = $1 AND pocket = $6; \
+         INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at) \
+         SELECT $1, $9, $10, 'capture', $11, $12, $13, $14, $15 WHERE $10 <> 0; \
+         UPDATE jobs SET status = $16, charged = $17, finished_at = $15, finished_by = $18, failure_reason = $19, \
+         lease_token = CASE WHEN $18 = 'sweep' THEN NULL ELSE lease_token END WHERE job_id = $14 RETURNING ",
+        job_columns!(),
+        ", CASE WHEN $10 <> 0 THEN last_insert_rowid() END AS entry_id; \
+         INSERT INTO events (type, account_id, job_id, data, created_at) VALUES ($20, $1, $14, $21, $15)"
+    ),
+};
+
+/// How a job ends.
+pub(crate) struct Finish<'a> {
+    pub status: JobStatus,
+    /// What is taken from the hold (at most the hold); the rest of it is released.
+    pub capture: i64,
+    pub finished_by: &'a str,
+    pub reason: Option<&'a str>,
 }
 
-const CAPTURE_ALLOWANCE: Sql = Sql {
-    postgres: "UPDATE allowances SET remaining = GREATEST(0, remaining - $3) \
-               WHERE account_id = $1 AND pocket = $2 RETURNING remaining, held",
-    sqlite: "UPDATE allowances SET remaining = MAX(0, remaining - $3) \
-             WHERE account_id = $1 AND pocket = $2 RETURNING remaining, held",
+/// Finishes a job under its account's lock: releases its hold, takes the capture, writes
+/// status, charge, who finished it and the event. Returns the job as written.
+pub(crate) async fn finish_job(
+    tx: &mut Tx,
+    card: &holdfast_core::RateCard,
+    locked: &mut Locked,
+    job: &Job,
+    f: Finish<'_>,
+) -> Result<Job, StoreError> {
+    let hold = match job.hold.as_slice() {
+        [] => None,
+        [line] => Some(line),
+        _ => return Err(StoreError::Corrupt("a hold of more than one pocket".into())),
+    };
+    let snap = &mut locked.snap;
+    let now = snap.now;
+    let buffer = snap.buffer(card).0;
+    let mut money = (0, 0, None); // balance delta, held delta, suspension
+    let mut pocket = (None, 0, 0); // pocket, held delta, remaining delta
+    let mut entry = None;
+    let mut charged = Vec::new();
+    match hold {
+        None => {}
+        Some(h) if h.pocket == MONEY => {
+            snap.held -= h.amount;
+            money.1 = -h.amount;
+            // A release alone (nothing captured) leaves the balance where it is.
+            if f.capture > 0 {
+                let change = MoneyChange {
+                    delta: -f.capture,
+                    kind: "capture",
+                    reference: Some(job.job_id.clone()),
+                    credited: 0,
+                    spent: f.capture,
+                    credit: false,
+                };
+                let suspension = change_money(snap, &change)?;
+                money = (change.delta, -h.amount, Some(suspension));
+                entry = Some(EntryFacts {
+                    pocket: MONEY,
+                    delta: change.delta,
+                    kind: change.kind,
+                    amount_after: snap.balance,
+                    available_after: Some(snap.balance - snap.held),
+                    buffer: Some(buffer),
+                    reference: change.reference,
+                });
+            }
+        }
+        Some(h) => {
+            let p = snap.allowances.get_mut(&h.pocket).ok_or_else(|| {
+                StoreError::Corrupt(format!("a hold on a missing pocket {:?}", h.pocket))
+            })?;
+            let decrease = decide::actual_decrease(&h.pocket, p.remaining, f.capture);
+            p.held -= h.amount;
+            p.remaining -= decrease;
+            pocket = (Some(h.pocket.as_str()), -h.amount, -decrease);
+            entry = Some(EntryFacts {
+                pocket: &h.pocket,
+                delta: -decrease,
+                kind: "capture",
+                amount_after: p.remaining,
+                available_after: Some(p.remaining - p.held),
+                buffer: None,
+                reference: Some(job.job_id.clone()),
+            });
+        }
+    }
+    if let Some(h) = hold
+        && f.capture > 0
+    {
+        let taken = entry.as_ref().map_or(0, |e| -e.delta);
+        charged.push(PocketAmount {
+            pocket: h.pocket.clone(),
+            amount: taken,
+        });
+    }
+    let entry = entry.filter(|e| e.delta != 0);
+    let charged_json =
+        serde_json::to_string(&charged).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let event = format!("job.{}", f.status.as_str());
+    let data = json!({
+        "kind": job.kind, "lane": job.lane, "status": f.status.as_str(), "charged": lines_json(&charged)
+    });
+    let e = entry.as_ref();
+    let rows = tx
+        .fetch_all(
+            FINISH,
+            args![
+                job.account_id.as_str(),
+                money.0,
+                money.1,
+                -money.0,
+                snap.suspended_at,
+                pocket.0,
+                pocket.1,
+                pocket.2,
+                e.map(|e| e.pocket),
+                e.map_or(0, |e| e.delta),
+                e.map_or(0, |e| e.amount_after),
+                e.and_then(|e| e.available_after),
+                e.and_then(|e| e.buffer),
+                job.job_id.as_str(),
+                now,
+                f.status.as_str(),
+                charged_json,
+                f.finished_by,
+                f.reason,
+                event,
+                data.to_string()
+            ],
+        )
+        .await?;
+    let row = match rows.as_slice() {
+        [row] => row,
+        _ => {
+            return Err(StoreError::Corrupt(
+                "finishing a job wrote no job row".into(),
+            ));
+        }
+    };
+    if let Some(suspension) = money.2 {
+        let entry_id = row.int("entry_id")?;
+        emit_suspension(tx, &job.account_id, suspension, snap, entry_id).await?;
+    }
+    if job.status.is_open() && !f.status.is_open() {
+        locked.open_jobs -= 1;
+    }
+    Ok(job_from(row)?.job)
+}
+
+/// A submit's writes in ONE statement: the account's money hold and activity stamp, the
+/// allowance pocket's hold, the idempotency record, the job.
+const SUBMIT: Sql = Sql {
+    postgres: concat!(
+        "WITH a AS (UPDATE accounts SET held = held + $2, last_active_at = $3 WHERE account_id = $1), \
+         p AS (UPDATE allowances SET held = held + $5 WHERE account_id = $1 AND pocket = $4), \
+         k AS (INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
+         VALUES ($1, $15, 'submit', $16, NULL, $6, $11)), \
+         j AS (INSERT INTO jobs (job_id, account_id, kind, lane, status, payload, hold, created_at, notice_at, \
+         limit_at_submit, open_at_submit) VALUES ($6, $1, $7, $8, 'queued', $9, $10, $11, $12, $13, $14) RETURNING ",
+        job_columns!(),
+        ") SELECT ",
+        job_columns!(),
+        " FROM j"
+    ),
+    sqlite: concat!(
+        "UPDATE accounts SET held = held + $2, last_active_at = $3 WHERE account_id = $1; \
+         UPDATE allowances SET held = held + $5 WHERE account_id = $1 AND pocket = $4; \
+         INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
+         VALUES ($1, $15, 'submit', $16, NULL, $6, $11); \
+         INSERT INTO jobs (job_id, account_id, kind, lane, status, payload, hold, created_at, notice_at, \
+         limit_at_submit, open_at_submit) VALUES ($6, $1, $7, $8, 'queued', $9, $10, $11, $12, $13, $14) RETURNING ",
+        job_columns!()
+    ),
 };
 
 /// Submit request.
@@ -220,59 +354,71 @@ impl Store {
         // A refusal still commits the due refill and the activity: time passing is not
         // the request's change.
         let outcome: Result<Submitted, Refusal> = in_write_tx!(self, |tx| async {
-            let mut snap = lock_account(tx, &req.account).await?;
+            let mut locked = lock_account(tx, &req.account, &[req.key.as_str()]).await?;
             let account = req.account.as_str();
             // A replay changes nothing: answered before the refill and the activity stamp.
-            if let Some(r) =
-                check_idempotency(tx, account, req.key.as_str(), "submit", &hash).await?
-            {
+            if let Some(r) = locked.replay(req.key.as_str(), "submit", &hash)? {
                 let job_id = r
                     .job_id
+                    .clone()
                     .ok_or_else(|| StoreError::Corrupt("submit record without job".into()))?;
                 return Ok(Ok(Submitted {
                     job: read_job(tx, &job_id).await?.job,
                     replay: true,
                 }));
             }
-            self.record_activity(tx, &req.account, &mut snap).await?;
-            let open = count_open_jobs(tx, account).await?;
-            let decision = match decide::decide_submit(&snap, open, kind, self.card()) {
+            let snap = &mut locked.snap;
+            let refills = snap.due_refills(self.card());
+            apply_refills(tx, &req.account, snap, &refills).await?;
+            let open = locked.open_jobs;
+            let decision = match decide::decide_submit(snap, open, kind, self.card()) {
                 Ok(d) => d,
-                Err(refusal) => return Ok(Err(refusal)),
+                Err(refusal) => {
+                    self.stamp_activity(tx, &req.account, snap).await?;
+                    return Ok(Err(refusal));
+                }
             };
-            adjust_held(tx, account, &mut snap, &decision.hold, 1).await?;
+            let (money_hold, pocket_hold) = match decision.hold.as_slice() {
+                [] => (0, None),
+                [h] if h.pocket == MONEY => (h.amount, None),
+                [h] => (0, Some(h)),
+                _ => return Err(StoreError::Corrupt("a hold of more than one pocket".into())),
+            };
             let job_id = uuid::Uuid::now_v7().to_string();
             let hold = serde_json::to_string(&decision.hold)
                 .map_err(|e| StoreError::Corrupt(e.to_string()))?;
             let notice_at =
                 snap.now + self.card().timeouts.notice_delay_seconds * decide::MICROS_PER_SECOND;
             let payload = req.payload.as_ref().map(|p| p.to_string());
-            let row = tx
-                .fetch_one(
-                    Sql::both(concat!(
-                        "INSERT INTO jobs (job_id, account_id, kind, lane, status, payload, hold, created_at, notice_at, \
-                         limit_at_submit, open_at_submit) VALUES ($1, $2, $3, $4, 'queued', $5, $6, $7, $8, $9, $10) RETURNING ",
-                        job_columns!()
-                    )),
+            let rows = tx
+                .fetch_all(
+                    SUBMIT,
                     args![
-                        job_id.as_str(), account, req.kind.as_str(), decision.lane.as_str(), payload, hold,
-                        snap.now, notice_at, snap.concurrency_limit(self.card()), open + 1
+                        account,
+                        money_hold,
+                        snap.now,
+                        pocket_hold.map(|h| h.pocket.as_str()),
+                        pocket_hold.map_or(0, |h| h.amount),
+                        job_id.as_str(),
+                        req.kind.as_str(),
+                        decision.lane.as_str(),
+                        payload,
+                        hold,
+                        snap.now,
+                        notice_at,
+                        snap.concurrency_limit(self.card()),
+                        open + 1,
+                        req.key.as_str(),
+                        hash.as_str()
                     ],
                 )
                 .await?;
-            record_idempotency(
-                tx,
-                account,
-                req.key.as_str(),
-                "submit",
-                &hash,
-                None,
-                Some(&job_id),
-                snap.now,
-            )
-            .await?;
+            let row = match rows.as_slice() {
+                [row] => row,
+                _ => return Err(StoreError::Corrupt("a submit wrote no job".into())),
+            };
             Ok(Ok(Submitted {
-                job: job_from(&row)?.job,
+                job: job_from(row)?.job,
                 replay: false,
             }))
         })?;
@@ -405,97 +551,24 @@ impl Store {
         capture: Option<&[PocketAmount]>,
     ) -> Result<Job, StoreError> {
         in_write_tx!(self, |tx| async {
-            let (mut snap, row) = lock_job_and_account(tx, job).await?;
+            let (mut locked, row) = lock_job_and_account(tx, job).await?;
             let lines = decide::resolve_capture(&row.job.hold, capture)?;
-            if let Some(done) = Self::check_finish(&row, token, "complete", snap.now)? {
+            if let Some(done) = Self::check_finish(&row, token, "complete", locked.snap.now)? {
                 return Ok(done);
-            }
-            let account = AccountId::parse(&row.job.account_id)
-                .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-            adjust_held(tx, account.as_str(), &mut snap, &row.job.hold, -1).await?;
-            let mut charged = Vec::new();
-            for line in lines.iter().filter(|l| l.capture > 0) {
-                let decrease = self
-                    .capture_line(
-                        tx,
-                        &account,
-                        &mut snap,
-                        &line.pocket,
-                        line.capture,
-                        &row.job.job_id,
-                    )
-                    .await?;
-                charged.push(PocketAmount {
-                    pocket: line.pocket.clone(),
-                    amount: decrease,
-                });
             }
             let status = if row.job.cancel_requested {
                 JobStatus::Canceled
             } else {
                 JobStatus::Succeeded
             };
-            finish_job(tx, &row.job, status, &charged, "complete", None, snap.now).await?;
-            Ok(read_job(tx, job.as_str()).await?.job)
+            let finish = Finish {
+                status,
+                capture: lines.iter().map(|l| l.capture).sum(),
+                finished_by: "complete",
+                reason: None,
+            };
+            finish_job(tx, self.card(), &mut locked, &row.job, finish).await
         })
-    }
-
-    /// Takes `amount` from one pocket for a job; returns the actual decrease.
-    async fn capture_line(
-        &self,
-        tx: &mut Tx,
-        account: &AccountId,
-        snap: &mut AccountSnapshot,
-        pocket: &str,
-        amount: i64,
-        job_id: &str,
-    ) -> Result<i64, StoreError> {
-        if pocket == MONEY {
-            let buffer = snap.buffer(self.card()).0;
-            write_money(
-                tx,
-                account,
-                snap,
-                buffer,
-                MoneyChange {
-                    delta: -amount,
-                    kind: "capture",
-                    reference: Some(job_id.to_owned()),
-                    credited: 0,
-                    spent: amount,
-                    credit: false,
-                },
-            )
-            .await?;
-            return Ok(amount);
-        }
-        let before = snap.allowances.get(pocket).map_or(0, |p| p.remaining);
-        let row = tx
-            .fetch_one(CAPTURE_ALLOWANCE, args![account.as_str(), pocket, amount])
-            .await?;
-        let after = row.int("remaining")?;
-        let decrease = before - after;
-        if let Some(p) = snap.allowances.get_mut(pocket) {
-            p.remaining = after;
-        }
-        if decrease != 0 {
-            write_ledger(
-                tx,
-                account.as_str(),
-                snap.now,
-                EntryFacts {
-                    pocket,
-                    delta: -decrease,
-                    kind: "capture",
-                    amount_after: after,
-                    available_after: Some(after - row.int("held")?),
-                    buffer: None,
-                    reference: Some(job_id.to_owned()),
-                },
-            )
-            .await?;
-        }
-        Ok(decrease)
     }
 
     /// Fails a job with its lease: the hold is released, nothing is charged.
@@ -506,22 +579,17 @@ impl Store {
         reason: Option<&str>,
     ) -> Result<Job, StoreError> {
         in_write_tx!(self, |tx| async {
-            let (mut snap, row) = lock_job_and_account(tx, job).await?;
-            if let Some(done) = Self::check_finish(&row, token, "fail", snap.now)? {
+            let (mut locked, row) = lock_job_and_account(tx, job).await?;
+            if let Some(done) = Self::check_finish(&row, token, "fail", locked.snap.now)? {
                 return Ok(done);
             }
-            adjust_held(tx, &row.job.account_id, &mut snap, &row.job.hold, -1).await?;
-            finish_job(
-                tx,
-                &row.job,
-                JobStatus::Failed,
-                &[],
-                "fail",
+            let finish = Finish {
+                status: JobStatus::Failed,
+                capture: 0,
+                finished_by: "fail",
                 reason,
-                snap.now,
-            )
-            .await?;
-            Ok(read_job(tx, job.as_str()).await?.job)
+            };
+            finish_job(tx, self.card(), &mut locked, &row.job, finish).await
         })
     }
 
@@ -529,7 +597,7 @@ impl Store {
     /// running → `already_started`, or a cooperative cancel request.
     pub async fn cancel(&self, job: &JobId) -> Result<(Job, CancelOutcome), StoreError> {
         in_write_tx!(self, |tx| async {
-            let (mut snap, row) = lock_job_and_account(tx, job).await?;
+            let (mut locked, row) = lock_job_and_account(tx, job).await?;
             let policy = self
                 .card()
                 .kinds
@@ -550,21 +618,14 @@ impl Store {
                     ))
                 }
                 CancelDecision::CancelNow => {
-                    adjust_held(tx, &row.job.account_id, &mut snap, &row.job.hold, -1).await?;
-                    finish_job(
-                        tx,
-                        &row.job,
-                        JobStatus::Canceled,
-                        &[],
-                        "cancel",
-                        None,
-                        snap.now,
-                    )
-                    .await?;
-                    Ok((
-                        read_job(tx, job.as_str()).await?.job,
-                        CancelOutcome::Canceled,
-                    ))
+                    let finish = Finish {
+                        status: JobStatus::Canceled,
+                        capture: 0,
+                        finished_by: "cancel",
+                        reason: None,
+                    };
+                    let job = finish_job(tx, self.card(), &mut locked, &row.job, finish).await?;
+                    Ok((job, CancelOutcome::Canceled))
                 }
             }
         })

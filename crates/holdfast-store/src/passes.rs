@@ -1,16 +1,16 @@
 //! Scheduled passes: the sweeper (expired leases and stale jobs) and the delayed notices.
 //! Each is bounded per run and safe to run from several processes at once.
 
+use holdfast_core::JobId;
 use holdfast_core::decide::{JobStatus, MICROS_PER_SECOND};
-use holdfast_core::{AccountId, JobId};
 use serde_json::json;
 
 use crate::args;
 use crate::db::Sql;
 use crate::error::StoreError;
-use crate::jobs::{adjust_held, finish_job, job_from};
+use crate::jobs::{Finish, finish_job, job_from};
 use crate::model::PassReport;
-use crate::store::{NOW, Store, emit, lock_account};
+use crate::store::{NOW, Store, emit, lock_account_of_job, rest_columns};
 use crate::{in_read_tx, in_write_tx};
 
 /// How many jobs one chunk of a pass takes.
@@ -30,8 +30,8 @@ impl Store {
             }
             let candidates = self.sweep_candidates(budget).await?;
             let found = candidates.len();
-            for (job, account) in candidates {
-                if self.expire_one(&job, &account).await? {
+            for job in candidates {
+                if self.expire_one(&job).await? {
                     report.processed += 1;
                 }
             }
@@ -42,14 +42,14 @@ impl Store {
         Ok(report)
     }
 
-    async fn sweep_candidates(&self, limit: i64) -> Result<Vec<(JobId, AccountId)>, StoreError> {
+    async fn sweep_candidates(&self, limit: i64) -> Result<Vec<JobId>, StoreError> {
         let stale_micros = self.card().timeouts.stale_after_seconds * MICROS_PER_SECOND;
         in_read_tx!(self, |tx| async {
             let now = tx.fetch_one(NOW, args![]).await?.int("now")?;
             let mut rows = tx
                 .fetch_all(
                     Sql::both(
-                        "SELECT job_id, account_id FROM jobs WHERE status = 'in_progress' AND lease_expires_at <= $1 \
+                        "SELECT job_id FROM jobs WHERE status = 'in_progress' AND lease_expires_at <= $1 \
                          ORDER BY lease_expires_at LIMIT $2",
                     ),
                     args![now, limit],
@@ -58,7 +58,7 @@ impl Store {
             rows.extend(
                 tx.fetch_all(
                     Sql::both(
-                        "SELECT job_id, account_id FROM jobs WHERE status IN ('queued', 'in_progress') AND created_at <= $1 \
+                        "SELECT job_id FROM jobs WHERE status IN ('queued', 'in_progress') AND created_at <= $1 \
                          ORDER BY created_at LIMIT $2",
                     ),
                     args![now - stale_micros, limit],
@@ -69,10 +69,8 @@ impl Store {
             for r in rows {
                 let job = JobId::parse(&r.text("job_id")?)
                     .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-                let account = AccountId::parse(&r.text("account_id")?)
-                    .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-                if !out.iter().any(|(j, _): &(JobId, AccountId)| *j == job) {
-                    out.push((job, account));
+                if !out.contains(&job) {
+                    out.push(job);
                 }
             }
             out.truncate(limit as usize);
@@ -81,11 +79,15 @@ impl Store {
     }
 
     /// Expires one job if it still qualifies. Another sweeper holding it is skipped.
-    async fn expire_one(&self, job: &JobId, account: &AccountId) -> Result<bool, StoreError> {
+    async fn expire_one(&self, job: &JobId) -> Result<bool, StoreError> {
+        /// The job, unless a worker holds it right now (then the next pass takes it); on
+        /// PostgreSQL with the account's rest (see `lock_account_of_job`).
         const LOCK_IF_FREE: Sql = Sql {
             postgres: concat!(
                 "SELECT ",
                 crate::jobs::job_columns!(),
+                ", ",
+                rest_columns!(postgres, "$2", "$3"),
                 " FROM jobs WHERE job_id = $1 FOR UPDATE SKIP LOCKED"
             ),
             sqlite: concat!(
@@ -96,36 +98,32 @@ impl Store {
         };
         let stale_micros = self.card().timeouts.stale_after_seconds * MICROS_PER_SECOND;
         in_write_tx!(self, |tx| async {
-            let mut snap = lock_account(tx, account).await?;
-            let Some(row) = tx.fetch_optional(LOCK_IF_FREE, args![job.as_str()]).await? else {
+            let (mut locked, Some(row)) =
+                lock_account_of_job(tx, job.as_str(), LOCK_IF_FREE).await?
+            else {
                 return Ok(false);
             };
             let row = job_from(&row)?;
             let j = &row.job;
-            let lease_passed = j.status == JobStatus::InProgress
-                && j.lease_expires_at.is_some_and(|t| t <= snap.now);
-            let stale = j.status.is_open() && j.created_at <= snap.now - stale_micros;
+            let now = locked.snap.now;
+            let lease_passed =
+                j.status == JobStatus::InProgress && j.lease_expires_at.is_some_and(|t| t <= now);
+            let stale = j.status.is_open() && j.created_at <= now - stale_micros;
             if !(lease_passed || stale) {
                 return Ok(false);
             }
-            adjust_held(tx, &j.account_id, &mut snap, &j.hold, -1).await?;
             let reason = if lease_passed {
                 "lease expired"
             } else {
                 "stale: open longer than stale_after_seconds"
             };
-            // finish_job writes the status first and the event after it, in this one short
-            // transaction: the event can never keep the account locked.
-            finish_job(
-                tx,
-                j,
-                JobStatus::Expired,
-                &[],
-                "sweep",
-                Some(reason),
-                snap.now,
-            )
-            .await?;
+            let finish = Finish {
+                status: JobStatus::Expired,
+                capture: 0,
+                finished_by: "sweep",
+                reason: Some(reason),
+            };
+            finish_job(tx, self.card(), &mut locked, j, finish).await?;
             Ok(true)
         })
     }

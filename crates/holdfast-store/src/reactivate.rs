@@ -68,7 +68,7 @@ impl Store {
             {
                 return Ok(false);
             }
-            let mut snap = lock_account(tx, account).await?;
+            let mut snap = lock_account(tx, account, &[]).await?.snap;
             let Some(refills) = self.reactivation_due(&snap) else {
                 return Ok(false);
             };

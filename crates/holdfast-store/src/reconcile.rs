@@ -150,7 +150,7 @@ impl Store {
             {
                 return Ok(None);
             }
-            let snap = lock_account(tx, account).await?;
+            let snap = lock_account(tx, account, &[]).await?.snap;
             let mut outcome = AccountOutcome::default();
             let open = open_hold_lines(tx, account.as_str()).await?;
             let mut pockets: Vec<(&str, i64, i64)> = vec![(MONEY, snap.balance, snap.held)];

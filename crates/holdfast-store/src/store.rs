@@ -2,14 +2,14 @@
 //! let the core decide, write balance + ledger + outbox, commit. This module and its
 //! siblings are the only code that writes balances.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
 use holdfast_core::decide::{
     self, AccountSnapshot, AllowancePocket, Refill, Suspension, Timestamp,
 };
-use holdfast_core::{AccountId, MONEY, RateCard, Refusal};
+use holdfast_core::{AccountId, IdempotencyKey, MONEY, RateCard, Refusal};
 use sha2::{Digest, Sha256};
 
 use crate::args;
@@ -93,23 +93,99 @@ pub struct Store {
     card: Arc<RateCard>,
 }
 
-const ACCOUNT_COLUMNS_AND_CLOCK_PG: &str = "SELECT account_id, plan, plan_until, max_concurrent_jobs, balance, held, \
-     total_credited, total_spent, suspended_at, blocked_at, created_at, last_active_at, \
-     (extract(epoch from clock_timestamp()) * 1000000)::bigint AS now FROM accounts WHERE account_id = $1";
+/// The account's columns and the database clock.
+macro_rules! account_columns {
+    (postgres) => {
+        "account_id, plan, plan_until, max_concurrent_jobs, balance, held, total_credited, total_spent, \
+         suspended_at, blocked_at, created_at, last_active_at, \
+         (extract(epoch from clock_timestamp()) * 1000000)::bigint AS now"
+    };
+    (sqlite) => {
+        "account_id, plan, plan_until, max_concurrent_jobs, balance, held, total_credited, total_spent, \
+         suspended_at, blocked_at, created_at, last_active_at, \
+         CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) AS now"
+    };
+}
 
-/// Reads an account with the database clock; on PostgreSQL `FOR UPDATE` locks the row (on
-/// SQLite the transaction already holds the write lock).
+/// What a unit of work reads besides the account row, as three columns: its allowance
+/// pockets, its open jobs, and the idempotency records of the keys the operation names
+/// (`$keys`: a JSON array of strings). `$account` is the placeholder of the account id.
+macro_rules! rest_columns {
+    (postgres, $account:literal, $keys:literal) => {
+        concat!(
+            "(SELECT COALESCE(json_agg(json_build_array(pocket, remaining, held, cycle_started_at)), '[]')::text \
+              FROM allowances WHERE account_id = ", $account, ") AS allowances, \
+             (SELECT COUNT(*) FROM jobs WHERE account_id = ", $account, " AND status IN ('queued', 'in_progress')) AS open_jobs, \
+             (SELECT COALESCE(json_agg(json_build_array(key, operation, request_hash, entry_id, job_id)), '[]')::text \
+              FROM idempotency WHERE account_id = ", $account, " \
+              AND key = ANY(ARRAY(SELECT json_array_elements_text(", $keys, "::json)))) AS keys"
+        )
+    };
+    (sqlite, $account:literal, $keys:literal) => {
+        concat!(
+            "(SELECT json_group_array(json_array(pocket, remaining, held, cycle_started_at)) \
+              FROM allowances WHERE account_id = ", $account, ") AS allowances, \
+             (SELECT COUNT(*) FROM jobs WHERE account_id = ", $account, " AND status IN ('queued', 'in_progress')) AS open_jobs, \
+             (SELECT json_group_array(json_array(key, operation, request_hash, entry_id, job_id)) \
+              FROM idempotency WHERE account_id = ", $account, " AND key IN (SELECT value FROM json_each(", $keys, "))) AS keys"
+        )
+    };
+}
+pub(crate) use rest_columns;
+
+/// Locks the account row and reads it with the database clock. On PostgreSQL `FOR
+/// UPDATE` takes the lock and the rest is read by [`READ_REST`] after it; on SQLite the
+/// write transaction holds the database lock from `BEGIN IMMEDIATE`, so one statement
+/// reads it all.
 const LOCK_ACCOUNT: Sql = Sql {
-    postgres: "SELECT account_id, plan, plan_until, max_concurrent_jobs, balance, held, \
-     total_credited, total_spent, suspended_at, blocked_at, created_at, last_active_at, \
-     (extract(epoch from clock_timestamp()) * 1000000)::bigint AS now FROM accounts WHERE account_id = $1 FOR UPDATE",
-    sqlite: "SELECT account_id, plan, plan_until, max_concurrent_jobs, balance, held, \
-     total_credited, total_spent, suspended_at, blocked_at, created_at, last_active_at, \
-     CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) AS now FROM accounts WHERE account_id = $1",
+    postgres: concat!(
+        "SELECT ",
+        account_columns!(postgres),
+        " FROM accounts WHERE account_id = $1 FOR UPDATE"
+    ),
+    sqlite: concat!(
+        "SELECT ",
+        account_columns!(sqlite),
+        ", ",
+        rest_columns!(sqlite, "$1", "$2"),
+        " FROM accounts WHERE account_id = $1"
+    ),
 };
 
+/// The same, finding the account by one of its jobs (`$1`; a job's account never changes).
+pub(crate) const LOCK_ACCOUNT_OF_JOB: Sql = Sql {
+    postgres: concat!(
+        "SELECT ",
+        account_columns!(postgres),
+        " FROM accounts WHERE account_id = (SELECT account_id FROM jobs WHERE job_id = $1) FOR UPDATE"
+    ),
+    sqlite: concat!(
+        "SELECT ",
+        account_columns!(sqlite),
+        ", ",
+        rest_columns!(sqlite, "accounts.account_id", "$2"),
+        " FROM accounts WHERE account_id = (SELECT account_id FROM jobs WHERE job_id = $1)"
+    ),
+};
+
+/// The rest, on PostgreSQL, read by a statement of its own AFTER the lock: under READ
+/// COMMITTED each statement takes a new snapshot, so it sees what another transaction
+/// committed while this one waited for the lock. (A subquery of the locking statement
+/// itself would read the snapshot from before the wait: a stale pocket, a missed key.)
+const READ_REST: Sql = Sql {
+    postgres: concat!("SELECT ", rest_columns!(postgres, "$1", "$2")),
+    sqlite: concat!("SELECT ", rest_columns!(sqlite, "$1", "$2")),
+};
+
+/// An account and its rest in one statement, for read transactions (one snapshot).
 const READ_ACCOUNT: Sql = Sql {
-    postgres: ACCOUNT_COLUMNS_AND_CLOCK_PG,
+    postgres: concat!(
+        "SELECT ",
+        account_columns!(postgres),
+        ", ",
+        rest_columns!(postgres, "$1", "$2"),
+        " FROM accounts WHERE account_id = $1"
+    ),
     sqlite: LOCK_ACCOUNT.sqlite,
 };
 
@@ -236,57 +312,216 @@ pub(crate) fn snapshot_from(
     })
 }
 
-async fn read_allowances(
-    tx: &mut Tx,
-    account: &str,
-) -> Result<BTreeMap<String, AllowancePocket>, StoreError> {
-    let rows = tx
-        .fetch_all(
-            Sql::both(
-                "SELECT pocket, remaining, held, cycle_started_at FROM allowances WHERE account_id = $1",
-            ),
-            args![account],
-        )
-        .await?;
-    rows.iter()
-        .map(|r| {
-            Ok((
-                r.text("pocket")?,
-                AllowancePocket {
-                    remaining: r.int("remaining")?,
-                    held: r.int("held")?,
-                    cycle_started_at: r.int("cycle_started_at")?,
-                },
-            ))
-        })
-        .collect()
+/// A stored idempotency record.
+#[derive(Debug, Clone)]
+pub(crate) struct IdemRecord {
+    pub operation: String,
+    pub request_hash: String,
+    pub entry_id: Option<i64>,
+    pub job_id: Option<String>,
 }
 
-/// Locks the account row (PostgreSQL `FOR UPDATE`; SQLite holds the write lock already)
-/// and reads it with its allowance pockets and the database clock.
+/// An idempotency record as [`rest_columns`] lists it: key, operation, hash, entry, job.
+type KeyRow = (String, String, String, Option<i64>, Option<String>);
+
+/// What [`rest_columns`] reads, parsed.
+pub(crate) struct Rest {
+    allowances: BTreeMap<String, AllowancePocket>,
+    open_jobs: i64,
+    keys: HashMap<String, IdemRecord>,
+}
+
+pub(crate) fn rest_from(row: &Row) -> Result<Rest, StoreError> {
+    fn json<T: serde::de::DeserializeOwned>(row: &Row, col: &str) -> Result<T, StoreError> {
+        serde_json::from_str(&row.text(col)?)
+            .map_err(|e| StoreError::Corrupt(format!("{col}: {e}")))
+    }
+    let pockets: Vec<(String, i64, i64, i64)> = json(row, "allowances")?;
+    let keys: Vec<KeyRow> = json(row, "keys")?;
+    Ok(Rest {
+        allowances: pockets
+            .into_iter()
+            .map(|(pocket, remaining, held, cycle_started_at)| {
+                let p = AllowancePocket {
+                    remaining,
+                    held,
+                    cycle_started_at,
+                };
+                (pocket, p)
+            })
+            .collect(),
+        open_jobs: row.int("open_jobs")?,
+        keys: keys
+            .into_iter()
+            .map(|(key, operation, request_hash, entry_id, job_id)| {
+                let r = IdemRecord {
+                    operation,
+                    request_hash,
+                    entry_id,
+                    job_id,
+                };
+                (key, r)
+            })
+            .collect(),
+    })
+}
+
+/// The keys an operation looks up, as the JSON array [`rest_columns`] takes.
+pub(crate) fn keys_json(keys: &[&str]) -> String {
+    serde_json::Value::from(keys).to_string()
+}
+
+/// An account as a unit of work holds it: the snapshot read under the lock, its open
+/// jobs (their count only changes under this lock), and the idempotency records of the
+/// keys the operation named, kept up to date in memory as the operation records keys.
+pub(crate) struct Locked {
+    pub account: AccountId,
+    pub snap: AccountSnapshot,
+    pub open_jobs: i64,
+    keys: HashMap<String, IdemRecord>,
+}
+
+impl Locked {
+    fn new(account: &AccountId, row: &Row, rest: Rest) -> Result<Locked, StoreError> {
+        Ok(Locked {
+            account: account.clone(),
+            snap: snapshot_from(row, rest.allowances)?,
+            open_jobs: rest.open_jobs,
+            keys: rest.keys,
+        })
+    }
+
+    /// The record of `key`, whatever operation wrote it (it must have been named when
+    /// the account was locked).
+    pub fn record(&self, key: &str) -> Option<&IdemRecord> {
+        self.keys.get(key)
+    }
+
+    /// `Some(record)` for a replay of `operation` with this request hash, `None` for a
+    /// new key, `IdempotencyMismatch` for a different request under the same key.
+    pub fn replay(
+        &self,
+        key: &str,
+        operation: &str,
+        hash: &str,
+    ) -> Result<Option<&IdemRecord>, Refusal> {
+        match self.keys.get(key) {
+            Some(r) if r.operation == operation && r.request_hash == hash => Ok(Some(r)),
+            Some(_) => Err(Refusal::IdempotencyMismatch),
+            None => Ok(None),
+        }
+    }
+
+    fn remember(&mut self, key: &str, record: IdemRecord) {
+        self.keys.insert(key.to_owned(), record);
+    }
+
+    /// The account as a client sees it now: allowances whose window passed show the refill.
+    pub fn view(&self, card: &RateCard) -> AccountView {
+        let snap = &self.snap;
+        let mut effective = snap.clone();
+        let refills = effective.due_refills(card);
+        effective.apply_refills(&refills);
+        let (plan_name, plan) = effective.effective_plan(card);
+        let allowances = effective
+            .allowances
+            .iter()
+            .map(|(pocket, p)| {
+                (
+                    pocket.clone(),
+                    AllowanceView {
+                        remaining: p.remaining,
+                        held: p.held,
+                        quota: plan.allowances.get(pocket).copied().unwrap_or(0),
+                        cycle_started_at: p.cycle_started_at,
+                        refills_at: effective.refills_at(card, pocket),
+                    },
+                )
+            })
+            .collect();
+        AccountView {
+            account_id: self.account.to_string(),
+            plan: snap.plan.clone(),
+            plan_until: snap.plan_until,
+            effective_plan: plan_name.to_owned(),
+            balance: snap.balance,
+            held: snap.held,
+            available: snap.balance - snap.held,
+            buffer: plan.buffer.0,
+            total_credited: snap.total_credited,
+            total_spent: snap.total_spent,
+            suspended_at: snap.suspended_at,
+            blocked_at: snap.blocked_at,
+            max_concurrent_jobs: effective.concurrency_limit(card),
+            max_concurrent_jobs_override: snap.max_concurrent_jobs,
+            open_jobs: self.open_jobs,
+            created_at: snap.created_at,
+            last_active_at: snap.last_active_at,
+            allowances,
+        }
+    }
+}
+
+/// Locks the account row and reads it with its pockets, its open jobs, the records of
+/// `keys` and the database clock: two statements on PostgreSQL, one on SQLite (see
+/// [`LOCK_ACCOUNT`]).
 pub(crate) async fn lock_account(
     tx: &mut Tx,
     account: &AccountId,
-) -> Result<AccountSnapshot, StoreError> {
+    keys: &[&str],
+) -> Result<Locked, StoreError> {
+    let keys = keys_json(keys);
     let row = tx
-        .fetch_optional(LOCK_ACCOUNT, args![account.as_str()])
+        .fetch_optional(LOCK_ACCOUNT, args![account.as_str(), keys.as_str()])
         .await?
         .ok_or(Refusal::AccountNotFound)?;
-    let allowances = read_allowances(tx, account.as_str()).await?;
-    snapshot_from(&row, allowances)
+    let rest = match tx.dialect() {
+        Dialect::Sqlite => rest_from(&row)?,
+        Dialect::Postgres => rest_from(
+            &tx.fetch_one(READ_REST, args![account.as_str(), keys])
+                .await?,
+        )?,
+    };
+    Locked::new(account, &row, rest)
 }
 
-/// Reads the account without locking it.
-pub(crate) async fn read_account(
-    tx: &mut Tx,
-    account: &AccountId,
-) -> Result<AccountSnapshot, StoreError> {
+/// Reads the account without locking it (in a read transaction: one snapshot).
+pub(crate) async fn read_account(tx: &mut Tx, account: &AccountId) -> Result<Locked, StoreError> {
     let row = tx
-        .fetch_optional(READ_ACCOUNT, args![account.as_str()])
+        .fetch_optional(READ_ACCOUNT, args![account.as_str(), "[]"])
         .await?
         .ok_or(Refusal::AccountNotFound)?;
-    let allowances = read_allowances(tx, account.as_str()).await?;
-    snapshot_from(&row, allowances)
+    let rest = rest_from(&row)?;
+    Locked::new(account, &row, rest)
+}
+
+/// Locks the account of a job, then reads it like [`lock_account`] (no keys), with the
+/// job row fetched by `lock_job`, which is given the job id (`$1`), the account id
+/// (`$2`) and an empty key list (`$3`). On PostgreSQL `lock_job` reads the rest after
+/// the account lock (its `rest_columns`); on SQLite the first statement already did.
+pub(crate) async fn lock_account_of_job(
+    tx: &mut Tx,
+    job: &str,
+    lock_job: Sql,
+) -> Result<(Locked, Option<Row>), StoreError> {
+    let row = tx
+        .fetch_optional(LOCK_ACCOUNT_OF_JOB, args![job, "[]"])
+        .await?
+        .ok_or(Refusal::JobNotFound)?;
+    let account = AccountId::parse(&row.text("account_id")?)
+        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let job_row = tx
+        .fetch_optional(lock_job, args![job, account.as_str(), "[]"])
+        .await?;
+    let rest = match (tx.dialect(), &job_row) {
+        (Dialect::Sqlite, _) => rest_from(&row)?,
+        (Dialect::Postgres, Some(j)) => rest_from(j)?,
+        (Dialect::Postgres, None) => rest_from(
+            &tx.fetch_one(READ_REST, args![account.as_str(), "[]"])
+                .await?,
+        )?,
+    };
+    Ok((Locked::new(&account, &row, rest)?, job_row))
 }
 
 /// What a ledger entry records besides its pocket and delta.
@@ -298,6 +533,22 @@ pub(crate) struct EntryFacts<'a> {
     pub available_after: Option<i64>,
     pub buffer: Option<i64>,
     pub reference: Option<String>,
+}
+
+impl EntryFacts<'_> {
+    pub fn entry(self, entry_id: i64, account: &str, now: Timestamp) -> LedgerEntry {
+        LedgerEntry {
+            entry_id,
+            account_id: account.to_owned(),
+            pocket: self.pocket.to_owned(),
+            delta: self.delta,
+            kind: self.kind.to_owned(),
+            amount_after: self.amount_after,
+            available_after: self.available_after,
+            reference: self.reference,
+            created_at: now,
+        }
+    }
 }
 
 pub(crate) async fn write_ledger(
@@ -315,17 +566,7 @@ pub(crate) async fn write_ledger(
             args![account, f.pocket, f.delta, f.kind, f.amount_after, f.available_after, f.buffer, f.reference.clone(), now],
         )
         .await?;
-    Ok(LedgerEntry {
-        entry_id: row.int("entry_id")?,
-        account_id: account.to_owned(),
-        pocket: f.pocket.to_owned(),
-        delta: f.delta,
-        kind: f.kind.to_owned(),
-        amount_after: f.amount_after,
-        available_after: f.available_after,
-        reference: f.reference,
-        created_at: now,
-    })
+    Ok(f.entry(row.int("entry_id")?, account, now))
 }
 
 /// Appends an event to the outbox, in the caller's transaction.
@@ -383,7 +624,7 @@ pub(crate) async fn apply_refills(
     Ok(())
 }
 
-/// A change of the money pocket: the one place balances are written.
+/// A change of the money pocket.
 pub(crate) struct MoneyChange<'a> {
     pub delta: i64,
     pub kind: &'a str,
@@ -393,15 +634,12 @@ pub(crate) struct MoneyChange<'a> {
     pub credit: bool,
 }
 
-/// Writes a money change (balance, counters, ledger entry) and the suspension it causes
-/// (column and event), updating `snap`. Returns the ledger entry.
-pub(crate) async fn write_money(
-    tx: &mut Tx,
-    account: &AccountId,
+/// Applies a money change to the snapshot (balance, counters, suspension), refusing a
+/// result out of range; returns what it does to suspension. Nothing is written.
+pub(crate) fn change_money(
     snap: &mut AccountSnapshot,
-    buffer: i64,
-    c: MoneyChange<'_>,
-) -> Result<LedgerEntry, StoreError> {
+    c: &MoneyChange<'_>,
+) -> Result<Suspension, StoreError> {
     let overflow = || StoreError::Refused(Refusal::AmountOutOfRange);
     let balance = snap.balance.checked_add(c.delta).ok_or_else(overflow)?;
     if balance.abs() > holdfast_core::MAX_BALANCE.0 {
@@ -413,141 +651,119 @@ pub(crate) async fn write_money(
         .ok_or_else(overflow)?;
     let spent = snap.total_spent.checked_add(c.spent).ok_or_else(overflow)?;
     let suspension = decide::suspension_after(snap.suspended_at, balance, c.credit);
-    let suspended_at = match suspension {
+    snap.suspended_at = match suspension {
         Suspension::Suspend => Some(snap.now),
         Suspension::Unsuspend => None,
         Suspension::Unchanged => snap.suspended_at,
     };
-    let changed = tx
-        .execute(
-            Sql::both(
-                "UPDATE accounts SET balance = balance + $2, total_credited = total_credited + $3, \
-                 total_spent = total_spent + $4, suspended_at = $5 WHERE account_id = $1",
-            ),
-            args![account.as_str(), c.delta, c.credited, c.spent, suspended_at],
-        )
-        .await?;
-    debug_assert_eq!(changed, 1);
     snap.balance = balance;
     snap.total_credited = credited;
     snap.total_spent = spent;
-    snap.suspended_at = suspended_at;
-    let entry = write_ledger(
-        tx,
-        account.as_str(),
-        snap.now,
-        EntryFacts {
-            pocket: MONEY,
-            delta: c.delta,
-            kind: c.kind,
-            amount_after: balance,
-            available_after: Some(balance - snap.held),
-            buffer: Some(buffer),
-            reference: c.reference,
-        },
-    )
-    .await?;
-    let data = serde_json::json!({
-        "balance": holdfast_core::Micros(balance).format(),
-        "balance_micros": balance,
-        "entry_id": entry.entry_id,
-    });
-    match suspension {
-        Suspension::Suspend => {
-            emit(
-                tx,
-                "account.suspended",
-                account.as_str(),
-                None,
-                data,
-                snap.now,
-            )
-            .await?
-        }
-        Suspension::Unsuspend => {
-            emit(
-                tx,
-                "account.unsuspended",
-                account.as_str(),
-                None,
-                data,
-                snap.now,
-            )
-            .await?
-        }
-        Suspension::Unchanged => {}
-    }
-    Ok(entry)
+    Ok(suspension)
 }
 
-/// A stored idempotency record.
-pub(crate) struct IdemRecord {
-    pub operation: String,
-    pub request_hash: String,
-    pub entry_id: Option<i64>,
-    pub job_id: Option<String>,
-}
-
-pub(crate) async fn find_idempotency(
+/// The event a change of suspension emits, naming the entry that caused it.
+pub(crate) async fn emit_suspension(
     tx: &mut Tx,
     account: &str,
-    key: &str,
-) -> Result<Option<IdemRecord>, StoreError> {
-    let row = tx
-        .fetch_optional(
-            Sql::both(
-                "SELECT operation, request_hash, entry_id, job_id FROM idempotency WHERE account_id = $1 AND key = $2",
-            ),
-            args![account, key],
+    suspension: Suspension,
+    snap: &AccountSnapshot,
+    entry_id: i64,
+) -> Result<(), StoreError> {
+    let event = match suspension {
+        Suspension::Suspend => "account.suspended",
+        Suspension::Unsuspend => "account.unsuspended",
+        Suspension::Unchanged => return Ok(()),
+    };
+    let data = serde_json::json!({
+        "balance": holdfast_core::Micros(snap.balance).format(),
+        "balance_micros": snap.balance,
+        "entry_id": entry_id,
+    });
+    emit(tx, event, account, None, data, snap.now).await
+}
+
+/// One money change in ONE statement: the account row, its ledger entry and, when the
+/// change answers a client's key, the idempotency record pointing at the entry.
+const WRITE_MONEY: Sql = Sql {
+    postgres: "WITH a AS (UPDATE accounts SET balance = balance + $2, total_credited = total_credited + $3, \
+               total_spent = total_spent + $4, suspended_at = $5 WHERE account_id = $1), \
+               e AS (INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at) \
+               VALUES ($1, $14, $2, $6, $7, $8, $9, $10, $11) RETURNING entry_id), \
+               k AS (INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
+               SELECT $1, $12, $6, $13, entry_id, NULL, $11 FROM e WHERE $12 IS NOT NULL) \
+               SELECT entry_id FROM e",
+    sqlite: "UPDATE accounts SET balance = balance + $2, total_credited = total_credited + $3, \
+             total_spent = total_spent + $4, suspended_at = $5 WHERE account_id = $1; \
+             INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at) \
+             VALUES ($1, $14, $2, $6, $7, $8, $9, $10, $11) RETURNING entry_id; \
+             INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
+             SELECT $1, $12, $6, $13, last_insert_rowid(), NULL, $11 WHERE $12 IS NOT NULL",
+};
+
+/// Writes a money change (balance, counters, ledger entry, the key it answers) and the
+/// suspension it causes, updating `locked`. Returns the ledger entry. The idempotency
+/// operation is the entry's kind.
+pub(crate) async fn write_money(
+    tx: &mut Tx,
+    locked: &mut Locked,
+    buffer: i64,
+    c: MoneyChange<'_>,
+    key: Option<(&IdempotencyKey, &str)>,
+) -> Result<LedgerEntry, StoreError> {
+    let snap = &mut locked.snap;
+    let suspension = change_money(snap, &c)?;
+    let account = locked.account.clone();
+    let account = account.as_str();
+    let facts = EntryFacts {
+        pocket: MONEY,
+        delta: c.delta,
+        kind: c.kind,
+        amount_after: snap.balance,
+        available_after: Some(snap.balance - snap.held),
+        buffer: Some(buffer),
+        reference: c.reference,
+    };
+    let rows = tx
+        .fetch_all(
+            WRITE_MONEY,
+            args![
+                account,
+                c.delta,
+                c.credited,
+                c.spent,
+                snap.suspended_at,
+                c.kind,
+                facts.amount_after,
+                facts.available_after,
+                buffer,
+                facts.reference.clone(),
+                snap.now,
+                key.map(|(k, _)| k.as_str()),
+                key.map(|(_, h)| h),
+                MONEY
+            ],
         )
         .await?;
-    row.map(|r| {
-        Ok(IdemRecord {
-            operation: r.text("operation")?,
-            request_hash: r.text("request_hash")?,
-            entry_id: r.opt_int("entry_id")?,
-            job_id: r.opt_text("job_id")?,
-        })
-    })
-    .transpose()
-}
-
-/// Looks a key up for `operation` with the request's hash: `Some(record)` for a replay,
-/// `None` for a new key, `IdempotencyMismatch` for a different request.
-pub(crate) async fn check_idempotency(
-    tx: &mut Tx,
-    account: &str,
-    key: &str,
-    operation: &str,
-    hash: &str,
-) -> Result<Option<IdemRecord>, StoreError> {
-    match find_idempotency(tx, account, key).await? {
-        Some(r) if r.operation == operation && r.request_hash == hash => Ok(Some(r)),
-        Some(_) => Err(Refusal::IdempotencyMismatch.into()),
-        None => Ok(None),
+    let entry_id = match rows.as_slice() {
+        [row] => row.int("entry_id")?,
+        _ => {
+            return Err(StoreError::Corrupt(
+                "a money write returned no entry".into(),
+            ));
+        }
+    };
+    emit_suspension(tx, account, suspension, snap, entry_id).await?;
+    if let Some((k, hash)) = key {
+        let record = IdemRecord {
+            operation: c.kind.to_owned(),
+            request_hash: hash.to_owned(),
+            entry_id: Some(entry_id),
+            job_id: None,
+        };
+        locked.remember(k.as_str(), record);
     }
-}
-
-#[allow(clippy::too_many_arguments)]
-pub(crate) async fn record_idempotency(
-    tx: &mut Tx,
-    account: &str,
-    key: &str,
-    operation: &str,
-    hash: &str,
-    entry_id: Option<i64>,
-    job_id: Option<&str>,
-    now: Timestamp,
-) -> Result<(), StoreError> {
-    tx.execute(
-        Sql::both(
-            "INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        ),
-        args![account, key, operation, hash, entry_id, job_id, now],
-    )
-    .await?;
-    Ok(())
+    Ok(facts.entry(entry_id, account, locked.snap.now))
 }
 
 /// The hash of a normalised request: canonical JSON (sorted keys, amounts in micros).
@@ -581,64 +797,4 @@ pub(crate) async fn read_entry(tx: &mut Tx, entry_id: i64) -> Result<LedgerEntry
         )
         .await?;
     entry_from(&row)
-}
-
-pub(crate) async fn count_open_jobs(tx: &mut Tx, account: &str) -> Result<i64, StoreError> {
-    tx.fetch_one(
-        Sql::both(
-            "SELECT COUNT(*) AS n FROM jobs WHERE account_id = $1 AND status IN ('queued', 'in_progress')",
-        ),
-        args![account],
-    )
-    .await?
-    .int("n")
-}
-
-/// The account as a client sees it now: allowances whose window passed show the refill.
-pub(crate) async fn view_of(
-    tx: &mut Tx,
-    card: &RateCard,
-    account: &AccountId,
-    snap: &AccountSnapshot,
-) -> Result<AccountView, StoreError> {
-    let mut effective = snap.clone();
-    let refills = effective.due_refills(card);
-    effective.apply_refills(&refills);
-    let (plan_name, plan) = effective.effective_plan(card);
-    let allowances = effective
-        .allowances
-        .iter()
-        .map(|(pocket, p)| {
-            (
-                pocket.clone(),
-                AllowanceView {
-                    remaining: p.remaining,
-                    held: p.held,
-                    quota: plan.allowances.get(pocket).copied().unwrap_or(0),
-                    cycle_started_at: p.cycle_started_at,
-                    refills_at: effective.refills_at(card, pocket),
-                },
-            )
-        })
-        .collect();
-    Ok(AccountView {
-        account_id: account.to_string(),
-        plan: snap.plan.clone(),
-        plan_until: snap.plan_until,
-        effective_plan: plan_name.to_owned(),
-        balance: snap.balance,
-        held: snap.held,
-        available: snap.balance - snap.held,
-        buffer: plan.buffer.0,
-        total_credited: snap.total_credited,
-        total_spent: snap.total_spent,
-        suspended_at: snap.suspended_at,
-        blocked_at: snap.blocked_at,
-        max_concurrent_jobs: effective.concurrency_limit(card),
-        max_concurrent_jobs_override: snap.max_concurrent_jobs,
-        open_jobs: count_open_jobs(tx, account.as_str()).await?,
-        created_at: snap.created_at,
-        last_active_at: snap.last_active_at,
-        allowances,
-    })
 }
