@@ -10,8 +10,8 @@ use crate::db::{Sql, Tx};
 use crate::error::StoreError;
 use crate::model::{AccountView, LedgerEntry, MoneyResult, Page};
 use crate::store::{
-    EntryFacts, Locked, MoneyChange, Store, apply_refills, entry_from, lock_account, read_account,
-    read_entry, request_hash, write_ledger, write_money,
+    EntryFacts, Locked, MoneyChange, Store, apply_refills, entry_from, lock_account,
+    lock_account_row, read_account, read_entry, request_hash, write_ledger, write_money,
 };
 use crate::{in_read_tx, in_write_tx};
 
@@ -63,6 +63,9 @@ impl DebitRequest {
         }
     }
 }
+
+/// A client's key with the operation and request hash it is used for.
+type UseOfKey<'k> = (&'k IdempotencyKey, &'k str, &'k str);
 
 /// A debit priced from the card and hashed, ready to apply.
 struct PricedDebit<'r> {
@@ -166,12 +169,12 @@ impl Store {
                 },
             );
         }
-        Ok((locked.view(self.card()), inserted))
+        Ok((locked.view(self.card())?, inserted))
     }
 
     pub async fn get_account(&self, account: &AccountId) -> Result<AccountView, StoreError> {
         in_read_tx!(self, |tx| async {
-            Ok(read_account(tx, account).await?.view(self.card()))
+            read_account(tx, account).await?.view(self.card())
         })
     }
 
@@ -180,7 +183,7 @@ impl Store {
         in_write_tx!(self, |tx| async {
             let mut locked = lock_account(tx, account, &[]).await?;
             self.record_activity(tx, account, &mut locked.snap).await?;
-            Ok(locked.view(self.card()))
+            locked.view(self.card())
         })
     }
 
@@ -232,7 +235,7 @@ impl Store {
             )
             .await?;
             locked.snap.blocked_at = blocked_at;
-            Ok(locked.view(self.card()))
+            locked.view(self.card())
         })
     }
 
@@ -248,13 +251,13 @@ impl Store {
         let op = kind.as_str();
         let hash = request_hash(&json!({ "op": op, "amount_micros": amount.0 }));
         in_write_tx!(self, |tx| async {
-            let mut locked = lock_account(tx, account, &[key.as_str()]).await?;
-            if let Some(replay) = locked.replay(key.as_str(), op, &hash)? {
-                let entry_id = replay.entry_id;
-                return self.replay_money(tx, &locked, entry_id).await;
+            let mut locked = lock_account_row(tx, account, &[key.as_str()]).await?;
+            let use_of_key = (key, op, hash.as_str());
+            if let Some(replay) = self.known_replay(tx, &mut locked, use_of_key).await? {
+                return Ok(replay);
             }
             let buffer = locked.snap.buffer(self.card()).0;
-            let entry = write_money(
+            let written = write_money(
                 tx,
                 &mut locked,
                 buffer,
@@ -266,10 +269,10 @@ impl Store {
                     spent: 0,
                     credit: true,
                 },
-                Some((key, &hash)),
+                (key, &hash),
             )
             .await?;
-            Ok(self.answer(&locked, entry))
+            self.answer(tx, &mut locked, use_of_key, written).await
         })
     }
 
@@ -343,7 +346,7 @@ impl Store {
             requests.iter().map(|r| self.price_debit(r)).collect();
         let keys: Vec<&str> = requests.iter().map(|r| r.key.as_str()).collect();
         in_write_tx!(self, |tx| async {
-            let mut locked = match lock_account(tx, account, &keys).await {
+            let mut locked = match lock_account_row(tx, account, &keys).await {
                 Err(StoreError::Refused(missing)) => {
                     // 422s (an unknown meter, a bad amount) come before 404.
                     return Ok(priced
@@ -394,12 +397,20 @@ impl Store {
         p: &PricedDebit<'_>,
     ) -> Result<MoneyResult, StoreError> {
         let key = &p.req.key;
-        if let Some(replay) = locked.replay(key.as_str(), "debit", &p.hash)? {
-            let entry_id = replay.entry_id;
-            return self.replay_money(tx, locked, entry_id).await;
+        let use_of_key = (key, "debit", p.hash.as_str());
+        if let Some(replay) = self.known_replay(tx, locked, use_of_key).await? {
+            return Ok(replay);
         }
         let buffer = locked.snap.buffer(self.card());
-        decide::check_debit(&locked.snap, p.amount, buffer)?;
+        if let Err(refusal) = decide::check_debit(&locked.snap, p.amount, buffer) {
+            // The key may still name an earlier debit (PostgreSQL reads keys on demand):
+            // a replay is answered as such whatever the balance is now.
+            locked.look_up(tx, &[key.as_str()]).await?;
+            return match self.known_replay(tx, locked, use_of_key).await? {
+                Some(replay) => Ok(replay),
+                None => Err(refusal.into()),
+            };
+        }
         let change = MoneyChange {
             delta: -p.amount.0,
             kind: "debit",
@@ -408,16 +419,16 @@ impl Store {
             spent: p.amount.0,
             credit: false,
         };
-        // From here on the batch has written: any refusal aborts the whole transaction,
-        // never only this debit (it would leave a half-written debit behind).
-        let abort = |e: StoreError| match e {
-            StoreError::Refused(r) => StoreError::BatchAborted(r),
-            other => other,
-        };
-        let entry = write_money(tx, locked, buffer.0, change, Some((key, &p.hash)))
+        // The write is one statement: it either wrote this debit whole or nothing. A
+        // refusal from it (a result out of range) aborts the whole batch all the same,
+        // never only this debit; the batcher then answers its debits one by one.
+        let written = write_money(tx, locked, buffer.0, change, (key, &p.hash))
             .await
-            .map_err(abort)?;
-        Ok(self.answer(locked, entry))
+            .map_err(|e| match e {
+                StoreError::Refused(r) => StoreError::BatchAborted(r),
+                other => other,
+            })?;
+        self.answer(tx, locked, use_of_key, written).await
     }
 
     /// A forced debit refunding (part of) a top-up: no buffer check, never more than the
@@ -447,9 +458,9 @@ impl Store {
                 }
                 _ => return Err(Refusal::TopUpNotFound.into()),
             };
-            if let Some(replay) = locked.replay(key.as_str(), "refund", &hash)? {
-                let entry_id = replay.entry_id;
-                return self.replay_money(tx, &locked, entry_id).await;
+            let use_of_key = (key, "refund", hash.as_str());
+            if let Some(replay) = self.known_replay(tx, &mut locked, use_of_key).await? {
+                return Ok(replay);
             }
             let credited = read_entry(tx, top_up_entry).await?.delta;
             let refunded = tx
@@ -466,7 +477,7 @@ impl Store {
                 return Err(Refusal::RefundExceedsTopUp.into());
             }
             let buffer = locked.snap.buffer(self.card()).0;
-            let entry = write_money(
+            let written = write_money(
                 tx,
                 &mut locked,
                 buffer,
@@ -478,35 +489,58 @@ impl Store {
                     spent: 0,
                     credit: false,
                 },
-                Some((key, &hash)),
+                (key, &hash),
             )
             .await?;
-            Ok(self.answer(&locked, entry))
+            self.answer(tx, &mut locked, use_of_key, written).await
         })
     }
 
-    /// Answers a money operation just applied with its entry and the account as it is now.
-    fn answer(&self, locked: &Locked, entry: LedgerEntry) -> MoneyResult {
-        MoneyResult {
-            entry,
-            account: locked.view(self.card()),
-            replay: false,
-        }
-    }
-
-    async fn replay_money(
+    /// Answers a money write: its entry and the account as it is now — or, when the key
+    /// turned out to be taken already (nothing was written), the key's earlier use.
+    async fn answer(
         &self,
         tx: &mut Tx,
-        locked: &Locked,
-        entry_id: Option<i64>,
+        locked: &mut Locked,
+        use_of_key: UseOfKey<'_>,
+        written: Option<LedgerEntry>,
     ) -> Result<MoneyResult, StoreError> {
-        let entry_id = entry_id
+        if let Some(entry) = written {
+            return Ok(MoneyResult {
+                entry,
+                account: locked.view(self.card())?,
+                replay: false,
+            });
+        }
+        locked.look_up(tx, &[use_of_key.0.as_str()]).await?;
+        self.known_replay(tx, locked, use_of_key)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt("a taken key without its record".into()))
+    }
+
+    /// The answer to an earlier use of the key, if the account knows one: the original
+    /// entry with the account as it is now for the same request, `idempotency_mismatch`
+    /// for another.
+    async fn known_replay(
+        &self,
+        tx: &mut Tx,
+        locked: &mut Locked,
+        (key, op, hash): UseOfKey<'_>,
+    ) -> Result<Option<MoneyResult>, StoreError> {
+        let Some(record) = locked.replay(key.as_str(), op, hash)? else {
+            return Ok(None);
+        };
+        let entry_id = record
+            .entry_id
             .ok_or_else(|| StoreError::Corrupt("money idempotency record without entry".into()))?;
-        Ok(MoneyResult {
+        if locked.open_jobs.is_none() {
+            locked.look_up(tx, &[]).await?;
+        }
+        Ok(Some(MoneyResult {
             entry: read_entry(tx, entry_id).await?,
-            account: locked.view(self.card()),
+            account: locked.view(self.card())?,
             replay: true,
-        })
+        }))
     }
 
     /// The account's ledger after `after`, oldest first.

@@ -30,14 +30,14 @@ const READ_JOB: Sql = Sql::both(concat!(
     " FROM jobs WHERE job_id = $1"
 ));
 /// Locks a job (`$1`) after its account; on PostgreSQL it also reads the account's rest
-/// (`$2` account, `$3` keys), now that the account lock is held. See
+/// (`$2` account), now that the account lock is held. See
 /// [`lock_account_of_job`].
 const LOCK_JOB: Sql = Sql {
     postgres: concat!(
         "SELECT ",
         job_columns!(),
         ", ",
-        rest_columns!(postgres, "$2", "$3"),
+        rest_columns!(postgres, "$2"),
         " FROM jobs WHERE job_id = $1 FOR UPDATE"
     ),
     sqlite: READ_JOB.sqlite,
@@ -291,8 +291,11 @@ pub(crate) async fn finish_job(
         let entry_id = row.int("entry_id")?;
         emit_suspension(tx, &job.account_id, suspension, snap, entry_id).await?;
     }
-    if job.status.is_open() && !f.status.is_open() {
-        locked.open_jobs -= 1;
+    if let Some(open) = locked.open_jobs.as_mut()
+        && job.status.is_open()
+        && !f.status.is_open()
+    {
+        *open -= 1;
     }
     Ok(job_from(row)?.job)
 }
@@ -367,10 +370,10 @@ impl Store {
                     replay: true,
                 }));
             }
+            let open = locked.open_jobs()?;
             let snap = &mut locked.snap;
             let refills = snap.due_refills(self.card());
             apply_refills(tx, &req.account, snap, &refills).await?;
-            let open = locked.open_jobs;
             let decision = match decide::decide_submit(snap, open, kind, self.card()) {
                 Ok(d) => d,
                 Err(refusal) => {

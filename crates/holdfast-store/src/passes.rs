@@ -87,7 +87,7 @@ impl Store {
                 "SELECT ",
                 crate::jobs::job_columns!(),
                 ", ",
-                rest_columns!(postgres, "$2", "$3"),
+                rest_columns!(postgres, "$2"),
                 " FROM jobs WHERE job_id = $1 FOR UPDATE SKIP LOCKED"
             ),
             sqlite: concat!(

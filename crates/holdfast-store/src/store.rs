@@ -107,26 +107,38 @@ macro_rules! account_columns {
     };
 }
 
-/// What a unit of work reads besides the account row, as three columns: its allowance
-/// pockets, its open jobs, and the idempotency records of the keys the operation names
-/// (`$keys`: a JSON array of strings). `$account` is the placeholder of the account id.
+/// What a unit of work reads besides the account row, as two columns: its allowance
+/// pockets and its open jobs. `$account` is the placeholder of the account id.
 macro_rules! rest_columns {
-    (postgres, $account:literal, $keys:literal) => {
+    (postgres, $account:literal) => {
         concat!(
             "(SELECT COALESCE(json_agg(json_build_array(pocket, remaining, held, cycle_started_at)), '[]')::text \
               FROM allowances WHERE account_id = ", $account, ") AS allowances, \
-             (SELECT COUNT(*) FROM jobs WHERE account_id = ", $account, " AND status IN ('queued', 'in_progress')) AS open_jobs, \
-             (SELECT COALESCE(json_agg(json_build_array(key, operation, request_hash, entry_id, job_id)), '[]')::text \
+             (SELECT COUNT(*) FROM jobs WHERE account_id = ", $account, " AND status IN ('queued', 'in_progress')) AS open_jobs"
+        )
+    };
+    (sqlite, $account:literal) => {
+        concat!(
+            "(SELECT json_group_array(json_array(pocket, remaining, held, cycle_started_at)) \
+              FROM allowances WHERE account_id = ", $account, ") AS allowances, \
+             (SELECT COUNT(*) FROM jobs WHERE account_id = ", $account, " AND status IN ('queued', 'in_progress')) AS open_jobs"
+        )
+    };
+}
+
+/// The idempotency records of the keys an operation names (`$keys`: a JSON array of
+/// strings), as one column.
+macro_rules! keys_column {
+    (postgres, $account:literal, $keys:literal) => {
+        concat!(
+            "(SELECT COALESCE(json_agg(json_build_array(key, operation, request_hash, entry_id, job_id)), '[]')::text \
               FROM idempotency WHERE account_id = ", $account, " \
               AND key = ANY(ARRAY(SELECT json_array_elements_text(", $keys, "::json)))) AS keys"
         )
     };
     (sqlite, $account:literal, $keys:literal) => {
         concat!(
-            "(SELECT json_group_array(json_array(pocket, remaining, held, cycle_started_at)) \
-              FROM allowances WHERE account_id = ", $account, ") AS allowances, \
-             (SELECT COUNT(*) FROM jobs WHERE account_id = ", $account, " AND status IN ('queued', 'in_progress')) AS open_jobs, \
-             (SELECT json_group_array(json_array(key, operation, request_hash, entry_id, job_id)) \
+            "(SELECT json_group_array(json_array(key, operation, request_hash, entry_id, job_id)) \
               FROM idempotency WHERE account_id = ", $account, " AND key IN (SELECT value FROM json_each(", $keys, "))) AS keys"
         )
     };
@@ -147,7 +159,9 @@ const LOCK_ACCOUNT: Sql = Sql {
         "SELECT ",
         account_columns!(sqlite),
         ", ",
-        rest_columns!(sqlite, "$1", "$2"),
+        rest_columns!(sqlite, "$1"),
+        ", ",
+        keys_column!(sqlite, "$1", "$2"),
         " FROM accounts WHERE account_id = $1"
     ),
 };
@@ -163,7 +177,7 @@ pub(crate) const LOCK_ACCOUNT_OF_JOB: Sql = Sql {
         "SELECT ",
         account_columns!(sqlite),
         ", ",
-        rest_columns!(sqlite, "accounts.account_id", "$2"),
+        rest_columns!(sqlite, "accounts.account_id"),
         " FROM accounts WHERE account_id = (SELECT account_id FROM jobs WHERE job_id = $1)"
     ),
 };
@@ -173,8 +187,18 @@ pub(crate) const LOCK_ACCOUNT_OF_JOB: Sql = Sql {
 /// committed while this one waited for the lock. (A subquery of the locking statement
 /// itself would read the snapshot from before the wait: a stale pocket, a missed key.)
 const READ_REST: Sql = Sql {
-    postgres: concat!("SELECT ", rest_columns!(postgres, "$1", "$2")),
-    sqlite: concat!("SELECT ", rest_columns!(sqlite, "$1", "$2")),
+    postgres: concat!(
+        "SELECT ",
+        rest_columns!(postgres, "$1"),
+        ", ",
+        keys_column!(postgres, "$1", "$2")
+    ),
+    sqlite: concat!(
+        "SELECT ",
+        rest_columns!(sqlite, "$1"),
+        ", ",
+        keys_column!(sqlite, "$1", "$2")
+    ),
 };
 
 /// An account and its rest in one statement, for read transactions (one snapshot).
@@ -183,7 +207,9 @@ const READ_ACCOUNT: Sql = Sql {
         "SELECT ",
         account_columns!(postgres),
         ", ",
-        rest_columns!(postgres, "$1", "$2"),
+        rest_columns!(postgres, "$1"),
+        ", ",
+        keys_column!(postgres, "$1", "$2"),
         " FROM accounts WHERE account_id = $1"
     ),
     sqlite: LOCK_ACCOUNT.sqlite,
@@ -324,20 +350,24 @@ pub(crate) struct IdemRecord {
 /// An idempotency record as [`rest_columns`] lists it: key, operation, hash, entry, job.
 type KeyRow = (String, String, String, Option<i64>, Option<String>);
 
-/// What [`rest_columns`] reads, parsed.
+/// What [`rest_columns`] (and [`keys_column`], where read) hold, parsed.
 pub(crate) struct Rest {
     allowances: BTreeMap<String, AllowancePocket>,
     open_jobs: i64,
     keys: HashMap<String, IdemRecord>,
 }
 
-pub(crate) fn rest_from(row: &Row) -> Result<Rest, StoreError> {
-    fn json<T: serde::de::DeserializeOwned>(row: &Row, col: &str) -> Result<T, StoreError> {
-        serde_json::from_str(&row.text(col)?)
-            .map_err(|e| StoreError::Corrupt(format!("{col}: {e}")))
-    }
-    let pockets: Vec<(String, i64, i64, i64)> = json(row, "allowances")?;
-    let keys: Vec<KeyRow> = json(row, "keys")?;
+fn json_column<T: serde::de::DeserializeOwned>(row: &Row, col: &str) -> Result<T, StoreError> {
+    serde_json::from_str(&row.text(col)?).map_err(|e| StoreError::Corrupt(format!("{col}: {e}")))
+}
+
+pub(crate) fn rest_from(row: &Row, with_keys: bool) -> Result<Rest, StoreError> {
+    let pockets: Vec<(String, i64, i64, i64)> = json_column(row, "allowances")?;
+    let keys: Vec<KeyRow> = if with_keys {
+        json_column(row, "keys")?
+    } else {
+        Vec::new()
+    };
     Ok(Rest {
         allowances: pockets
             .into_iter()
@@ -374,21 +404,48 @@ pub(crate) fn keys_json(keys: &[&str]) -> String {
 /// An account as a unit of work holds it: the snapshot read under the lock, its open
 /// jobs (their count only changes under this lock), and the idempotency records of the
 /// keys the operation named, kept up to date in memory as the operation records keys.
+/// The pockets and the open jobs are `None`/empty until read: a debit does not need them
+/// to decide, and on PostgreSQL its write statement reads them.
 pub(crate) struct Locked {
     pub account: AccountId,
     pub snap: AccountSnapshot,
-    pub open_jobs: i64,
+    pub open_jobs: Option<i64>,
     keys: HashMap<String, IdemRecord>,
 }
 
 impl Locked {
-    fn new(account: &AccountId, row: &Row, rest: Rest) -> Result<Locked, StoreError> {
-        Ok(Locked {
+    fn new(account: &AccountId, row: &Row, rest: Option<Rest>) -> Result<Locked, StoreError> {
+        let mut locked = Locked {
             account: account.clone(),
-            snap: snapshot_from(row, rest.allowances)?,
-            open_jobs: rest.open_jobs,
-            keys: rest.keys,
-        })
+            snap: snapshot_from(row, BTreeMap::new())?,
+            open_jobs: None,
+            keys: HashMap::new(),
+        };
+        if let Some(rest) = rest {
+            locked.fill(rest);
+        }
+        Ok(locked)
+    }
+
+    fn fill(&mut self, rest: Rest) {
+        self.snap.allowances = rest.allowances;
+        self.open_jobs = Some(rest.open_jobs);
+        self.keys.extend(rest.keys);
+    }
+
+    /// Reads the rest of the account (again) with the records of `keys`.
+    pub async fn look_up(&mut self, tx: &mut Tx, keys: &[&str]) -> Result<(), StoreError> {
+        let row = tx
+            .fetch_one(READ_REST, args![self.account.as_str(), keys_json(keys)])
+            .await?;
+        self.fill(rest_from(&row, true)?);
+        Ok(())
+    }
+
+    /// The open jobs, which must have been read.
+    pub fn open_jobs(&self) -> Result<i64, StoreError> {
+        self.open_jobs
+            .ok_or_else(|| StoreError::Corrupt("the open jobs were not read".into()))
     }
 
     /// The record of `key`, whatever operation wrote it (it must have been named when
@@ -417,7 +474,7 @@ impl Locked {
     }
 
     /// The account as a client sees it now: allowances whose window passed show the refill.
-    pub fn view(&self, card: &RateCard) -> AccountView {
+    pub fn view(&self, card: &RateCard) -> Result<AccountView, StoreError> {
         let snap = &self.snap;
         let mut effective = snap.clone();
         let refills = effective.due_refills(card);
@@ -439,7 +496,7 @@ impl Locked {
                 )
             })
             .collect();
-        AccountView {
+        Ok(AccountView {
             account_id: self.account.to_string(),
             plan: snap.plan.clone(),
             plan_until: snap.plan_until,
@@ -454,11 +511,11 @@ impl Locked {
             blocked_at: snap.blocked_at,
             max_concurrent_jobs: effective.concurrency_limit(card),
             max_concurrent_jobs_override: snap.max_concurrent_jobs,
-            open_jobs: self.open_jobs,
+            open_jobs: self.open_jobs()?,
             created_at: snap.created_at,
             last_active_at: snap.last_active_at,
             allowances,
-        }
+        })
     }
 }
 
@@ -470,17 +527,27 @@ pub(crate) async fn lock_account(
     account: &AccountId,
     keys: &[&str],
 ) -> Result<Locked, StoreError> {
-    let keys = keys_json(keys);
+    let mut locked = lock_account_row(tx, account, keys).await?;
+    if locked.open_jobs.is_none() {
+        locked.look_up(tx, keys).await?;
+    }
+    Ok(locked)
+}
+
+/// Locks the account row and reads it with the database clock; on SQLite the same
+/// statement reads the rest and the records of `keys`, on PostgreSQL they are not read.
+pub(crate) async fn lock_account_row(
+    tx: &mut Tx,
+    account: &AccountId,
+    keys: &[&str],
+) -> Result<Locked, StoreError> {
     let row = tx
-        .fetch_optional(LOCK_ACCOUNT, args![account.as_str(), keys.as_str()])
+        .fetch_optional(LOCK_ACCOUNT, args![account.as_str(), keys_json(keys)])
         .await?
         .ok_or(Refusal::AccountNotFound)?;
     let rest = match tx.dialect() {
-        Dialect::Sqlite => rest_from(&row)?,
-        Dialect::Postgres => rest_from(
-            &tx.fetch_one(READ_REST, args![account.as_str(), keys])
-                .await?,
-        )?,
+        Dialect::Sqlite => Some(rest_from(&row, true)?),
+        Dialect::Postgres => None,
     };
     Locked::new(account, &row, rest)
 }
@@ -491,37 +558,38 @@ pub(crate) async fn read_account(tx: &mut Tx, account: &AccountId) -> Result<Loc
         .fetch_optional(READ_ACCOUNT, args![account.as_str(), "[]"])
         .await?
         .ok_or(Refusal::AccountNotFound)?;
-    let rest = rest_from(&row)?;
-    Locked::new(account, &row, rest)
+    let rest = rest_from(&row, true)?;
+    Locked::new(account, &row, Some(rest))
 }
 
 /// Locks the account of a job, then reads it like [`lock_account`] (no keys), with the
-/// job row fetched by `lock_job`, which is given the job id (`$1`), the account id
-/// (`$2`) and an empty key list (`$3`). On PostgreSQL `lock_job` reads the rest after
-/// the account lock (its `rest_columns`); on SQLite the first statement already did.
+/// job row fetched by `lock_job`, which is given the job id (`$1`) and the account id
+/// (`$2`). On PostgreSQL `lock_job` reads the rest after the account lock (its
+/// `rest_columns`); on SQLite the first statement already did.
 pub(crate) async fn lock_account_of_job(
     tx: &mut Tx,
     job: &str,
     lock_job: Sql,
 ) -> Result<(Locked, Option<Row>), StoreError> {
     let row = tx
-        .fetch_optional(LOCK_ACCOUNT_OF_JOB, args![job, "[]"])
+        .fetch_optional(LOCK_ACCOUNT_OF_JOB, args![job])
         .await?
         .ok_or(Refusal::JobNotFound)?;
     let account = AccountId::parse(&row.text("account_id")?)
         .map_err(|e| StoreError::Corrupt(e.to_string()))?;
     let job_row = tx
-        .fetch_optional(lock_job, args![job, account.as_str(), "[]"])
+        .fetch_optional(lock_job, args![job, account.as_str()])
         .await?;
     let rest = match (tx.dialect(), &job_row) {
-        (Dialect::Sqlite, _) => rest_from(&row)?,
-        (Dialect::Postgres, Some(j)) => rest_from(j)?,
-        (Dialect::Postgres, None) => rest_from(
-            &tx.fetch_one(READ_REST, args![account.as_str(), "[]"])
-                .await?,
-        )?,
+        (Dialect::Sqlite, _) => Some(rest_from(&row, false)?),
+        (Dialect::Postgres, Some(j)) => Some(rest_from(j, false)?),
+        (Dialect::Postgres, None) => None,
     };
-    Ok((Locked::new(&account, &row, rest)?, job_row))
+    let mut locked = Locked::new(&account, &row, rest)?;
+    if locked.open_jobs.is_none() {
+        locked.look_up(tx, &[]).await?;
+    }
+    Ok((locked, job_row))
 }
 
 /// What a ledger entry records besides its pocket and delta.
@@ -683,38 +751,50 @@ pub(crate) async fn emit_suspension(
     emit(tx, event, account, None, data, snap.now).await
 }
 
-/// One money change in ONE statement: the account row, its ledger entry and, when the
-/// change answers a client's key, the idempotency record pointing at the entry.
+/// One money change in ONE statement, under the client's key: the idempotency record,
+/// the account row and the ledger entry — or nothing at all when the key is taken
+/// already (then no entry comes back and the caller looks the key up). `ON CONFLICT DO
+/// NOTHING` rather than a failing insert: on PostgreSQL an error would abort the whole
+/// transaction, and with it a batch. On PostgreSQL the statement also reads the rest of
+/// the account for the answer (it runs after the lock: a fresh snapshot).
 const WRITE_MONEY: Sql = Sql {
-    postgres: "WITH a AS (UPDATE accounts SET balance = balance + $2, total_credited = total_credited + $3, \
-               total_spent = total_spent + $4, suspended_at = $5 WHERE account_id = $1), \
-               e AS (INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at) \
-               VALUES ($1, $14, $2, $6, $7, $8, $9, $10, $11) RETURNING entry_id), \
-               k AS (INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
-               SELECT $1, $12, $6, $13, entry_id, NULL, $11 FROM e WHERE $12 IS NOT NULL) \
-               SELECT entry_id FROM e",
-    sqlite: "UPDATE accounts SET balance = balance + $2, total_credited = total_credited + $3, \
-             total_spent = total_spent + $4, suspended_at = $5 WHERE account_id = $1; \
+    postgres: concat!(
+        "WITH k AS (INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
+         VALUES ($1, $12, $6, $13, nextval('ledger_entry_id_seq'), NULL, $11) \
+         ON CONFLICT (account_id, key) DO NOTHING RETURNING entry_id), \
+         a AS (UPDATE accounts SET balance = balance + $2, total_credited = total_credited + $3, \
+         total_spent = total_spent + $4, suspended_at = $5 WHERE account_id = $1 AND EXISTS (SELECT 1 FROM k)), \
+         e AS (INSERT INTO ledger (entry_id, account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at) \
+         OVERRIDING SYSTEM VALUE SELECT entry_id, $1, $14, $2, $6, $7, $8, $9, $10, $11 FROM k RETURNING entry_id) \
+         SELECT (SELECT entry_id FROM e) AS entry_id, ",
+        rest_columns!(postgres, "$1")
+    ),
+    // `changes()` is the row count of the statement before: each step runs only when the
+    // one before it wrote its row.
+    sqlite: "INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
+             VALUES ($1, $12, $6, $13, NULL, NULL, $11) ON CONFLICT (account_id, key) DO NOTHING; \
              INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at) \
-             VALUES ($1, $14, $2, $6, $7, $8, $9, $10, $11) RETURNING entry_id; \
-             INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
-             SELECT $1, $12, $6, $13, last_insert_rowid(), NULL, $11 WHERE $12 IS NOT NULL",
+             SELECT $1, $14, $2, $6, $7, $8, $9, $10, $11 WHERE changes() = 1 RETURNING entry_id; \
+             UPDATE accounts SET balance = balance + $2, total_credited = total_credited + $3, \
+             total_spent = total_spent + $4, suspended_at = $5 WHERE account_id = $1 AND changes() = 1; \
+             UPDATE idempotency SET entry_id = last_insert_rowid() \
+             WHERE account_id = $1 AND key = $12 AND entry_id IS NULL AND changes() = 1",
 };
 
-/// Writes a money change (balance, counters, ledger entry, the key it answers) and the
-/// suspension it causes, updating `locked`. Returns the ledger entry. The idempotency
+/// Writes a money change under the client's key (idempotency record, balance, counters,
+/// ledger entry) and the suspension it causes, updating `locked`. Returns the ledger
+/// entry, or `None` (nothing written) when the key is taken already. The idempotency
 /// operation is the entry's kind.
 pub(crate) async fn write_money(
     tx: &mut Tx,
     locked: &mut Locked,
     buffer: i64,
     c: MoneyChange<'_>,
-    key: Option<(&IdempotencyKey, &str)>,
-) -> Result<LedgerEntry, StoreError> {
-    let snap = &mut locked.snap;
-    let suspension = change_money(snap, &c)?;
-    let account = locked.account.clone();
-    let account = account.as_str();
+    (key, hash): (&IdempotencyKey, &str),
+) -> Result<Option<LedgerEntry>, StoreError> {
+    let mut snap = locked.snap.clone();
+    let suspension = change_money(&mut snap, &c)?;
+    let account = locked.account.as_str();
     let facts = EntryFacts {
         pocket: MONEY,
         delta: c.delta,
@@ -739,31 +819,39 @@ pub(crate) async fn write_money(
                 buffer,
                 facts.reference.clone(),
                 snap.now,
-                key.map(|(k, _)| k.as_str()),
-                key.map(|(_, h)| h),
+                key.as_str(),
+                hash,
                 MONEY
             ],
         )
         .await?;
-    let entry_id = match rows.as_slice() {
-        [row] => row.int("entry_id")?,
+    let (entry_id, rest) = match (tx.dialect(), rows.as_slice()) {
+        (Dialect::Postgres, [row]) => (row.opt_int("entry_id")?, Some(rest_from(row, false)?)),
+        (Dialect::Sqlite, [row]) => (Some(row.int("entry_id")?), None),
+        (Dialect::Sqlite, []) => (None, None),
         _ => {
             return Err(StoreError::Corrupt(
-                "a money write returned no entry".into(),
+                "a money write answered more than one row".into(),
             ));
         }
     };
-    emit_suspension(tx, account, suspension, snap, entry_id).await?;
-    if let Some((k, hash)) = key {
-        let record = IdemRecord {
-            operation: c.kind.to_owned(),
-            request_hash: hash.to_owned(),
-            entry_id: Some(entry_id),
-            job_id: None,
-        };
-        locked.remember(k.as_str(), record);
+    let Some(entry_id) = entry_id else {
+        return Ok(None);
+    };
+    emit_suspension(tx, account, suspension, &snap, entry_id).await?;
+    let entry = facts.entry(entry_id, account, snap.now);
+    locked.snap = snap;
+    if let Some(rest) = rest {
+        locked.fill(rest);
     }
-    Ok(facts.entry(entry_id, account, locked.snap.now))
+    let record = IdemRecord {
+        operation: c.kind.to_owned(),
+        request_hash: hash.to_owned(),
+        entry_id: Some(entry_id),
+        job_id: None,
+    };
+    locked.remember(key.as_str(), record);
+    Ok(Some(entry))
 }
 
 /// The hash of a normalised request: canonical JSON (sorted keys, amounts in micros).
