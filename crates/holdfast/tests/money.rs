@@ -461,3 +461,45 @@ backend_test!(
         assert_clean(s).await;
     }
 );
+
+backend_test!(
+    a_debit_replay_is_answered_even_when_funds_ran_out,
+    |b| async move {
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        let s = e.store().clone();
+        put(&s, "u", "free").await;
+        top_up(&s, "u", "100.00", "t").await;
+        let amount = Usage::Amount(usd("100.00"));
+        let first = s
+            .debit(&acct("u"), &amount, &key("d1"), None)
+            .await
+            .unwrap();
+        assert!(!first.replay);
+        // The account cannot pay 100.00 again: a new key is refused...
+        assert_eq!(
+            refused(s.debit(&acct("u"), &amount, &key("d2"), None).await),
+            Refusal::InsufficientFunds
+        );
+        // ...but the first key is still its original debit, not a refusal, and not a charge,
+        // even when it is replayed as the request that would now be refused.
+        let again = s
+            .debit(&acct("u"), &amount, &key("d1"), None)
+            .await
+            .unwrap();
+        assert!(again.replay && again.entry == first.entry);
+        assert_eq!(again.account.balance, 0);
+        // The same key for another amount is a mismatch, refused or not.
+        assert_eq!(
+            refused(
+                s.debit(&acct("u"), &Usage::Amount(usd("5.00")), &key("d1"), None)
+                    .await
+            ),
+            Refusal::IdempotencyMismatch
+        );
+        let debits = s.ledger(&acct("u"), None, 100).await.unwrap().items;
+        assert_eq!(debits.iter().filter(|e| e.kind == "debit").count(), 1);
+        assert_clean(&s).await;
+    }
+);
