@@ -126,24 +126,24 @@ macro_rules! rest_columns {
     };
 }
 
-/// The idempotency records of the keys an operation names (`$keys`: a JSON array of
-/// strings), as one column.
+pub(crate) use rest_columns;
+
+/// The idempotency records of the keys an operation names, as one column; `$keys` is
+/// the condition on `key` that names them.
 macro_rules! keys_column {
     (postgres, $account:literal, $keys:literal) => {
         concat!(
             "(SELECT COALESCE(json_agg(json_build_array(key, operation, request_hash, entry_id, job_id)), '[]')::text \
-              FROM idempotency WHERE account_id = ", $account, " \
-              AND key = ANY(ARRAY(SELECT json_array_elements_text(", $keys, "::json)))) AS keys"
+              FROM idempotency WHERE account_id = ", $account, " AND key ", $keys, ") AS keys"
         )
     };
     (sqlite, $account:literal, $keys:literal) => {
         concat!(
             "(SELECT json_group_array(json_array(key, operation, request_hash, entry_id, job_id)) \
-              FROM idempotency WHERE account_id = ", $account, " AND key IN (SELECT value FROM json_each(", $keys, "))) AS keys"
+              FROM idempotency WHERE account_id = ", $account, " AND key ", $keys, ") AS keys"
         )
     };
 }
-pub(crate) use rest_columns;
 
 /// Locks the account row and reads it with the database clock. On PostgreSQL `FOR
 /// UPDATE` takes the lock and the rest is read by [`READ_REST`] after it; on SQLite the
@@ -161,7 +161,7 @@ const LOCK_ACCOUNT: Sql = Sql {
         ", ",
         rest_columns!(sqlite, "$1"),
         ", ",
-        keys_column!(sqlite, "$1", "$2"),
+        keys_column!(sqlite, "$1", "IN (SELECT value FROM json_each($2))"),
         " FROM accounts WHERE account_id = $1"
     ),
 };
@@ -182,7 +182,8 @@ pub(crate) const LOCK_ACCOUNT_OF_JOB: Sql = Sql {
     ),
 };
 
-/// The rest, on PostgreSQL, read by a statement of its own AFTER the lock: under READ
+/// The rest with the records of at most two keys (`$2`, `$3`; `NULL` names none): on
+/// PostgreSQL read by a statement of its own AFTER the lock: under READ
 /// COMMITTED each statement takes a new snapshot, so it sees what another transaction
 /// committed while this one waited for the lock. (A subquery of the locking statement
 /// itself would read the snapshot from before the wait: a stale pocket, a missed key.)
@@ -191,13 +192,13 @@ const READ_REST: Sql = Sql {
         "SELECT ",
         rest_columns!(postgres, "$1"),
         ", ",
-        keys_column!(postgres, "$1", "$2")
+        keys_column!(postgres, "$1", "IN ($2, $3)")
     ),
     sqlite: concat!(
         "SELECT ",
         rest_columns!(sqlite, "$1"),
         ", ",
-        keys_column!(sqlite, "$1", "$2")
+        keys_column!(sqlite, "$1", "IN ($2, $3)")
     ),
 };
 
@@ -208,11 +209,15 @@ const READ_ACCOUNT: Sql = Sql {
         account_columns!(postgres),
         ", ",
         rest_columns!(postgres, "$1"),
-        ", ",
-        keys_column!(postgres, "$1", "$2"),
         " FROM accounts WHERE account_id = $1"
     ),
-    sqlite: LOCK_ACCOUNT.sqlite,
+    sqlite: concat!(
+        "SELECT ",
+        account_columns!(sqlite),
+        ", ",
+        rest_columns!(sqlite, "$1"),
+        " FROM accounts WHERE account_id = $1"
+    ),
 };
 
 /// The database clock alone.
@@ -433,10 +438,16 @@ impl Locked {
         self.keys.extend(rest.keys);
     }
 
-    /// Reads the rest of the account (again) with the records of `keys`.
+    /// Reads the rest of the account (again) with the records of `keys` (at most two).
     pub async fn look_up(&mut self, tx: &mut Tx, keys: &[&str]) -> Result<(), StoreError> {
+        let (first, second) = match keys {
+            [] => (None, None),
+            [a] => (Some(*a), None),
+            [a, b] => (Some(*a), Some(*b)),
+            _ => return Err(StoreError::Corrupt("more than two keys looked up".into())),
+        };
         let row = tx
-            .fetch_one(READ_REST, args![self.account.as_str(), keys_json(keys)])
+            .fetch_one(READ_REST, args![self.account.as_str(), first, second])
             .await?;
         self.fill(rest_from(&row, true)?);
         Ok(())
@@ -555,10 +566,10 @@ pub(crate) async fn lock_account_row(
 /// Reads the account without locking it (in a read transaction: one snapshot).
 pub(crate) async fn read_account(tx: &mut Tx, account: &AccountId) -> Result<Locked, StoreError> {
     let row = tx
-        .fetch_optional(READ_ACCOUNT, args![account.as_str(), "[]"])
+        .fetch_optional(READ_ACCOUNT, args![account.as_str()])
         .await?
         .ok_or(Refusal::AccountNotFound)?;
-    let rest = rest_from(&row, true)?;
+    let rest = rest_from(&row, false)?;
     Locked::new(account, &row, Some(rest))
 }
 

@@ -503,3 +503,65 @@ backend_test!(
         assert_clean(&s).await;
     }
 );
+
+backend_test!(
+    debits_queued_behind_a_caller_that_went_away_are_answered,
+    |b| async move {
+        use holdfast::store::db::Sql;
+        use std::sync::Arc;
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        let e = Arc::new(e);
+        let s = e.store().clone();
+        put(&s, "u", "free").await;
+        top_up(&s, "u", "10.00", "t").await;
+        // Another transaction holds the account, so the first debit (which goes straight
+        // through on its caller's task) waits inside its transaction...
+        let mut blocker = s.pool().begin_write().await.unwrap();
+        blocker
+            .execute(
+                Sql {
+                    postgres: "SELECT 1 FROM accounts WHERE account_id = 'u' FOR UPDATE",
+                    sqlite: "SELECT 1",
+                },
+                vec![],
+            )
+            .await
+            .unwrap();
+        let debit = |k: &str| {
+            let (e, k) = (e.clone(), key(k));
+            tokio::spawn(async move {
+                e.debit(&acct("u"), &Usage::Amount(usd("1.00")), &k, None)
+                    .await
+            })
+        };
+        let lead = debit("lead");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        // ...the next ones queue behind it, and then its caller goes away.
+        let followers: Vec<_> = (0..5).map(|i| debit(&format!("f{i}"))).collect();
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        lead.abort();
+        assert!(lead.await.unwrap_err().is_cancelled());
+        blocker.rollback().await.unwrap();
+        // Every queued debit is still answered (a bound against being stranded, not a
+        // measure of speed), and applied exactly once.
+        for f in followers {
+            let answer = tokio::time::timeout(std::time::Duration::from_secs(60), f)
+                .await
+                .expect("a queued debit was stranded");
+            assert!(!answer.unwrap().unwrap().replay);
+        }
+        let debits: Vec<_> = s
+            .ledger(&acct("u"), None, 100)
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .filter(|e| e.kind == "debit")
+            .collect();
+        assert_eq!(debits.len(), 5, "the abandoned debit never committed");
+        assert_eq!(s.get_account(&acct("u")).await.unwrap().balance, 5_000_000);
+        assert_clean(&s).await;
+    }
+);
