@@ -11,7 +11,7 @@ use crate::error::StoreError;
 use crate::model::{Heartbeat, Job, Lease, Submitted};
 use crate::store::{
     EntryFacts, Locked, MoneyChange, Store, apply_refills, change_money, emit_suspension,
-    lock_account, lock_account_of_job, request_hash, rest_columns,
+    lock_account, lock_account_of_job, pockets_column, request_hash,
 };
 use crate::{in_read_tx, in_write_tx};
 
@@ -29,7 +29,7 @@ const READ_JOB: Sql = Sql::both(concat!(
     job_columns!(),
     " FROM jobs WHERE job_id = $1"
 ));
-/// Locks a job (`$1`) after its account; on PostgreSQL it also reads the account's rest
+/// Locks a job (`$1`) after its account; on PostgreSQL it also reads the account's pockets
 /// (`$2` account), now that the account lock is held. See
 /// [`lock_account_of_job`].
 const LOCK_JOB: Sql = Sql {
@@ -37,7 +37,7 @@ const LOCK_JOB: Sql = Sql {
         "SELECT ",
         job_columns!(),
         ", ",
-        rest_columns!(postgres, "$2"),
+        pockets_column!(postgres, "$2"),
         " FROM jobs WHERE job_id = $1 FOR UPDATE"
     ),
     sqlite: READ_JOB.sqlite,

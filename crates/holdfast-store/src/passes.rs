@@ -10,7 +10,7 @@ use crate::db::Sql;
 use crate::error::StoreError;
 use crate::jobs::{Finish, finish_job, job_from};
 use crate::model::PassReport;
-use crate::store::{NOW, Store, emit, lock_account_of_job, rest_columns};
+use crate::store::{NOW, Store, emit, lock_account_of_job, pockets_column};
 use crate::{in_read_tx, in_write_tx};
 
 /// How many jobs one chunk of a pass takes.
@@ -81,13 +81,13 @@ impl Store {
     /// Expires one job if it still qualifies. Another sweeper holding it is skipped.
     async fn expire_one(&self, job: &JobId) -> Result<bool, StoreError> {
         /// The job, unless a worker holds it right now (then the next pass takes it); on
-        /// PostgreSQL with the account's rest (see `lock_account_of_job`).
+        /// PostgreSQL with the account's pockets (see `lock_account_of_job`).
         const LOCK_IF_FREE: Sql = Sql {
             postgres: concat!(
                 "SELECT ",
                 crate::jobs::job_columns!(),
                 ", ",
-                rest_columns!(postgres, "$2"),
+                pockets_column!(postgres, "$2"),
                 " FROM jobs WHERE job_id = $1 FOR UPDATE SKIP LOCKED"
             ),
             sqlite: concat!(

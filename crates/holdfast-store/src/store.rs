@@ -107,26 +107,36 @@ macro_rules! account_columns {
     };
 }
 
-/// What a unit of work reads besides the account row, as two columns: its allowance
-/// pockets and its open jobs. `$account` is the placeholder of the account id.
-macro_rules! rest_columns {
+/// The account's allowance pockets, as one column. `$account` is the placeholder of the
+/// account id.
+macro_rules! pockets_column {
     (postgres, $account:literal) => {
         concat!(
             "(SELECT COALESCE(json_agg(json_build_array(pocket, remaining, held, cycle_started_at)), '[]')::text \
-              FROM allowances WHERE account_id = ", $account, ") AS allowances, \
-             (SELECT COUNT(*) FROM jobs WHERE account_id = ", $account, " AND status IN ('queued', 'in_progress')) AS open_jobs"
+              FROM allowances WHERE account_id = ", $account, ") AS allowances"
         )
     };
     (sqlite, $account:literal) => {
         concat!(
             "(SELECT json_group_array(json_array(pocket, remaining, held, cycle_started_at)) \
-              FROM allowances WHERE account_id = ", $account, ") AS allowances, \
-             (SELECT COUNT(*) FROM jobs WHERE account_id = ", $account, " AND status IN ('queued', 'in_progress')) AS open_jobs"
+              FROM allowances WHERE account_id = ", $account, ") AS allowances"
         )
     };
 }
+pub(crate) use pockets_column;
 
-pub(crate) use rest_columns;
+/// What a unit of work reads besides the account row, as two columns: its allowance
+/// pockets and its open jobs.
+macro_rules! rest_columns {
+    ($dialect:ident, $account:literal) => {
+        concat!(
+            pockets_column!($dialect, $account),
+            ", (SELECT COUNT(*) FROM jobs WHERE account_id = ",
+            $account,
+            " AND status IN ('queued', 'in_progress')) AS open_jobs"
+        )
+    };
+}
 
 /// The idempotency records of the keys an operation names, as one column; `$keys` is
 /// the condition on `key` that names them.
@@ -177,7 +187,7 @@ pub(crate) const LOCK_ACCOUNT_OF_JOB: Sql = Sql {
         "SELECT ",
         account_columns!(sqlite),
         ", ",
-        rest_columns!(sqlite, "accounts.account_id"),
+        pockets_column!(sqlite, "accounts.account_id"),
         " FROM accounts WHERE account_id = (SELECT account_id FROM jobs WHERE job_id = $1)"
     ),
 };
@@ -355,10 +365,11 @@ pub(crate) struct IdemRecord {
 /// An idempotency record as [`rest_columns`] lists it: key, operation, hash, entry, job.
 type KeyRow = (String, String, String, Option<i64>, Option<String>);
 
-/// What [`rest_columns`] (and [`keys_column`], where read) hold, parsed.
+/// What [`pockets_column`], [`rest_columns`] and [`keys_column`] hold, parsed: the
+/// open jobs and the keys where the row has them.
 pub(crate) struct Rest {
     allowances: BTreeMap<String, AllowancePocket>,
-    open_jobs: i64,
+    open_jobs: Option<i64>,
     keys: HashMap<String, IdemRecord>,
 }
 
@@ -366,12 +377,17 @@ fn json_column<T: serde::de::DeserializeOwned>(row: &Row, col: &str) -> Result<T
     serde_json::from_str(&row.text(col)?).map_err(|e| StoreError::Corrupt(format!("{col}: {e}")))
 }
 
-pub(crate) fn rest_from(row: &Row, with_keys: bool) -> Result<Rest, StoreError> {
+pub(crate) fn rest_from(row: &Row) -> Result<Rest, StoreError> {
     let pockets: Vec<(String, i64, i64, i64)> = json_column(row, "allowances")?;
-    let keys: Vec<KeyRow> = if with_keys {
+    let keys: Vec<KeyRow> = if row.has("keys") {
         json_column(row, "keys")?
     } else {
         Vec::new()
+    };
+    let open_jobs = if row.has("open_jobs") {
+        Some(row.int("open_jobs")?)
+    } else {
+        None
     };
     Ok(Rest {
         allowances: pockets
@@ -385,7 +401,7 @@ pub(crate) fn rest_from(row: &Row, with_keys: bool) -> Result<Rest, StoreError> 
                 (pocket, p)
             })
             .collect(),
-        open_jobs: row.int("open_jobs")?,
+        open_jobs,
         keys: keys
             .into_iter()
             .map(|(key, operation, request_hash, entry_id, job_id)| {
@@ -434,7 +450,7 @@ impl Locked {
 
     fn fill(&mut self, rest: Rest) {
         self.snap.allowances = rest.allowances;
-        self.open_jobs = Some(rest.open_jobs);
+        self.open_jobs = rest.open_jobs.or(self.open_jobs);
         self.keys.extend(rest.keys);
     }
 
@@ -449,7 +465,7 @@ impl Locked {
         let row = tx
             .fetch_one(READ_REST, args![self.account.as_str(), first, second])
             .await?;
-        self.fill(rest_from(&row, true)?);
+        self.fill(rest_from(&row)?);
         Ok(())
     }
 
@@ -557,7 +573,7 @@ pub(crate) async fn lock_account_row(
         .await?
         .ok_or(Refusal::AccountNotFound)?;
     let rest = match tx.dialect() {
-        Dialect::Sqlite => Some(rest_from(&row, true)?),
+        Dialect::Sqlite => Some(rest_from(&row)?),
         Dialect::Postgres => None,
     };
     Locked::new(account, &row, rest)
@@ -569,14 +585,15 @@ pub(crate) async fn read_account(tx: &mut Tx, account: &AccountId) -> Result<Loc
         .fetch_optional(READ_ACCOUNT, args![account.as_str()])
         .await?
         .ok_or(Refusal::AccountNotFound)?;
-    let rest = rest_from(&row, false)?;
+    let rest = rest_from(&row)?;
     Locked::new(account, &row, Some(rest))
 }
 
-/// Locks the account of a job, then reads it like [`lock_account`] (no keys), with the
-/// job row fetched by `lock_job`, which is given the job id (`$1`) and the account id
-/// (`$2`). On PostgreSQL `lock_job` reads the rest after the account lock (its
-/// `rest_columns`); on SQLite the first statement already did.
+/// Locks the account of a job, then fetches the job row by `lock_job`, which is given
+/// the job id (`$1`) and the account id (`$2`). The pockets are read with the account on
+/// SQLite, and by `lock_job` on PostgreSQL (its `pockets_column`, after the account lock);
+/// the open jobs are not read (finishing a job does not need them). Without a job row
+/// (`lock_job` skipped a locked one) the account is not to be used.
 pub(crate) async fn lock_account_of_job(
     tx: &mut Tx,
     job: &str,
@@ -592,15 +609,11 @@ pub(crate) async fn lock_account_of_job(
         .fetch_optional(lock_job, args![job, account.as_str()])
         .await?;
     let rest = match (tx.dialect(), &job_row) {
-        (Dialect::Sqlite, _) => Some(rest_from(&row, false)?),
-        (Dialect::Postgres, Some(j)) => Some(rest_from(j, false)?),
+        (Dialect::Sqlite, _) => Some(rest_from(&row)?),
+        (Dialect::Postgres, Some(j)) => Some(rest_from(j)?),
         (Dialect::Postgres, None) => None,
     };
-    let mut locked = Locked::new(&account, &row, rest)?;
-    if locked.open_jobs.is_none() {
-        locked.look_up(tx, &[]).await?;
-    }
-    Ok((locked, job_row))
+    Ok((Locked::new(&account, &row, rest)?, job_row))
 }
 
 /// What a ledger entry records besides its pocket and delta.
@@ -837,7 +850,7 @@ pub(crate) async fn write_money(
         )
         .await?;
     let (entry_id, rest) = match (tx.dialect(), rows.as_slice()) {
-        (Dialect::Postgres, [row]) => (row.opt_int("entry_id")?, Some(rest_from(row, false)?)),
+        (Dialect::Postgres, [row]) => (row.opt_int("entry_id")?, Some(rest_from(row)?)),
         (Dialect::Sqlite, [row]) => (Some(row.int("entry_id")?), None),
         (Dialect::Sqlite, []) => (None, None),
         _ => {
