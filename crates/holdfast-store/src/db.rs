@@ -6,6 +6,7 @@
 //! the same statement shape, the same behaviour suite.
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
@@ -153,8 +154,15 @@ impl Row {
 #[derive(Clone, Debug)]
 pub enum Pool {
     Postgres(PgPool),
-    Sqlite(SqlitePool),
+    Sqlite(SqlitePool, WriteGate),
 }
+
+/// SQLite takes one writer at a time. This process's writers queue for their turn here,
+/// in order, rather than each retrying `BEGIN IMMEDIATE` on a busy database and
+/// sleeping through the busy timeout's back-off. (Other processes on the same file still
+/// meet the busy timeout.)
+#[derive(Clone, Debug, Default)]
+pub struct WriteGate(Arc<tokio::sync::Mutex<()>>);
 
 /// Pool settings, passed explicitly.
 #[derive(Debug, Clone)]
@@ -204,7 +212,7 @@ impl Pool {
                 .connect_with(connect)
                 .await
                 .map_err(StoreError::from)?;
-            Ok(Pool::Sqlite(pool))
+            Ok(Pool::Sqlite(pool, WriteGate::default()))
         } else {
             Err(StoreError::Config(format!(
                 "unsupported database URL {url:?}: use sqlite://FILE or postgres://…"
@@ -215,7 +223,7 @@ impl Pool {
     pub fn dialect(&self) -> Dialect {
         match self {
             Pool::Postgres(_) => Dialect::Postgres,
-            Pool::Sqlite(_) => Dialect::Sqlite,
+            Pool::Sqlite(..) => Dialect::Sqlite,
         }
     }
 
@@ -223,7 +231,7 @@ impl Pool {
     pub async fn migrate(&self) -> Result<(), StoreError> {
         match self {
             Pool::Postgres(p) => POSTGRES_MIGRATIONS.run(p).await,
-            Pool::Sqlite(p) => SQLITE_MIGRATIONS.run(p).await,
+            Pool::Sqlite(p, _) => SQLITE_MIGRATIONS.run(p).await,
         }
         .map_err(|e| StoreError::Migration(e.to_string()))
     }
@@ -233,7 +241,10 @@ impl Pool {
     pub async fn begin_write(&self) -> Result<Tx, StoreError> {
         Ok(match self {
             Pool::Postgres(p) => Tx::Postgres(p.begin().await?),
-            Pool::Sqlite(p) => Tx::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?),
+            Pool::Sqlite(p, gate) => {
+                let turn = gate.0.clone().lock_owned().await;
+                Tx::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?, Some(turn))
+            }
         })
     }
 
@@ -244,22 +255,26 @@ impl Pool {
                 p.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                     .await?,
             ),
-            Pool::Sqlite(p) => Tx::Sqlite(p.begin().await?),
+            Pool::Sqlite(p, _) => Tx::Sqlite(p.begin().await?, None),
         })
     }
 
     pub async fn close(&self) {
         match self {
             Pool::Postgres(p) => p.close().await,
-            Pool::Sqlite(p) => p.close().await,
+            Pool::Sqlite(p, _) => p.close().await,
         }
     }
 }
 
-/// An open transaction on one of the engines.
+/// An open transaction on one of the engines (a SQLite writer with its turn at the
+/// [`WriteGate`], given back when the transaction ends).
 pub enum Tx {
     Postgres(Transaction<'static, Postgres>),
-    Sqlite(Transaction<'static, Sqlite>),
+    Sqlite(
+        Transaction<'static, Sqlite>,
+        Option<tokio::sync::OwnedMutexGuard<()>>,
+    ),
 }
 
 macro_rules! bind_all {
@@ -294,7 +309,7 @@ impl Tx {
     pub fn dialect(&self) -> Dialect {
         match self {
             Tx::Postgres(_) => Dialect::Postgres,
-            Tx::Sqlite(_) => Dialect::Sqlite,
+            Tx::Sqlite(..) => Dialect::Sqlite,
         }
     }
 
@@ -307,7 +322,7 @@ impl Tx {
                 .execute(&mut **tx)
                 .await?
                 .rows_affected(),
-            Tx::Sqlite(tx) => bind_all!(sqlx::query::<Sqlite>(text), args)
+            Tx::Sqlite(tx, _) => bind_all!(sqlx::query::<Sqlite>(text), args)
                 .execute(&mut **tx)
                 .await?
                 .rows_affected(),
@@ -324,7 +339,7 @@ impl Tx {
                 .into_iter()
                 .map(Row::Postgres)
                 .collect(),
-            Tx::Sqlite(tx) => bind_all!(sqlx::query::<Sqlite>(text), args)
+            Tx::Sqlite(tx, _) => bind_all!(sqlx::query::<Sqlite>(text), args)
                 .fetch_all(&mut **tx)
                 .await?
                 .into_iter()
@@ -345,7 +360,7 @@ impl Tx {
                 .fetch_optional(&mut **tx)
                 .await?
                 .map(Row::Postgres),
-            Tx::Sqlite(tx) => bind_all!(sqlx::query::<Sqlite>(text), args)
+            Tx::Sqlite(tx, _) => bind_all!(sqlx::query::<Sqlite>(text), args)
                 .fetch_optional(&mut **tx)
                 .await?
                 .map(Row::Sqlite),
@@ -361,7 +376,7 @@ impl Tx {
     pub async fn commit(self) -> Result<(), StoreError> {
         match self {
             Tx::Postgres(tx) => tx.commit().await?,
-            Tx::Sqlite(tx) => tx.commit().await?,
+            Tx::Sqlite(tx, _turn) => tx.commit().await?,
         }
         Ok(())
     }
@@ -369,7 +384,7 @@ impl Tx {
     pub async fn rollback(self) -> Result<(), StoreError> {
         match self {
             Tx::Postgres(tx) => tx.rollback().await?,
-            Tx::Sqlite(tx) => tx.rollback().await?,
+            Tx::Sqlite(tx, _turn) => tx.rollback().await?,
         }
         Ok(())
     }

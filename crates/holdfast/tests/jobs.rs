@@ -831,3 +831,92 @@ backend_test!(
         assert_clean(s).await;
     }
 );
+
+backend_test!(
+    sweepers_race_completes_at_lease_expiry_and_each_job_ends_once,
+    |b| async move {
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        set_limit(&e, "u", "free", Some(1000)).await;
+        top_up(e.store(), "u", "100.00", "t").await;
+        let mut leases = Vec::new();
+        for i in 0..40 {
+            let job = submit(&e, "u", "video", &format!("v{i}")).await.unwrap();
+            let lease = e
+                .store()
+                .lease("video", &worker(), 1)
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(lease.job.job_id, job.job_id);
+            leases.push(lease);
+        }
+        // Around the moment the leases pass, four sweepers run over and over while each
+        // worker completes, a little later than the one before: some completes come in
+        // time, the rest find their job swept (or their lease passed).
+        let started = std::time::Instant::now();
+        let sweepers: Vec<_> = (0..4)
+            .map(|_| {
+                let s = e.store().clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_millis(850)).await;
+                    let mut swept = 0;
+                    while started.elapsed() < Duration::from_millis(1600) {
+                        swept += s.sweep(1000).await.unwrap().processed;
+                    }
+                    swept
+                })
+            })
+            .collect();
+        let completes: Vec<_> = leases
+            .into_iter()
+            .enumerate()
+            .map(|(i, lease)| {
+                let s = e.store().clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_millis(800 + 10 * i as u64)).await;
+                    let id = JobId::parse(&lease.job.job_id).unwrap();
+                    (id.clone(), s.complete(&id, &lease.lease_token, None).await)
+                })
+            })
+            .collect();
+        let mut swept = 0;
+        for t in sweepers {
+            swept += t.await.unwrap();
+        }
+        let (mut succeeded, mut lost) = (0, 0);
+        for t in completes {
+            let (id, outcome) = t.await.unwrap();
+            let job = e.store().get_job(&id).await.unwrap();
+            match outcome {
+                Ok(done) => {
+                    succeeded += 1;
+                    assert_eq!(done.status, JobStatus::Succeeded);
+                    assert_eq!(job.charged, money(500_000));
+                }
+                Err(StoreError::Refused(Refusal::LeaseLost)) => {
+                    lost += 1;
+                    assert!(job.charged.is_empty(), "a lost lease charges nothing");
+                    assert!(
+                        matches!(job.status, JobStatus::Expired | JobStatus::InProgress),
+                        "{:?}",
+                        job.status
+                    );
+                }
+                Err(other) => panic!("unexpected {other}"),
+            }
+        }
+        eprintln!("completed in time: {succeeded}, lost to the sweepers: {lost}");
+        // Whatever the sweepers did not reach yet, one more pass expires.
+        swept += e.store().sweep(1000).await.unwrap().processed;
+        assert_eq!(succeeded + lost, 40);
+        assert_eq!(swept, lost, "every job whose complete lost was expired exactly once");
+        let a = e.store().get_account(&acct("u")).await.unwrap();
+        assert_eq!((a.held, a.open_jobs), (0, 0));
+        assert_eq!(a.balance, 100_000_000 - 500_000 * succeeded as i64);
+        let expired = events_of(e.store(), "job.expired", lost as usize).await;
+        assert_eq!(expired.len() as u64, lost);
+        assert_clean(e.store()).await;
+    }
+);
