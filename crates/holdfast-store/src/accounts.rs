@@ -342,33 +342,66 @@ impl Store {
         account: &AccountId,
         requests: &[DebitRequest],
     ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
-        let priced: Vec<Result<PricedDebit<'_>, Refusal>> =
-            requests.iter().map(|r| self.price_debit(r)).collect();
-        let keys: Vec<&str> = requests.iter().map(|r| r.key.as_str()).collect();
+        let mut results = self
+            .debit_batches(&[(account.clone(), requests.to_vec())])
+            .await?;
+        results
+            .pop()
+            .ok_or_else(|| StoreError::Corrupt("a batch answered no account".into()))
+    }
+
+    /// [`Store::debit_batch`] for several accounts in ONE transaction (group commit). The
+    /// accounts are locked in sorted order, so two such transactions never deadlock;
+    /// results come back in the order of `groups`.
+    pub async fn debit_batches(
+        &self,
+        groups: &[(AccountId, Vec<DebitRequest>)],
+    ) -> Result<Vec<Vec<Result<MoneyResult, Refusal>>>, StoreError> {
+        let priced: Vec<Vec<Result<PricedDebit<'_>, Refusal>>> = groups
+            .iter()
+            .map(|(_, requests)| requests.iter().map(|r| self.price_debit(r)).collect())
+            .collect();
+        let mut order: Vec<usize> = (0..groups.len()).collect();
+        order.sort_by(|&a, &b| groups[a].0.as_str().cmp(groups[b].0.as_str()));
         in_write_tx!(self, |tx| async {
-            let mut locked = match lock_account_row(tx, account, &keys).await {
-                Err(StoreError::Refused(missing)) => {
-                    // 422s (an unknown meter, a bad amount) come before 404.
-                    return Ok(priced
-                        .iter()
-                        .map(|p| Err(p.as_ref().err().unwrap_or(&missing).clone()))
-                        .collect());
-                }
-                other => other?,
-            };
-            let mut out = Vec::with_capacity(priced.len());
-            for p in &priced {
-                out.push(match p {
-                    Err(r) => Err(r.clone()),
-                    Ok(p) => match self.debit_in(tx, &mut locked, p).await {
-                        Ok(m) => Ok(m),
-                        Err(StoreError::Refused(r)) => Err(r),
-                        Err(e) => return Err(e),
-                    },
-                });
+            let mut out: Vec<Vec<Result<MoneyResult, Refusal>>> = vec![Vec::new(); groups.len()];
+            for &i in &order {
+                out[i] = self.debit_account_in(tx, &groups[i], &priced[i]).await?;
             }
             Ok(out)
         })
+    }
+
+    /// One account's debits of a batch, in the batch's transaction.
+    async fn debit_account_in(
+        &self,
+        tx: &mut Tx,
+        (account, requests): &(AccountId, Vec<DebitRequest>),
+        priced: &[Result<PricedDebit<'_>, Refusal>],
+    ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
+        let keys: Vec<&str> = requests.iter().map(|r| r.key.as_str()).collect();
+        let mut locked = match lock_account_row(tx, account, &keys).await {
+            Err(StoreError::Refused(missing)) => {
+                // 422s (an unknown meter, a bad amount) come before 404.
+                return Ok(priced
+                    .iter()
+                    .map(|p| Err(p.as_ref().err().unwrap_or(&missing).clone()))
+                    .collect());
+            }
+            other => other?,
+        };
+        let mut out = Vec::with_capacity(priced.len());
+        for p in priced {
+            out.push(match p {
+                Err(r) => Err(r.clone()),
+                Ok(p) => match self.debit_in(tx, &mut locked, p).await {
+                    Ok(m) => Ok(m),
+                    Err(StoreError::Refused(r)) => Err(r),
+                    Err(e) => return Err(e),
+                },
+            });
+        }
+        Ok(out)
     }
 
     fn price_debit<'r>(&self, req: &'r DebitRequest) -> Result<PricedDebit<'r>, Refusal> {

@@ -1,31 +1,46 @@
-//! Batching for hot accounts (group commit). Debits for one account that arrive while a
-//! transaction for that account is in flight wait in a bounded queue and are applied
-//! together, in arrival order, in the next transaction ([`Store::debit_batch`]): each
-//! keeps its own buffer check, ledger entry, idempotency key and result. A debit for an
-//! account with nothing in flight goes straight through as a batch of one, so batching
-//! adds no latency without contention.
+//! Batching (group commit), the TigerBeetle lesson on our database. Debits are spread
+//! over a few lanes by account (one lane on SQLite, whose writers take turns anyway). A
+//! debit whose lane has nothing in flight goes straight through, on its caller's task, as
+//! a transaction of its own: without contention batching adds no latency. Debits that
+//! arrive while their lane's transaction is in flight wait in the lane's queue and are
+//! applied together in its next transaction ([`Store::debit_batches`]): each account's
+//! debits in arrival order, each debit with its own buffer check, ledger entry,
+//! idempotency key and result. A hot account's debits share one lock and one commit; many
+//! accounts' debits share one commit.
 //!
-//! A debit that goes straight through runs on its caller's task (no task, no channel);
-//! the batches queued behind it run on a task of their own, handed over when it ends or
-//! when its caller goes away (a client that hangs up), so no debit is ever stranded. A batch that fails as a whole (a
-//! database error) is retried debit by debit, so every caller gets its own answer.
+//! What queues behind a debit that went straight through is handed to a task of its own
+//! when that debit ends or when its caller goes away (a client that hangs up), so no
+//! debit is ever stranded. A batch that fails as a whole (a database error) is retried
+//! debit by debit, so every caller gets its own answer.
 
 use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
 use holdfast_core::{AccountId, Refusal};
-use holdfast_store::{DebitRequest, MoneyResult, Store, StoreError};
+use holdfast_store::{DebitRequest, Dialect, MoneyResult, Store, StoreError};
 use tokio::sync::oneshot;
 
 /// Most debits one transaction applies.
 pub const MAX_BATCH: usize = 64;
 
+/// Lanes on PostgreSQL: transactions in flight at once for debits. Each lane's accounts
+/// are its own (by hash), so lanes never wait for each other's locks.
+pub const POSTGRES_LANES: u64 = 2;
+
 type Reply = oneshot::Sender<Result<MoneyResult, StoreError>>;
 
-/// Per account: the debits waiting for the transaction in flight to finish.
+/// A debit waiting in a lane.
+struct Waiting {
+    account: AccountId,
+    req: DebitRequest,
+    reply: Reply,
+}
+
+/// Per lane with a transaction in flight: the debits waiting for it to finish.
 #[derive(Default)]
 struct Queues {
-    waiting: HashMap<AccountId, Vec<(DebitRequest, Reply)>>,
+    waiting: HashMap<u64, Vec<Waiting>>,
 }
 
 #[derive(Clone, Default)]
@@ -33,25 +48,41 @@ pub struct DebitBatcher {
     queues: Arc<Mutex<Queues>>,
 }
 
+fn lane_of(store: &Store, account: &AccountId) -> u64 {
+    match store.dialect() {
+        Dialect::Sqlite => 0,
+        Dialect::Postgres => {
+            let mut h = DefaultHasher::new();
+            account.as_str().hash(&mut h);
+            h.finish() % POSTGRES_LANES
+        }
+    }
+}
+
 impl DebitBatcher {
-    /// Applies one debit, batched with any others for the same account.
+    /// Applies one debit, batched with any others of its lane.
     pub async fn debit(
         &self,
         store: &Store,
         account: &AccountId,
         req: DebitRequest,
     ) -> Result<MoneyResult, StoreError> {
+        let lane = lane_of(store, account);
         let (reply, answer) = oneshot::channel();
         let lead = {
             let mut q = self.queues.lock().unwrap_or_else(|e| e.into_inner());
-            match q.waiting.get_mut(account) {
-                // A transaction is in flight for this account: wait for the next batch.
+            match q.waiting.get_mut(&lane) {
+                // A transaction is in flight for this lane: wait for the next batch.
                 Some(queue) => {
-                    queue.push((req.clone(), reply));
+                    queue.push(Waiting {
+                        account: account.clone(),
+                        req: req.clone(),
+                        reply,
+                    });
                     false
                 }
                 None => {
-                    q.waiting.insert(account.clone(), Vec::new());
+                    q.waiting.insert(lane, Vec::new());
                     true
                 }
             }
@@ -63,7 +94,7 @@ impl DebitBatcher {
             let _hand_over = HandOver {
                 batcher: self.clone(),
                 store: store.clone(),
-                account: account.clone(),
+                lane,
             };
             return store
                 .debit(account, &req.usage, &req.key, req.job_ref.as_deref())
@@ -80,24 +111,30 @@ impl DebitBatcher {
         }
     }
 
-    /// The next batch for `account`, or `None` (and the account's slot freed) when
-    /// nothing waits.
-    fn next_batch(&self, account: &AccountId) -> Option<Vec<(DebitRequest, Reply)>> {
+    /// The next batch of `lane`, or `None` (and the lane freed) when nothing waits.
+    fn next_batch(&self, lane: u64) -> Option<Vec<Waiting>> {
         let mut q = self.queues.lock().unwrap_or_else(|e| e.into_inner());
-        let queue = q.waiting.entry(account.clone()).or_default();
+        let queue = q.waiting.entry(lane).or_default();
         if queue.is_empty() {
-            q.waiting.remove(account);
+            q.waiting.remove(&lane);
             return None;
         }
         let take = queue.len().min(MAX_BATCH);
         Some(queue.drain(..take).collect())
     }
 
-    /// Runs batches for `account` until its queue is empty.
-    async fn drain(&self, store: Store, account: AccountId, mut batch: Vec<(DebitRequest, Reply)>) {
+    /// Frees a lane, dropping whatever waits in it (each waiting debit then answers
+    /// itself).
+    fn release(&self, lane: u64) {
+        let mut q = self.queues.lock().unwrap_or_else(|e| e.into_inner());
+        q.waiting.remove(&lane);
+    }
+
+    /// Runs batches of `lane` until its queue is empty.
+    async fn drain(&self, store: Store, lane: u64, mut batch: Vec<Waiting>) {
         loop {
-            run_batch(&store, &account, batch).await;
-            match self.next_batch(&account) {
+            run_batch(&store, batch).await;
+            match self.next_batch(lane) {
                 Some(next) => batch = next,
                 None => return,
             }
@@ -110,55 +147,59 @@ impl DebitBatcher {
 struct HandOver {
     batcher: DebitBatcher,
     store: Store,
-    account: AccountId,
+    lane: u64,
 }
 
 impl Drop for HandOver {
     fn drop(&mut self) {
-        let Some(batch) = self.batcher.next_batch(&self.account) else {
+        let Some(batch) = self.batcher.next_batch(self.lane) else {
             return;
         };
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
-                let (batcher, store, account) = (
-                    self.batcher.clone(),
-                    self.store.clone(),
-                    self.account.clone(),
-                );
-                runtime.spawn(async move { batcher.drain(store, account, batch).await });
+                let (batcher, store, lane) = (self.batcher.clone(), self.store.clone(), self.lane);
+                runtime.spawn(async move { batcher.drain(store, lane, batch).await });
             }
             // No runtime to run them on (shutting down): dropping their replies makes
-            // each waiting debit answer itself, and the slot is freed for them.
+            // each waiting debit answer itself.
             Err(_) => {
                 drop(batch);
-                self.batcher.release(&self.account);
+                self.batcher.release(self.lane);
             }
         }
     }
 }
 
-impl DebitBatcher {
-    /// Frees an account's slot, dropping whatever waits in it.
-    fn release(&self, account: &AccountId) {
-        let mut q = self.queues.lock().unwrap_or_else(|e| e.into_inner());
-        q.waiting.remove(account);
+/// Applies a batch in one transaction, the debits grouped by account in arrival order.
+async fn run_batch(store: &Store, batch: Vec<Waiting>) {
+    let mut groups: Vec<(AccountId, Vec<DebitRequest>)> = Vec::new();
+    let mut replies: Vec<Vec<Reply>> = Vec::new();
+    let mut index: HashMap<AccountId, usize> = HashMap::new();
+    for w in batch {
+        let i = *index.entry(w.account.clone()).or_insert_with(|| {
+            groups.push((w.account.clone(), Vec::new()));
+            replies.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[i].1.push(w.req);
+        replies[i].push(w.reply);
     }
-}
-
-async fn run_batch(store: &Store, account: &AccountId, batch: Vec<(DebitRequest, Reply)>) {
-    let requests: Vec<DebitRequest> = batch.iter().map(|(r, _)| r.clone()).collect();
-    match store.debit_batch(account, &requests).await {
+    match store.debit_batches(&groups).await {
         Ok(results) => {
-            for ((_, reply), result) in batch.into_iter().zip(results) {
-                let _ = reply.send(result.map_err(|r: Refusal| StoreError::Refused(r)));
+            for (replies, results) in replies.into_iter().zip(results) {
+                for (reply, result) in replies.into_iter().zip(results) {
+                    let _ = reply.send(result.map_err(|r: Refusal| StoreError::Refused(r)));
+                }
             }
         }
         Err(_) => {
-            for (req, reply) in batch {
-                let result = store
-                    .debit(account, &req.usage, &req.key, req.job_ref.as_deref())
-                    .await;
-                let _ = reply.send(result);
+            for ((account, requests), replies) in groups.into_iter().zip(replies) {
+                for (req, reply) in requests.into_iter().zip(replies) {
+                    let result = store
+                        .debit(&account, &req.usage, &req.key, req.job_ref.as_deref())
+                        .await;
+                    let _ = reply.send(result);
+                }
             }
         }
     }

@@ -911,7 +911,10 @@ backend_test!(
         // Whatever the sweepers did not reach yet, one more pass expires.
         swept += e.store().sweep(1000).await.unwrap().processed;
         assert_eq!(succeeded + lost, 40);
-        assert_eq!(swept, lost, "every job whose complete lost was expired exactly once");
+        assert_eq!(
+            swept, lost,
+            "every job whose complete lost was expired exactly once"
+        );
         let a = e.store().get_account(&acct("u")).await.unwrap();
         assert_eq!((a.held, a.open_jobs), (0, 0));
         assert_eq!(a.balance, 100_000_000 - 500_000 * succeeded as i64);

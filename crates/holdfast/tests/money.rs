@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use holdfast::{CreditKind, Refusal, StoreError, Usage, backend_test};
+use holdfast::{CreditKind, DebitRequest, Refusal, StoreError, Usage, backend_test};
 
 fn refused(r: Result<impl std::fmt::Debug, StoreError>) -> Refusal {
     match r {
@@ -563,5 +563,104 @@ backend_test!(
         assert_eq!(debits.len(), 5, "the abandoned debit never committed");
         assert_eq!(s.get_account(&acct("u")).await.unwrap().balance, 5_000_000);
         assert_clean(&s).await;
+    }
+);
+
+backend_test!(
+    one_transaction_for_many_accounts_answers_each_in_its_place,
+    |b| async move {
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        let s = e.store();
+        for id in ["a", "b", "c"] {
+            put(s, id, "free").await;
+            top_up(s, id, "1.00", "t").await;
+        }
+        let req = |amount: &str, k: &str| DebitRequest {
+            usage: Usage::Amount(usd(amount)),
+            key: key(k),
+            job_ref: None,
+        };
+        // Given out of order, with an unknown account among them.
+        let groups = vec![
+            (acct("c"), vec![req("0.30", "c1"), req("0.30", "c1")]),
+            (acct("nobody"), vec![req("0.10", "n1")]),
+            (acct("a"), vec![req("5.00", "a1"), req("0.20", "a2")]),
+            (acct("b"), vec![req("0.40", "b1")]),
+        ];
+        let results = s.debit_batches(&groups).await.unwrap();
+        assert_eq!(results.len(), 4);
+        assert!(!results[0][0].as_ref().unwrap().replay);
+        assert!(results[0][1].as_ref().unwrap().replay);
+        assert_eq!(
+            results[1][0].as_ref().unwrap_err(),
+            &Refusal::AccountNotFound
+        );
+        assert_eq!(
+            results[2][0].as_ref().unwrap_err(),
+            &Refusal::InsufficientFunds
+        );
+        assert_eq!(results[2][1].as_ref().unwrap().account.account_id, "a");
+        assert_eq!(results[3][0].as_ref().unwrap().account.account_id, "b");
+        for (id, balance) in [("a", 800_000), ("b", 600_000), ("c", 700_000)] {
+            assert_eq!(s.get_account(&acct(id)).await.unwrap().balance, balance);
+        }
+        assert_clean(s).await;
+    }
+);
+
+backend_test!(
+    debits_racing_over_many_accounts_each_stop_at_the_buffer,
+    |b| async move {
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        let e = std::sync::Arc::new(e);
+        let accounts = ["m0", "m1", "m2", "m3", "m4"];
+        for id in accounts {
+            put(e.store(), id, "free").await;
+            top_up(e.store(), id, "1.00", "t").await;
+        }
+        // 40 debits of 0.10 per account, all at once through the batcher (batches mix
+        // accounts); every fourth repeats an earlier key of its account.
+        let tasks: Vec<_> = (0..200)
+            .map(|i| {
+                let e = e.clone();
+                let id = accounts[i % 5];
+                let n = i / 5;
+                let k = if n % 4 == 3 { n - 1 } else { n };
+                tokio::spawn(async move {
+                    let r = e
+                        .debit(
+                            &acct(id),
+                            &Usage::Amount(usd("0.10")),
+                            &key(&format!("d{k}")),
+                            None,
+                        )
+                        .await;
+                    (id, r)
+                })
+            })
+            .collect();
+        let mut applied: std::collections::HashMap<&str, usize> = Default::default();
+        for t in tasks {
+            match t.await.unwrap() {
+                (id, Ok(r)) if !r.replay => *applied.entry(id).or_default() += 1,
+                (_, Ok(_)) | (_, Err(StoreError::Refused(Refusal::InsufficientFunds))) => {}
+                (_, Err(other)) => panic!("unexpected {other}"),
+            }
+        }
+        for id in accounts {
+            // 1.00 of balance and 1.00 of buffer: exactly twenty 0.10 debits, whatever
+            // the batches were.
+            assert_eq!(applied.get(id), Some(&20), "{id}");
+            let a = e.store().get_account(&acct(id)).await.unwrap();
+            assert_eq!(a.balance, -1_000_000, "{id}");
+            assert!(a.suspended_at.is_some());
+        }
+        let suspended = events_of(e.store(), "account.suspended", 5).await;
+        assert_eq!(suspended.len(), 5, "each account suspended exactly once");
+        assert_clean(e.store()).await;
     }
 );
