@@ -300,28 +300,35 @@ pub(crate) async fn finish_job(
     Ok(job_from(row)?.job)
 }
 
-/// A submit's writes in ONE statement: the account's money hold and activity stamp, the
-/// allowance pocket's hold, the idempotency record, the job.
+/// A submit's writes in ONE statement, under the client's key: the idempotency record,
+/// the account's money hold and activity stamp, the allowance pocket's hold, the job — or
+/// nothing at all when the key is taken already (then no job comes back and the caller
+/// looks the key up). `ON CONFLICT DO NOTHING`: a failing insert would abort the
+/// transaction on PostgreSQL.
 const SUBMIT: Sql = Sql {
     postgres: concat!(
-        "WITH a AS (UPDATE accounts SET held = held + $2, last_active_at = $3 WHERE account_id = $1), \
-         p AS (UPDATE allowances SET held = held + $5 WHERE account_id = $1 AND pocket = $4), \
-         k AS (INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
-         VALUES ($1, $15, 'submit', $16, NULL, $6, $11)), \
+        "WITH k AS (INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
+         VALUES ($1, $15, 'submit', $16, NULL, $6, $11) ON CONFLICT (account_id, key) DO NOTHING RETURNING job_id), \
+         a AS (UPDATE accounts SET held = held + $2, last_active_at = $3 WHERE account_id = $1 AND EXISTS (SELECT 1 FROM k)), \
+         p AS (UPDATE allowances SET held = held + $5 WHERE account_id = $1 AND pocket = $4 AND EXISTS (SELECT 1 FROM k)), \
          j AS (INSERT INTO jobs (job_id, account_id, kind, lane, status, payload, hold, created_at, notice_at, \
-         limit_at_submit, open_at_submit) VALUES ($6, $1, $7, $8, 'queued', $9, $10, $11, $12, $13, $14) RETURNING ",
+         limit_at_submit, open_at_submit) SELECT $6, $1, $7, $8, 'queued', $9, $10, $11, $12, $13, $14 FROM k RETURNING ",
         job_columns!(),
         ") SELECT ",
         job_columns!(),
         " FROM j"
     ),
+    // Each step runs only when the key's record is this submit's (its new job id).
     sqlite: concat!(
-        "UPDATE accounts SET held = held + $2, last_active_at = $3 WHERE account_id = $1; \
-         UPDATE allowances SET held = held + $5 WHERE account_id = $1 AND pocket = $4; \
-         INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
-         VALUES ($1, $15, 'submit', $16, NULL, $6, $11); \
+        "INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
+         VALUES ($1, $15, 'submit', $16, NULL, $6, $11) ON CONFLICT (account_id, key) DO NOTHING; \
+         UPDATE accounts SET held = held + $2, last_active_at = $3 WHERE account_id = $1 \
+         AND EXISTS (SELECT 1 FROM idempotency WHERE account_id = $1 AND key = $15 AND job_id = $6); \
+         UPDATE allowances SET held = held + $5 WHERE account_id = $1 AND pocket = $4 \
+         AND EXISTS (SELECT 1 FROM idempotency WHERE account_id = $1 AND key = $15 AND job_id = $6); \
          INSERT INTO jobs (job_id, account_id, kind, lane, status, payload, hold, created_at, notice_at, \
-         limit_at_submit, open_at_submit) VALUES ($6, $1, $7, $8, 'queued', $9, $10, $11, $12, $13, $14) RETURNING ",
+         limit_at_submit, open_at_submit) SELECT $6, $1, $7, $8, 'queued', $9, $10, $11, $12, $13, $14 \
+         WHERE EXISTS (SELECT 1 FROM idempotency WHERE account_id = $1 AND key = $15 AND job_id = $6) RETURNING ",
         job_columns!()
     ),
 };
@@ -357,30 +364,33 @@ impl Store {
         // A refusal still commits the due refill and the activity: time passing is not
         // the request's change.
         let outcome: Result<Submitted, Refusal> = in_write_tx!(self, |tx| async {
-            let mut locked = lock_account(tx, &req.account, &[req.key.as_str()]).await?;
-            let account = req.account.as_str();
-            // A replay changes nothing: answered before the refill and the activity stamp.
-            if let Some(r) = locked.replay(req.key.as_str(), "submit", &hash)? {
-                let job_id = r
-                    .job_id
-                    .clone()
-                    .ok_or_else(|| StoreError::Corrupt("submit record without job".into()))?;
-                return Ok(Ok(Submitted {
-                    job: read_job(tx, &job_id).await?.job,
-                    replay: true,
-                }));
+            let mut locked = lock_account(tx, &req.account, &[]).await?;
+            let (account, key) = (req.account.as_str(), req.key.as_str());
+            // A replay changes nothing: its key is looked up before a refill is written
+            // or a refusal stamps activity (a new key's first use needs no look-up: the
+            // write claims it).
+            let refills = locked.snap.due_refills(self.card());
+            if !refills.is_empty() {
+                locked.check_key(tx, key).await?;
+            }
+            if let Some(replay) = submit_replay(tx, &locked, key, &hash).await? {
+                return Ok(Ok(replay));
             }
             let open = locked.open_jobs()?;
-            let snap = &mut locked.snap;
-            let refills = snap.due_refills(self.card());
-            apply_refills(tx, &req.account, snap, &refills).await?;
-            let decision = match decide::decide_submit(snap, open, kind, self.card()) {
+            apply_refills(tx, &req.account, &mut locked.snap, &refills).await?;
+            let decision = match decide::decide_submit(&locked.snap, open, kind, self.card()) {
                 Ok(d) => d,
                 Err(refusal) => {
-                    self.stamp_activity(tx, &req.account, snap).await?;
+                    locked.check_key(tx, key).await?;
+                    if let Some(replay) = submit_replay(tx, &locked, key, &hash).await? {
+                        return Ok(Ok(replay));
+                    }
+                    self.stamp_activity(tx, &req.account, &mut locked.snap)
+                        .await?;
                     return Ok(Err(refusal));
                 }
             };
+            let snap = &locked.snap;
             let (money_hold, pocket_hold) = match decision.hold.as_slice() {
                 [] => (0, None),
                 [h] if h.pocket == MONEY => (h.amount, None),
@@ -411,14 +421,26 @@ impl Store {
                         notice_at,
                         snap.concurrency_limit(self.card()),
                         open + 1,
-                        req.key.as_str(),
+                        key,
                         hash.as_str()
                     ],
                 )
                 .await?;
             let row = match rows.as_slice() {
                 [row] => row,
-                _ => return Err(StoreError::Corrupt("a submit wrote no job".into())),
+                [] => {
+                    // The key is taken: the earlier submit, or another operation's.
+                    locked.look_up(tx, &[key]).await?;
+                    return match submit_replay(tx, &locked, key, &hash).await? {
+                        Some(replay) => Ok(Ok(replay)),
+                        None => Err(StoreError::Corrupt("a taken key without its record".into())),
+                    };
+                }
+                _ => {
+                    return Err(StoreError::Corrupt(
+                        "a submit wrote more than one job".into(),
+                    ));
+                }
             };
             Ok(Ok(Submitted {
                 job: job_from(row)?.job,
@@ -633,6 +655,27 @@ impl Store {
             }
         })
     }
+}
+
+/// The answer to an earlier submit under `key`, if the account knows one: the job as it
+/// is now for the same request, `idempotency_mismatch` for another.
+async fn submit_replay(
+    tx: &mut Tx,
+    locked: &Locked,
+    key: &str,
+    hash: &str,
+) -> Result<Option<Submitted>, StoreError> {
+    let Some(record) = locked.replay(key, "submit", hash)? else {
+        return Ok(None);
+    };
+    let job_id = record
+        .job_id
+        .clone()
+        .ok_or_else(|| StoreError::Corrupt("submit record without job".into()))?;
+    Ok(Some(Submitted {
+        job: read_job(tx, &job_id).await?.job,
+        replay: true,
+    }))
 }
 
 fn new_lease_token() -> String {

@@ -2,7 +2,7 @@
 //! let the core decide, write balance + ledger + outbox, commit. This module and its
 //! siblings are the only code that writes balances.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -432,6 +432,8 @@ pub(crate) struct Locked {
     pub snap: AccountSnapshot,
     pub open_jobs: Option<i64>,
     keys: HashMap<String, IdemRecord>,
+    /// The keys whose records were read (a key read and not in `keys` is free).
+    checked: HashSet<String>,
 }
 
 impl Locked {
@@ -441,6 +443,7 @@ impl Locked {
             snap: snapshot_from(row, BTreeMap::new())?,
             open_jobs: None,
             keys: HashMap::new(),
+            checked: HashSet::new(),
         };
         if let Some(rest) = rest {
             locked.fill(rest);
@@ -465,8 +468,17 @@ impl Locked {
         let row = tx
             .fetch_one(READ_REST, args![self.account.as_str(), first, second])
             .await?;
+        self.checked.extend(keys.iter().map(|k| k.to_string()));
         self.fill(rest_from(&row)?);
         Ok(())
+    }
+
+    /// Reads the record of `key` unless it was read already.
+    pub async fn check_key(&mut self, tx: &mut Tx, key: &str) -> Result<(), StoreError> {
+        if self.checked.contains(key) {
+            return Ok(());
+        }
+        self.look_up(tx, &[key]).await
     }
 
     /// The open jobs, which must have been read.
@@ -572,11 +584,12 @@ pub(crate) async fn lock_account_row(
         .fetch_optional(LOCK_ACCOUNT, args![account.as_str(), keys_json(keys)])
         .await?
         .ok_or(Refusal::AccountNotFound)?;
-    let rest = match tx.dialect() {
-        Dialect::Sqlite => Some(rest_from(&row)?),
-        Dialect::Postgres => None,
+    let mut locked = match tx.dialect() {
+        Dialect::Sqlite => Locked::new(account, &row, Some(rest_from(&row)?))?,
+        Dialect::Postgres => return Locked::new(account, &row, None),
     };
-    Locked::new(account, &row, rest)
+    locked.checked.extend(keys.iter().map(|k| k.to_string()));
+    Ok(locked)
 }
 
 /// Reads the account without locking it (in a read transaction: one snapshot).

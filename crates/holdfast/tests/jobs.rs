@@ -923,3 +923,32 @@ backend_test!(
         assert_clean(e.store()).await;
     }
 );
+
+backend_test!(a_submit_under_a_taken_key_changes_nothing, |b| async move {
+    let Some((_db, e)) = engine(b).await else {
+        return;
+    };
+    put(e.store(), "u", "free").await;
+    top_up(e.store(), "u", "5.00", "t").await;
+    let first = e.submit(&submit_req("u", "video", "v")).await.unwrap();
+    let before = e.store().get_account(&acct("u")).await.unwrap();
+    // The same key for another request, or a key a top-up took: a mismatch, and no
+    // job, hold or activity stamp.
+    let mut other = submit_req("u", "video", "v");
+    other.payload = Some(serde_json::json!({"prompt": "a dog"}));
+    assert_eq!(
+        refused(e.submit(&other).await),
+        Refusal::IdempotencyMismatch
+    );
+    assert_eq!(
+        refused(submit(&e, "u", "video", "t").await),
+        Refusal::IdempotencyMismatch
+    );
+    // The same request again: the same job, nothing new either.
+    let again = e.submit(&submit_req("u", "video", "v")).await.unwrap();
+    assert!(again.replay);
+    assert_eq!(again.job.job_id, first.job.job_id);
+    let after = e.store().get_account(&acct("u")).await.unwrap();
+    assert_eq!(after, before);
+    assert_clean(e.store()).await;
+});
