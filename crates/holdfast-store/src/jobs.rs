@@ -11,7 +11,7 @@ use crate::error::StoreError;
 use crate::model::{Heartbeat, Job, Lease, Submitted};
 use crate::store::{
     EntryFacts, Locked, MoneyChange, Store, apply_refills, change_money, emit_suspension,
-    lock_account, lock_account_of_job, pockets_column, request_hash,
+    lock_account, lock_account_and_job, request_hash,
 };
 use crate::{in_read_tx, in_write_tx};
 
@@ -29,20 +29,6 @@ const READ_JOB: Sql = Sql::both(concat!(
     job_columns!(),
     " FROM jobs WHERE job_id = $1"
 ));
-/// Locks a job (`$1`) after its account; on PostgreSQL it also reads the account's pockets
-/// (`$2` account), now that the account lock is held. See
-/// [`lock_account_of_job`].
-const LOCK_JOB: Sql = Sql {
-    postgres: concat!(
-        "SELECT ",
-        job_columns!(),
-        ", ",
-        pockets_column!(postgres, "$2"),
-        " FROM jobs WHERE job_id = $1 FOR UPDATE"
-    ),
-    sqlite: READ_JOB.sqlite,
-};
-
 /// A job row with what only the store sees (its lease token, who finished it).
 pub(crate) struct JobRow {
     pub job: Job,
@@ -98,15 +84,15 @@ pub(crate) async fn read_job(tx: &mut Tx, job: &str) -> Result<JobRow, StoreErro
     job_from(&row)
 }
 
-/// Locks a job's account, then the job: the lock order everywhere is the account row
-/// first, then its jobs.
+/// Locks a job's account, then the job (the lock order everywhere), reading the
+/// account's pockets only when the job holds one.
 async fn lock_job_and_account(tx: &mut Tx, job: &JobId) -> Result<(Locked, JobRow), StoreError> {
-    match lock_account_of_job(tx, job.as_str(), LOCK_JOB).await? {
-        (locked, Some(row)) => Ok((locked, job_from(&row)?)),
-        (_, None) => Err(StoreError::Corrupt(
-            "a job vanished under its account lock".into(),
-        )),
-    }
+    lock_account_and_job(tx, job.as_str(), |row| {
+        let j = job_from(row)?;
+        let holds_a_pocket = j.job.hold.iter().any(|l| l.pocket != MONEY);
+        Ok((j, holds_a_pocket))
+    })
+    .await
 }
 
 /// Hold or charge lines as API.md writes them: money as a decimal string with

@@ -192,6 +192,24 @@ pub(crate) const LOCK_ACCOUNT_OF_JOB: Sql = Sql {
     ),
 };
 
+/// A job and its account, both locked, in one statement: `FOR UPDATE OF a, j` locks the
+/// account row first, then the job (the lock order everywhere), and re-reads both if it
+/// had to wait for either, so both are fresh. The pockets are read with them on SQLite
+/// only; see [`lock_account_and_job`].
+const LOCK_ACCOUNT_AND_JOB: Sql = Sql {
+    postgres: "SELECT j.*, a.plan, a.plan_until, a.max_concurrent_jobs, a.balance, a.held, a.total_credited, \
+               a.total_spent, a.suspended_at, a.blocked_at, a.created_at AS account_created_at, a.last_active_at, \
+               (extract(epoch from clock_timestamp()) * 1000000)::bigint AS now \
+               FROM accounts a JOIN jobs j ON j.account_id = a.account_id WHERE j.job_id = $1 FOR UPDATE OF a, j",
+    sqlite: concat!(
+        "SELECT j.*, a.plan, a.plan_until, a.max_concurrent_jobs, a.balance, a.held, a.total_credited, \
+         a.total_spent, a.suspended_at, a.blocked_at, a.created_at AS account_created_at, a.last_active_at, \
+         CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) AS now, ",
+        pockets_column!(sqlite, "a.account_id"),
+        " FROM accounts a JOIN jobs j ON j.account_id = a.account_id WHERE j.job_id = $1"
+    ),
+};
+
 /// The rest with the records of at most two keys (`$2`, `$3`; `NULL` names none): on
 /// PostgreSQL read by a statement of its own AFTER the lock: under READ
 /// COMMITTED each statement takes a new snapshot, so it sees what another transaction
@@ -336,6 +354,12 @@ pub(crate) fn snapshot_from(
     row: &Row,
     allowances: BTreeMap<String, AllowancePocket>,
 ) -> Result<AccountSnapshot, StoreError> {
+    // Read with its job ([`LOCK_ACCOUNT_AND_JOB`]) the account's creation has its own name.
+    let created_at = if row.has("account_created_at") {
+        "account_created_at"
+    } else {
+        "created_at"
+    };
     Ok(AccountSnapshot {
         plan: row.text("plan")?,
         plan_until: row.opt_int("plan_until")?,
@@ -346,7 +370,7 @@ pub(crate) fn snapshot_from(
         total_spent: row.int("total_spent")?,
         suspended_at: row.opt_int("suspended_at")?,
         blocked_at: row.opt_int("blocked_at")?,
-        created_at: row.int("created_at")?,
+        created_at: row.int(created_at)?,
         last_active_at: row.opt_int("last_active_at")?,
         allowances,
         now: row.int("now")?,
@@ -627,6 +651,32 @@ pub(crate) async fn lock_account_of_job(
         (Dialect::Postgres, None) => None,
     };
     Ok((Locked::new(&account, &row, rest)?, job_row))
+}
+
+/// Locks a job and its account ([`LOCK_ACCOUNT_AND_JOB`]). `read` takes the job from
+/// the row and says whether the pockets are needed: they are read then (on PostgreSQL by
+/// a statement of their own, after the lock). The open jobs are not read (finishing a job
+/// does not need them).
+pub(crate) async fn lock_account_and_job<T>(
+    tx: &mut Tx,
+    job: &str,
+    read: impl FnOnce(&Row) -> Result<(T, bool), StoreError>,
+) -> Result<(Locked, T), StoreError> {
+    let row = tx
+        .fetch_optional(LOCK_ACCOUNT_AND_JOB, args![job])
+        .await?
+        .ok_or(Refusal::JobNotFound)?;
+    let account = AccountId::parse(&row.text("account_id")?)
+        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let (job, needs_pockets) = read(&row)?;
+    let mut locked = match tx.dialect() {
+        Dialect::Sqlite => Locked::new(&account, &row, Some(rest_from(&row)?))?,
+        Dialect::Postgres => Locked::new(&account, &row, None)?,
+    };
+    if tx.dialect() == Dialect::Postgres && needs_pockets {
+        locked.look_up(tx, &[]).await?;
+    }
+    Ok((locked, job))
 }
 
 /// What a ledger entry records besides its pocket and delta.
