@@ -640,8 +640,7 @@ pub(crate) async fn lock_account_of_job(
         .fetch_optional(LOCK_ACCOUNT_OF_JOB, args![job])
         .await?
         .ok_or(Refusal::JobNotFound)?;
-    let account = AccountId::parse(&row.text("account_id")?)
-        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let account = account_id_of(&row)?;
     let job_row = tx
         .fetch_optional(lock_job, args![job, account.as_str()])
         .await?;
@@ -651,6 +650,10 @@ pub(crate) async fn lock_account_of_job(
         (Dialect::Postgres, None) => None,
     };
     Ok((Locked::new(&account, &row, rest)?, job_row))
+}
+
+fn account_id_of(row: &Row) -> Result<AccountId, StoreError> {
+    AccountId::parse(&row.text("account_id")?).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
 /// Locks a job and its account ([`LOCK_ACCOUNT_AND_JOB`]). `read` takes the job from
@@ -666,8 +669,7 @@ pub(crate) async fn lock_account_and_job<T>(
         .fetch_optional(LOCK_ACCOUNT_AND_JOB, args![job])
         .await?
         .ok_or(Refusal::JobNotFound)?;
-    let account = AccountId::parse(&row.text("account_id")?)
-        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let account = account_id_of(&row)?;
     let (job, needs_pockets) = read(&row)?;
     let mut locked = match tx.dialect() {
         Dialect::Sqlite => Locked::new(&account, &row, Some(rest_from(&row)?))?,
