@@ -11,7 +11,7 @@ use crate::error::StoreError;
 use crate::model::{Heartbeat, Job, Lease, Submitted};
 use crate::store::{
     EntryFacts, Locked, MoneyChange, Store, apply_refills, change_money, emit_suspension,
-    lock_account, lock_account_and_job, request_hash,
+    lock_account_and_job, lock_account_seen, pockets_json, request_hash,
 };
 use crate::{in_read_tx, in_write_tx};
 
@@ -292,17 +292,22 @@ pub(crate) async fn finish_job(
 /// looks the key up). `ON CONFLICT DO NOTHING`: a failing insert would abort the
 /// transaction on PostgreSQL.
 const SUBMIT: Sql = Sql {
+    // `g` holds a row when what the decision stood on is still so ($17 open jobs, $18
+    // pockets; NULL: confirmed after the lock, nothing to check). `fresh` says which.
     postgres: concat!(
-        "WITH k AS (INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
-         VALUES ($1, $15, 'submit', $16, NULL, $6, $11) ON CONFLICT (account_id, key) DO NOTHING RETURNING job_id), \
+        "WITH g AS (SELECT 1 AS ok WHERE ($17::bigint IS NULL OR \
+         (SELECT COUNT(*) FROM jobs WHERE account_id = $1 AND status IN ('queued', 'in_progress')) = $17) \
+         AND ($18::text IS NULL OR ",
+        pockets_json!(postgres, "$1"),
+        " = $18)), \
+         k AS (INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
+         SELECT $1, $15, 'submit', $16, NULL, $6, $11 FROM g ON CONFLICT (account_id, key) DO NOTHING RETURNING job_id), \
          a AS (UPDATE accounts SET held = held + $2, last_active_at = $3 WHERE account_id = $1 AND EXISTS (SELECT 1 FROM k)), \
          p AS (UPDATE allowances SET held = held + $5 WHERE account_id = $1 AND pocket = $4 AND EXISTS (SELECT 1 FROM k)), \
          j AS (INSERT INTO jobs (job_id, account_id, kind, lane, status, payload, hold, created_at, notice_at, \
          limit_at_submit, open_at_submit) SELECT $6, $1, $7, $8, 'queued', $9, $10, $11, $12, $13, $14 FROM k RETURNING ",
         job_columns!(),
-        ") SELECT ",
-        job_columns!(),
-        " FROM j"
+        ") SELECT (SELECT COUNT(*) FROM g) AS fresh, j.* FROM (SELECT 1) AS one LEFT JOIN j ON true"
     ),
     // Each step runs only when the key's record is this submit's (its new job id).
     sqlite: concat!(
@@ -350,90 +355,118 @@ impl Store {
         // A refusal still commits the due refill and the activity: time passing is not
         // the request's change.
         let outcome: Result<Submitted, Refusal> = in_write_tx!(self, |tx| async {
-            let mut locked = lock_account(tx, &req.account, &[]).await?;
-            let (account, key) = (req.account.as_str(), req.key.as_str());
-            // A replay changes nothing: its key is looked up before a refill is written
-            // or a refusal stamps activity (a new key's first use needs no look-up: the
-            // write claims it).
-            let refills = locked.snap.due_refills(self.card());
-            if !refills.is_empty() {
-                locked.check_key(tx, key).await?;
+            let mut locked = lock_account_seen(tx, &req.account).await?;
+            loop {
+                if let Some(done) = self.submit_in(tx, &mut locked, req, kind, &hash).await? {
+                    return Ok(done);
+                }
+                // What the decision stood on changed while this waited for the lock:
+                // read it again, now, and decide again.
+                locked.confirm(tx).await?;
             }
-            if let Some(replay) = submit_replay(tx, &locked, key, &hash).await? {
-                return Ok(Ok(replay));
-            }
-            let open = locked.open_jobs()?;
-            apply_refills(tx, &req.account, &mut locked.snap, &refills).await?;
-            let decision = match decide::decide_submit(&locked.snap, open, kind, self.card()) {
-                Ok(d) => d,
-                Err(refusal) => {
-                    locked.check_key(tx, key).await?;
-                    if let Some(replay) = submit_replay(tx, &locked, key, &hash).await? {
-                        return Ok(Ok(replay));
-                    }
-                    self.stamp_activity(tx, &req.account, &mut locked.snap)
-                        .await?;
-                    return Ok(Err(refusal));
-                }
-            };
-            let snap = &locked.snap;
-            let (money_hold, pocket_hold) = match decision.hold.as_slice() {
-                [] => (0, None),
-                [h] if h.pocket == MONEY => (h.amount, None),
-                [h] => (0, Some(h)),
-                _ => return Err(StoreError::Corrupt("a hold of more than one pocket".into())),
-            };
-            let job_id = uuid::Uuid::now_v7().to_string();
-            let hold = serde_json::to_string(&decision.hold)
-                .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-            let notice_at =
-                snap.now + self.card().timeouts.notice_delay_seconds * decide::MICROS_PER_SECOND;
-            let payload = req.payload.as_ref().map(|p| p.to_string());
-            let rows = tx
-                .fetch_all(
-                    SUBMIT,
-                    args![
-                        account,
-                        money_hold,
-                        snap.now,
-                        pocket_hold.map(|h| h.pocket.as_str()),
-                        pocket_hold.map_or(0, |h| h.amount),
-                        job_id.as_str(),
-                        req.kind.as_str(),
-                        decision.lane.as_str(),
-                        payload,
-                        hold,
-                        snap.now,
-                        notice_at,
-                        snap.concurrency_limit(self.card()),
-                        open + 1,
-                        key,
-                        hash.as_str()
-                    ],
-                )
-                .await?;
-            let row = match rows.as_slice() {
-                [row] => row,
-                [] => {
-                    // The key is taken: the earlier submit, or another operation's.
-                    locked.look_up(tx, &[key]).await?;
-                    return match submit_replay(tx, &locked, key, &hash).await? {
-                        Some(replay) => Ok(Ok(replay)),
-                        None => Err(StoreError::Corrupt("a taken key without its record".into())),
-                    };
-                }
-                _ => {
-                    return Err(StoreError::Corrupt(
-                        "a submit wrote more than one job".into(),
-                    ));
-                }
-            };
-            Ok(Ok(Submitted {
-                job: job_from(row)?.job,
-                replay: false,
-            }))
         })?;
         Ok(outcome?)
+    }
+
+    /// A submit under the account lock. `None` when the account's rest was read with
+    /// the lock ([`Locked::seen`]) and is found to have changed: nothing was written.
+    async fn submit_in(
+        &self,
+        tx: &mut Tx,
+        locked: &mut Locked,
+        req: &Submit,
+        kind: &holdfast_core::ratecard::Kind,
+        hash: &str,
+    ) -> Result<Option<Result<Submitted, Refusal>>, StoreError> {
+        let (account, key) = (req.account.as_str(), req.key.as_str());
+        let refills = locked.snap.due_refills(self.card());
+        if !refills.is_empty() {
+            if locked.seen.is_some() {
+                return Ok(None);
+            }
+            // A replay changes nothing: its key is looked up before a refill is written.
+            locked.check_key(tx, key).await?;
+        }
+        if let Some(replay) = submit_replay(tx, locked, key, hash).await? {
+            return Ok(Some(Ok(replay)));
+        }
+        let open = locked.open_jobs()?;
+        apply_refills(tx, &req.account, &mut locked.snap, &refills).await?;
+        let decision = match decide::decide_submit(&locked.snap, open, kind, self.card()) {
+            Ok(d) => d,
+            Err(_) if locked.seen.is_some() => return Ok(None),
+            Err(refusal) => {
+                // Nor does a replay stamp activity (a new key's first use needs no
+                // look-up: the write claims it).
+                locked.check_key(tx, key).await?;
+                if let Some(replay) = submit_replay(tx, locked, key, hash).await? {
+                    return Ok(Some(Ok(replay)));
+                }
+                self.stamp_activity(tx, &req.account, &mut locked.snap)
+                    .await?;
+                return Ok(Some(Err(refusal)));
+            }
+        };
+        let (money_hold, pocket_hold) = match decision.hold.as_slice() {
+            [] => (0, None),
+            [h] if h.pocket == MONEY => (h.amount, None),
+            [h] => (0, Some(h)),
+            _ => return Err(StoreError::Corrupt("a hold of more than one pocket".into())),
+        };
+        let snap = &locked.snap;
+        let job_id = uuid::Uuid::now_v7().to_string();
+        let hold = serde_json::to_string(&decision.hold)
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let notice_at =
+            snap.now + self.card().timeouts.notice_delay_seconds * decide::MICROS_PER_SECOND;
+        let payload = req.payload.as_ref().map(|p| p.to_string());
+        let seen = locked.seen.as_ref();
+        let rows = tx
+            .fetch_all(
+                SUBMIT,
+                args![
+                    account,
+                    money_hold,
+                    snap.now,
+                    pocket_hold.map(|h| h.pocket.as_str()),
+                    pocket_hold.map_or(0, |h| h.amount),
+                    job_id.as_str(),
+                    req.kind.as_str(),
+                    decision.lane.as_str(),
+                    payload,
+                    hold,
+                    snap.now,
+                    notice_at,
+                    snap.concurrency_limit(self.card()),
+                    open + 1,
+                    key,
+                    hash,
+                    seen.map(|s| s.open_jobs),
+                    seen.map(|s| s.pockets.as_str())
+                ],
+            )
+            .await?;
+        let row = match rows.as_slice() {
+            [row] if row.has("fresh") && row.int("fresh")? == 0 => return Ok(None),
+            [row] if row.opt_text("job_id")?.is_some() => row,
+            // Nothing written: the key is taken, by the earlier submit or another operation.
+            [] | [_] => {
+                locked.look_up(tx, &[key]).await?;
+                return match submit_replay(tx, locked, key, hash).await? {
+                    Some(replay) => Ok(Some(Ok(replay))),
+                    None => Err(StoreError::Corrupt("a taken key without its record".into())),
+                };
+            }
+            _ => {
+                return Err(StoreError::Corrupt(
+                    "a submit wrote more than one job".into(),
+                ));
+            }
+        };
+        Ok(Some(Ok(Submitted {
+            job: job_from(row)?.job,
+            replay: false,
+        })))
     }
 
     pub async fn get_job(&self, job: &JobId) -> Result<Job, StoreError> {

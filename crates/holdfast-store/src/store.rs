@@ -109,17 +109,28 @@ macro_rules! account_columns {
 
 /// The account's allowance pockets, as one column. `$account` is the placeholder of the
 /// account id.
-macro_rules! pockets_column {
+macro_rules! pockets_json {
     (postgres, $account:literal) => {
         concat!(
-            "(SELECT COALESCE(json_agg(json_build_array(pocket, remaining, held, cycle_started_at)), '[]')::text \
-              FROM allowances WHERE account_id = ", $account, ") AS allowances"
+            "(SELECT COALESCE(json_agg(json_build_array(pocket, remaining, held, cycle_started_at) ORDER BY pocket), '[]')::text \
+              FROM allowances WHERE account_id = ", $account, ")"
         )
     };
     (sqlite, $account:literal) => {
         concat!(
             "(SELECT json_group_array(json_array(pocket, remaining, held, cycle_started_at)) \
-              FROM allowances WHERE account_id = ", $account, ") AS allowances"
+              FROM allowances WHERE account_id = ", $account, ")"
+        )
+    };
+}
+pub(crate) use pockets_json;
+
+/// The same as a column.
+macro_rules! pockets_column {
+    ($dialect:ident, $account:literal) => {
+        concat!(
+            $crate::store::pockets_json!($dialect, $account),
+            " AS allowances"
         )
     };
 }
@@ -174,6 +185,21 @@ const LOCK_ACCOUNT: Sql = Sql {
         keys_column!(sqlite, "$1", "IN (SELECT value FROM json_each($2))"),
         " FROM accounts WHERE account_id = $1"
     ),
+};
+
+/// The account locked and its rest read in ONE statement, for an operation that
+/// validates what it read in its write ([`Seen`]). On PostgreSQL the rest comes from the
+/// snapshot the statement took before any wait for the lock, so it may be stale; on
+/// SQLite it cannot be.
+const LOCK_ACCOUNT_SEEN: Sql = Sql {
+    postgres: concat!(
+        "SELECT ",
+        account_columns!(postgres),
+        ", ",
+        rest_columns!(postgres, "$1"),
+        " FROM accounts WHERE account_id = $1 FOR UPDATE"
+    ),
+    sqlite: LOCK_ACCOUNT.sqlite,
 };
 
 /// The same, finding the account by one of its jobs (`$1`; a job's account never changes).
@@ -458,6 +484,17 @@ pub(crate) struct Locked {
     keys: HashMap<String, IdemRecord>,
     /// The keys whose records were read (a key read and not in `keys` is free).
     checked: HashSet<String>,
+    /// What was read with the lock but may predate it (PostgreSQL, [`lock_account_seen`]):
+    /// a write that decides on it must check it is still so, or it must be confirmed.
+    pub seen: Option<Seen>,
+}
+
+/// The rest of an account as read with its lock, to be checked by the write that
+/// decided on it: the open jobs and the pockets exactly as the statement wrote them.
+#[derive(Debug, Clone)]
+pub(crate) struct Seen {
+    pub open_jobs: i64,
+    pub pockets: String,
 }
 
 impl Locked {
@@ -468,6 +505,7 @@ impl Locked {
             open_jobs: None,
             keys: HashMap::new(),
             checked: HashSet::new(),
+            seen: None,
         };
         if let Some(rest) = rest {
             locked.fill(rest);
@@ -494,6 +532,13 @@ impl Locked {
             .await?;
         self.checked.extend(keys.iter().map(|k| k.to_string()));
         self.fill(rest_from(&row)?);
+        Ok(())
+    }
+
+    /// Reads the rest again, after the lock, so that it is current.
+    pub async fn confirm(&mut self, tx: &mut Tx) -> Result<(), StoreError> {
+        self.look_up(tx, &[]).await?;
+        self.seen = None;
         Ok(())
     }
 
@@ -593,6 +638,27 @@ pub(crate) async fn lock_account(
     let mut locked = lock_account_row(tx, account, keys).await?;
     if locked.open_jobs.is_none() {
         locked.look_up(tx, keys).await?;
+    }
+    Ok(locked)
+}
+
+/// Locks the account row and reads it with its pockets and open jobs in one statement;
+/// on PostgreSQL what it read is marked [`Locked::seen`], to be validated by the write or
+/// confirmed ([`Locked::confirm`]) before a decision stands on it.
+pub(crate) async fn lock_account_seen(
+    tx: &mut Tx,
+    account: &AccountId,
+) -> Result<Locked, StoreError> {
+    let row = tx
+        .fetch_optional(LOCK_ACCOUNT_SEEN, args![account.as_str(), "[]"])
+        .await?
+        .ok_or(Refusal::AccountNotFound)?;
+    let mut locked = Locked::new(account, &row, Some(rest_from(&row)?))?;
+    if tx.dialect() == Dialect::Postgres {
+        locked.seen = Some(Seen {
+            open_jobs: locked.open_jobs()?,
+            pockets: row.text("allowances")?,
+        });
     }
     Ok(locked)
 }

@@ -952,3 +952,34 @@ backend_test!(a_submit_under_a_taken_key_changes_nothing, |b| async move {
     assert_eq!(after, before);
     assert_clean(e.store()).await;
 });
+
+backend_test!(
+    twenty_money_held_submits_race_a_limit_of_one,
+    |b| async move {
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        set_limit(&e, "u", "free", Some(1)).await;
+        top_up(e.store(), "u", "100.00", "t").await;
+        // A money hold leaves the pockets as they were: only the open-job count stands
+        // between these submits and a second job.
+        let tasks: Vec<_> = (0..20)
+            .map(|i| {
+                let e = e.clone();
+                tokio::spawn(async move { submit(&e, "u", "video", &format!("v{i}")).await })
+            })
+            .collect();
+        let (mut jobs, mut busy) = (0, 0);
+        for t in tasks {
+            match t.await.unwrap() {
+                Ok(_) => jobs += 1,
+                Err(StoreError::Refused(Refusal::Busy)) => busy += 1,
+                Err(other) => panic!("unexpected {other}"),
+            }
+        }
+        assert_eq!((jobs, busy), (1, 19));
+        let a = e.store().get_account(&acct("u")).await.unwrap();
+        assert_eq!((a.open_jobs, a.held), (1, 500_000));
+        assert_clean(e.store()).await;
+    }
+);
