@@ -65,8 +65,8 @@ impl Engine {
         Ok(submitted)
     }
 
-    /// A metered debit, batched with concurrent debits of the same account (one
-    /// transaction for all of them; see [`crate::batch`]).
+    /// A metered debit, group-committed with the debits that arrive while one is in
+    /// flight (one transaction for all of them; see [`crate::batch`]).
     pub async fn debit(
         &self,
         account: &AccountId,
