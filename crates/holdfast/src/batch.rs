@@ -21,12 +21,28 @@ use holdfast_core::{AccountId, Refusal};
 use holdfast_store::{DebitRequest, Dialect, MoneyResult, Store, StoreError};
 use tokio::sync::oneshot;
 
-/// Most debits one transaction applies.
-pub const MAX_BATCH: usize = 64;
+/// How debits are batched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchOptions {
+    /// Most debits one transaction applies; 1 turns batching off (every debit is a
+    /// transaction of its own, straight through).
+    pub max_batch: usize,
+    /// Lanes on PostgreSQL: batch transactions in flight at once. Each lane's accounts
+    /// are its own (by hash), so lanes never wait for each other's locks. Fewer lanes
+    /// batch more; more lanes keep a debit stuck behind a busy account's lock from
+    /// holding up as many others. (SQLite has one: its writers take turns anyway.)
+    pub postgres_lanes: u64,
+}
 
-/// Lanes on PostgreSQL: transactions in flight at once for debits. Each lane's accounts
-/// are its own (by hash), so lanes never wait for each other's locks.
-pub const POSTGRES_LANES: u64 = 2;
+impl Default for BatchOptions {
+    /// 64 debits, 2 lanes: measured best on the bench machine (BENCHMARKS.md).
+    fn default() -> Self {
+        BatchOptions {
+            max_batch: 64,
+            postgres_lanes: 2,
+        }
+    }
+}
 
 type Reply = oneshot::Sender<Result<MoneyResult, StoreError>>;
 
@@ -46,15 +62,28 @@ struct Queues {
 #[derive(Clone, Default)]
 pub struct DebitBatcher {
     queues: Arc<Mutex<Queues>>,
+    opts: BatchOptions,
 }
 
-fn lane_of(store: &Store, account: &AccountId) -> u64 {
-    match store.dialect() {
-        Dialect::Sqlite => 0,
-        Dialect::Postgres => {
-            let mut h = DefaultHasher::new();
-            account.as_str().hash(&mut h);
-            h.finish() % POSTGRES_LANES
+impl DebitBatcher {
+    pub fn new(opts: BatchOptions) -> DebitBatcher {
+        DebitBatcher {
+            queues: Arc::default(),
+            opts: BatchOptions {
+                max_batch: opts.max_batch.max(1),
+                postgres_lanes: opts.postgres_lanes.max(1),
+            },
+        }
+    }
+
+    fn lane_of(&self, store: &Store, account: &AccountId) -> u64 {
+        match store.dialect() {
+            Dialect::Sqlite => 0,
+            Dialect::Postgres => {
+                let mut h = DefaultHasher::new();
+                account.as_str().hash(&mut h);
+                h.finish() % self.opts.postgres_lanes
+            }
         }
     }
 }
@@ -67,7 +96,12 @@ impl DebitBatcher {
         account: &AccountId,
         req: DebitRequest,
     ) -> Result<MoneyResult, StoreError> {
-        let lane = lane_of(store, account);
+        if self.opts.max_batch == 1 {
+            return store
+                .debit(account, &req.usage, &req.key, req.job_ref.as_deref())
+                .await;
+        }
+        let lane = self.lane_of(store, account);
         let (reply, answer) = oneshot::channel();
         let lead = {
             let mut q = self.queues.lock().unwrap_or_else(|e| e.into_inner());
@@ -119,7 +153,7 @@ impl DebitBatcher {
             q.waiting.remove(&lane);
             return None;
         }
-        let take = queue.len().min(MAX_BATCH);
+        let take = queue.len().min(self.opts.max_batch);
         Some(queue.drain(..take).collect())
     }
 

@@ -8,7 +8,7 @@ use holdfast_store::{
     DebitRequest, MoneyResult, PoolOptions, Store, StoreError, Submit, Submitted, Usage,
 };
 
-use crate::batch::DebitBatcher;
+use crate::batch::{BatchOptions, DebitBatcher};
 use tokio::sync::Notify;
 
 /// A deployment: one database, one rate card.
@@ -40,6 +40,12 @@ impl Engine {
             lanes: Arc::default(),
             debits: DebitBatcher::default(),
         }
+    }
+
+    /// The same engine with debits batched by `opts` (set before it is shared).
+    pub fn with_batching(mut self, opts: BatchOptions) -> Engine {
+        self.debits = DebitBatcher::new(opts);
+        self
     }
 
     pub fn store(&self) -> &Store {

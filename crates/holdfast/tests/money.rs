@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use holdfast::batch::BatchOptions;
 use holdfast::{CreditKind, DebitRequest, Refusal, StoreError, Usage, backend_test};
 
 fn refused(r: Result<impl std::fmt::Debug, StoreError>) -> Refusal {
@@ -613,54 +614,76 @@ backend_test!(
 backend_test!(
     debits_racing_over_many_accounts_each_stop_at_the_buffer,
     |b| async move {
-        let Some((_db, e)) = engine(b).await else {
-            return;
-        };
-        let e = std::sync::Arc::new(e);
-        let accounts = ["m0", "m1", "m2", "m3", "m4"];
-        for id in accounts {
-            put(e.store(), id, "free").await;
-            top_up(e.store(), id, "1.00", "t").await;
+        // The default batching, small batches in one lane, and batching off.
+        let settings = [
+            BatchOptions::default(),
+            BatchOptions {
+                max_batch: 4,
+                postgres_lanes: 1,
+            },
+            BatchOptions {
+                max_batch: 1,
+                postgres_lanes: 1,
+            },
+        ];
+        for opts in settings {
+            race_debits_over_five_accounts(b, opts).await;
         }
-        // 40 debits of 0.10 per account, all at once through the batcher (batches mix
-        // accounts); every fourth repeats an earlier key of its account.
-        let tasks: Vec<_> = (0..200)
-            .map(|i| {
-                let e = e.clone();
-                let id = accounts[i % 5];
-                let n = i / 5;
-                let k = if n % 4 == 3 { n - 1 } else { n };
-                tokio::spawn(async move {
-                    let r = e
-                        .debit(
-                            &acct(id),
-                            &Usage::Amount(usd("0.10")),
-                            &key(&format!("d{k}")),
-                            None,
-                        )
-                        .await;
-                    (id, r)
-                })
-            })
-            .collect();
-        let mut applied: std::collections::HashMap<&str, usize> = Default::default();
-        for t in tasks {
-            match t.await.unwrap() {
-                (id, Ok(r)) if !r.replay => *applied.entry(id).or_default() += 1,
-                (_, Ok(_)) | (_, Err(StoreError::Refused(Refusal::InsufficientFunds))) => {}
-                (_, Err(other)) => panic!("unexpected {other}"),
-            }
-        }
-        for id in accounts {
-            // 1.00 of balance and 1.00 of buffer: exactly twenty 0.10 debits, whatever
-            // the batches were.
-            assert_eq!(applied.get(id), Some(&20), "{id}");
-            let a = e.store().get_account(&acct(id)).await.unwrap();
-            assert_eq!(a.balance, -1_000_000, "{id}");
-            assert!(a.suspended_at.is_some());
-        }
-        let suspended = events_of(e.store(), "account.suspended", 5).await;
-        assert_eq!(suspended.len(), 5, "each account suspended exactly once");
-        assert_clean(e.store()).await;
     }
 );
+
+async fn race_debits_over_five_accounts(b: holdfast::testing::Backend, opts: BatchOptions) {
+    let Some((_db, e)) = engine(b).await else {
+        return;
+    };
+    let e = std::sync::Arc::new(e.with_batching(opts));
+    let accounts = ["m0", "m1", "m2", "m3", "m4"];
+    for id in accounts {
+        put(e.store(), id, "free").await;
+        top_up(e.store(), id, "1.00", "t").await;
+    }
+    // 40 debits of 0.10 per account, all at once through the batcher (batches mix
+    // accounts); every fourth repeats an earlier key of its account.
+    let tasks: Vec<_> = (0..200)
+        .map(|i| {
+            let e = e.clone();
+            let id = accounts[i % 5];
+            let n = i / 5;
+            let k = if n % 4 == 3 { n - 1 } else { n };
+            tokio::spawn(async move {
+                let r = e
+                    .debit(
+                        &acct(id),
+                        &Usage::Amount(usd("0.10")),
+                        &key(&format!("d{k}")),
+                        None,
+                    )
+                    .await;
+                (id, r)
+            })
+        })
+        .collect();
+    let mut applied: std::collections::HashMap<&str, usize> = Default::default();
+    for t in tasks {
+        match t.await.unwrap() {
+            (id, Ok(r)) if !r.replay => *applied.entry(id).or_default() += 1,
+            (_, Ok(_)) | (_, Err(StoreError::Refused(Refusal::InsufficientFunds))) => {}
+            (_, Err(other)) => panic!("unexpected {other}"),
+        }
+    }
+    for id in accounts {
+        // 1.00 of balance and 1.00 of buffer: exactly twenty 0.10 debits, whatever
+        // the batches were.
+        assert_eq!(applied.get(id), Some(&20), "{id} ({opts:?})");
+        let a = e.store().get_account(&acct(id)).await.unwrap();
+        assert_eq!(a.balance, -1_000_000, "{id}");
+        assert!(a.suspended_at.is_some());
+    }
+    let suspended = events_of(e.store(), "account.suspended", 5).await;
+    assert_eq!(
+        suspended.len(),
+        5,
+        "each account suspended exactly once ({opts:?})"
+    );
+    assert_clean(e.store()).await;
+}

@@ -30,6 +30,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get, post, put};
 use holdfast::Engine;
+use holdfast::batch::BatchOptions;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -43,6 +44,14 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "HOLDFAST_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: String,
+    /// Most debits one transaction applies (group commit); 1 turns batching off.
+    #[arg(long, env = "HOLDFAST_DEBIT_BATCH_MAX", default_value_t = 64,
+          value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub debit_batch_max: u64,
+    /// Debit batch transactions in flight at once on PostgreSQL (fewer batch more).
+    #[arg(long, env = "HOLDFAST_DEBIT_LANES", default_value_t = 2,
+          value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub debit_lanes: u64,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -305,7 +314,10 @@ fn shutdown_signal() -> anyhow::Result<impl Future<Output = ()>> {
 
 pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     init_tracing();
-    let engine = args.db.engine().await?;
+    let engine = args.db.engine().await?.with_batching(BatchOptions {
+        max_batch: usize::try_from(args.debit_batch_max)?,
+        postgres_lanes: args.debit_lanes,
+    });
     let env_key = std::env::var("HOLDFAST_ADMIN_KEY")
         .ok()
         .filter(|k| !k.is_empty());
