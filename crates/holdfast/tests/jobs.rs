@@ -74,15 +74,17 @@ fn one_image_card() -> holdfast::RateCard {
     )])
 }
 
-backend_test!(the_impatient_finger_gets_one_job, |b| async move {
-    let Some((_db, e)) = engine_with(b, one_image_card()).await else {
-        return;
-    };
-    put(e.store(), "u", "free").await;
-    let tasks: Vec<_> = (0..20)
+/// `n` submits of `kind` for `account` at once, each with its own key: (jobs, busy).
+async fn race_submits(
+    e: &Engine,
+    account: &'static str,
+    kind: &'static str,
+    n: usize,
+) -> (usize, usize) {
+    let tasks: Vec<_> = (0..n)
         .map(|i| {
             let e = e.clone();
-            tokio::spawn(async move { submit(&e, "u", "image", &format!("click-{i}")).await })
+            tokio::spawn(async move { submit(&e, account, kind, &format!("click-{i}")).await })
         })
         .collect();
     let (mut jobs, mut busy) = (0, 0);
@@ -93,7 +95,15 @@ backend_test!(the_impatient_finger_gets_one_job, |b| async move {
             Err(other) => panic!("unexpected {other}"),
         }
     }
-    assert_eq!((jobs, busy), (1, 19));
+    (jobs, busy)
+}
+
+backend_test!(the_impatient_finger_gets_one_job, |b| async move {
+    let Some((_db, e)) = engine_with(b, one_image_card()).await else {
+        return;
+    };
+    put(e.store(), "u", "free").await;
+    assert_eq!(race_submits(&e, "u", "image", 20).await, (1, 19));
     assert_clean(e.store()).await;
 });
 
@@ -963,21 +973,7 @@ backend_test!(
         top_up(e.store(), "u", "100.00", "t").await;
         // A money hold leaves the pockets as they were: only the open-job count stands
         // between these submits and a second job.
-        let tasks: Vec<_> = (0..20)
-            .map(|i| {
-                let e = e.clone();
-                tokio::spawn(async move { submit(&e, "u", "video", &format!("v{i}")).await })
-            })
-            .collect();
-        let (mut jobs, mut busy) = (0, 0);
-        for t in tasks {
-            match t.await.unwrap() {
-                Ok(_) => jobs += 1,
-                Err(StoreError::Refused(Refusal::Busy)) => busy += 1,
-                Err(other) => panic!("unexpected {other}"),
-            }
-        }
-        assert_eq!((jobs, busy), (1, 19));
+        assert_eq!(race_submits(&e, "u", "video", 20).await, (1, 19));
         let a = e.store().get_account(&acct("u")).await.unwrap();
         assert_eq!((a.open_jobs, a.held), (1, 500_000));
         assert_clean(e.store()).await;
