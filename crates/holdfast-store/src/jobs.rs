@@ -10,7 +10,7 @@ use crate::db::{Row, Sql, Tx};
 use crate::error::StoreError;
 use crate::model::{Heartbeat, Job, Lease, Submitted};
 use crate::store::{
-    EntryFacts, Locked, MoneyChange, Store, apply_refills, change_money, emit_suspension,
+    EntryFacts, Locked, MoneyChange, Store, apply_refills, change_money, clock, emit_suspension,
     lock_account_and_job, lock_account_seen, pockets_json, request_hash,
 };
 use crate::{in_read_tx, in_write_tx};
@@ -495,8 +495,11 @@ impl Store {
         const LEASE: Sql = Sql {
             postgres: concat!(
                 "UPDATE jobs SET status = 'in_progress', lease_token = $2, lease_seconds = $3, worker_id = $4, \
-                 started_at = COALESCE(started_at, (extract(epoch from clock_timestamp()) * 1000000)::bigint), \
-                 lease_expires_at = (extract(epoch from clock_timestamp()) * 1000000)::bigint + $3 * 1000000 \
+                 started_at = COALESCE(started_at, ",
+                clock!(postgres),
+                "), lease_expires_at = ",
+                clock!(postgres),
+                " + $3 * 1000000 \
                  WHERE status = 'queued' AND job_id = (SELECT j.job_id FROM jobs j JOIN accounts a ON a.account_id = j.account_id \
                  WHERE j.lane = $1 AND j.status = 'queued' AND a.suspended_at IS NULL AND a.blocked_at IS NULL \
                  ORDER BY j.created_at, j.job_id LIMIT 1 FOR UPDATE OF j SKIP LOCKED) RETURNING ",
@@ -504,8 +507,11 @@ impl Store {
             ),
             sqlite: concat!(
                 "UPDATE jobs SET status = 'in_progress', lease_token = $2, lease_seconds = $3, worker_id = $4, \
-                 started_at = COALESCE(started_at, CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER)), \
-                 lease_expires_at = CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) + $3 * 1000000 \
+                 started_at = COALESCE(started_at, ",
+                clock!(sqlite),
+                "), lease_expires_at = ",
+                clock!(sqlite),
+                " + $3 * 1000000 \
                  WHERE status = 'queued' AND job_id = (SELECT j.job_id FROM jobs j JOIN accounts a ON a.account_id = j.account_id \
                  WHERE j.lane = $1 AND j.status = 'queued' AND a.suspended_at IS NULL AND a.blocked_at IS NULL \
                  ORDER BY j.created_at, j.job_id LIMIT 1) RETURNING ",
@@ -538,14 +544,22 @@ impl Store {
     /// Extends a valid lease by its length; tells the worker whether a cancel was asked.
     pub async fn heartbeat(&self, job: &JobId, token: &str) -> Result<Heartbeat, StoreError> {
         const BEAT: Sql = Sql {
-            postgres: "UPDATE jobs SET lease_expires_at = (extract(epoch from clock_timestamp()) * 1000000)::bigint + lease_seconds * 1000000 \
-                       WHERE job_id = $1 AND lease_token = $2 AND status = 'in_progress' \
-                       AND lease_expires_at > (extract(epoch from clock_timestamp()) * 1000000)::bigint \
-                       RETURNING lease_expires_at, cancel_requested",
-            sqlite: "UPDATE jobs SET lease_expires_at = CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) + lease_seconds * 1000000 \
-                     WHERE job_id = $1 AND lease_token = $2 AND status = 'in_progress' \
-                     AND lease_expires_at > CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) \
-                     RETURNING lease_expires_at, cancel_requested",
+            postgres: concat!(
+                "UPDATE jobs SET lease_expires_at = ",
+                clock!(postgres),
+                " + lease_seconds * 1000000 \
+                 WHERE job_id = $1 AND lease_token = $2 AND status = 'in_progress' AND lease_expires_at > ",
+                clock!(postgres),
+                " RETURNING lease_expires_at, cancel_requested"
+            ),
+            sqlite: concat!(
+                "UPDATE jobs SET lease_expires_at = ",
+                clock!(sqlite),
+                " + lease_seconds * 1000000 \
+                 WHERE job_id = $1 AND lease_token = $2 AND status = 'in_progress' AND lease_expires_at > ",
+                clock!(sqlite),
+                " RETURNING lease_expires_at, cancel_requested"
+            ),
         };
         in_write_tx!(self, |tx| async {
             match tx.fetch_optional(BEAT, args![job.as_str(), token]).await? {

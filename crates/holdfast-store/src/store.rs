@@ -93,17 +93,27 @@ pub struct Store {
     card: Arc<RateCard>,
 }
 
-/// The account's columns and the database clock.
-macro_rules! account_columns {
+/// The database clock, integer microseconds since the Unix epoch: the one time source of
+/// every statement.
+macro_rules! clock {
     (postgres) => {
-        "account_id, plan, plan_until, max_concurrent_jobs, balance, held, total_credited, total_spent, \
-         suspended_at, blocked_at, created_at, last_active_at, \
-         (extract(epoch from clock_timestamp()) * 1000000)::bigint AS now"
+        "(extract(epoch from clock_timestamp()) * 1000000)::bigint"
     };
     (sqlite) => {
-        "account_id, plan, plan_until, max_concurrent_jobs, balance, held, total_credited, total_spent, \
-         suspended_at, blocked_at, created_at, last_active_at, \
-         CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) AS now"
+        "CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER)"
+    };
+}
+pub(crate) use clock;
+
+/// The account's columns and the database clock.
+macro_rules! account_columns {
+    ($dialect:ident) => {
+        concat!(
+            "account_id, plan, plan_until, max_concurrent_jobs, balance, held, total_credited, total_spent, \
+             suspended_at, blocked_at, created_at, last_active_at, ",
+            clock!($dialect),
+            " AS now"
+        )
     };
 }
 
@@ -222,15 +232,25 @@ pub(crate) const LOCK_ACCOUNT_OF_JOB: Sql = Sql {
 /// account row first, then the job (the lock order everywhere), and re-reads both if it
 /// had to wait for either, so both are fresh. The pockets are read with them on SQLite
 /// only; see [`lock_account_and_job`].
+macro_rules! account_and_job_columns {
+    ($dialect:ident) => {
+        concat!(
+            "SELECT j.*, a.plan, a.plan_until, a.max_concurrent_jobs, a.balance, a.held, a.total_credited, \
+             a.total_spent, a.suspended_at, a.blocked_at, a.created_at AS account_created_at, a.last_active_at, ",
+            clock!($dialect),
+            " AS now"
+        )
+    };
+}
+
 const LOCK_ACCOUNT_AND_JOB: Sql = Sql {
-    postgres: "SELECT j.*, a.plan, a.plan_until, a.max_concurrent_jobs, a.balance, a.held, a.total_credited, \
-               a.total_spent, a.suspended_at, a.blocked_at, a.created_at AS account_created_at, a.last_active_at, \
-               (extract(epoch from clock_timestamp()) * 1000000)::bigint AS now \
-               FROM accounts a JOIN jobs j ON j.account_id = a.account_id WHERE j.job_id = $1 FOR UPDATE OF a, j",
+    postgres: concat!(
+        account_and_job_columns!(postgres),
+        " FROM accounts a JOIN jobs j ON j.account_id = a.account_id WHERE j.job_id = $1 FOR UPDATE OF a, j"
+    ),
     sqlite: concat!(
-        "SELECT j.*, a.plan, a.plan_until, a.max_concurrent_jobs, a.balance, a.held, a.total_credited, \
-         a.total_spent, a.suspended_at, a.blocked_at, a.created_at AS account_created_at, a.last_active_at, \
-         CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) AS now, ",
+        account_and_job_columns!(sqlite),
+        ", ",
         pockets_column!(sqlite, "a.account_id"),
         " FROM accounts a JOIN jobs j ON j.account_id = a.account_id WHERE j.job_id = $1"
     ),
@@ -276,8 +296,8 @@ const READ_ACCOUNT: Sql = Sql {
 
 /// The database clock alone.
 pub const NOW: Sql = Sql {
-    postgres: "SELECT (extract(epoch from clock_timestamp()) * 1000000)::bigint AS now",
-    sqlite: "SELECT CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) AS now",
+    postgres: concat!("SELECT ", clock!(postgres), " AS now"),
+    sqlite: concat!("SELECT ", clock!(sqlite), " AS now"),
 };
 
 /// Whether a name found in live data is in the rate card.
@@ -412,7 +432,7 @@ pub(crate) struct IdemRecord {
     pub job_id: Option<String>,
 }
 
-/// An idempotency record as [`rest_columns`] lists it: key, operation, hash, entry, job.
+/// An idempotency record as [`keys_column`] lists it: key, operation, hash, entry, job.
 type KeyRow = (String, String, String, Option<i64>, Option<String>);
 
 /// What [`pockets_column`], [`rest_columns`] and [`keys_column`] hold, parsed: the
@@ -467,7 +487,7 @@ pub(crate) fn rest_from(row: &Row) -> Result<Rest, StoreError> {
     })
 }
 
-/// The keys an operation looks up, as the JSON array [`rest_columns`] takes.
+/// The keys an operation looks up, as the JSON array [`LOCK_ACCOUNT`] takes on SQLite.
 pub(crate) fn keys_json(keys: &[&str]) -> String {
     serde_json::Value::from(keys).to_string()
 }
