@@ -979,3 +979,67 @@ backend_test!(
         assert_clean(e.store()).await;
     }
 );
+
+backend_test!(
+    complete_and_fail_race_for_one_lease_and_one_of_them_wins,
+    |b| async move {
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        put(e.store(), "u", "free").await;
+        top_up(e.store(), "u", "1.00", "t").await;
+        let job = submit(&e, "u", "video", "v").await.unwrap();
+        let lease = e
+            .store()
+            .lease("video", &worker(), 60)
+            .await
+            .unwrap()
+            .unwrap();
+        let id = job_id(&job.job_id);
+        // Ten completes and ten fails of the same lease, at once.
+        let tasks: Vec<_> = (0..20)
+            .map(|i| {
+                let (s, id, token) = (e.store().clone(), id.clone(), lease.lease_token.clone());
+                tokio::spawn(async move {
+                    let completes = i % 2 == 0;
+                    let r = if completes {
+                        s.complete(&id, &token, None).await
+                    } else {
+                        s.fail(&id, &token, Some("worker gave up")).await
+                    };
+                    (completes, r)
+                })
+            })
+            .collect();
+        let (mut ok, mut finished) = ([0, 0], [0, 0]);
+        for t in tasks {
+            let (completes, r) = t.await.unwrap();
+            let side = usize::from(completes);
+            match r {
+                Ok(_) => ok[side] += 1,
+                Err(StoreError::Refused(Refusal::AlreadyFinished)) => finished[side] += 1,
+                Err(other) => panic!("unexpected {other}"),
+            }
+        }
+        // One call won; its repeats answer the finished job, the other call is refused.
+        let done = e.store().get_job(&id).await.unwrap();
+        let a = e.store().get_account(&acct("u")).await.unwrap();
+        match done.status {
+            JobStatus::Succeeded => {
+                assert_eq!((ok, finished), ([0, 10], [10, 0]));
+                assert_eq!(done.charged, money(500_000));
+                assert_eq!(a.balance, 500_000);
+            }
+            JobStatus::Failed => {
+                assert_eq!((ok, finished), ([10, 0], [0, 10]));
+                assert!(done.charged.is_empty());
+                assert_eq!(a.balance, 1_000_000);
+            }
+            other => panic!("unexpected status {other:?}"),
+        }
+        assert_eq!((a.held, a.open_jobs), (0, 0));
+        let ended = events_of(e.store(), &format!("job.{}", done.status.as_str()), 1).await;
+        assert_eq!(ended.len(), 1, "the job ended once");
+        assert_clean(e.store()).await;
+    }
+);
