@@ -316,8 +316,9 @@ impl Store {
         self.debit_one(account, &req).await
     }
 
-    /// As [`Store::debit_batch`] for one debit, with a mid-write refusal answered as such.
-    async fn debit_one(
+    /// One debit as a request (the batcher's unit), as [`Store::debit_batch`] for one
+    /// debit, with a mid-write refusal answered as such.
+    pub async fn debit_one(
         &self,
         account: &AccountId,
         req: &DebitRequest,
@@ -438,7 +439,7 @@ impl Store {
         if let Err(refusal) = decide::check_debit(&locked.snap, p.amount, buffer) {
             // The key may still name an earlier debit (PostgreSQL reads keys on demand):
             // a replay is answered as such whatever the balance is now.
-            locked.look_up(tx, &[key.as_str()]).await?;
+            locked.check_key(tx, key.as_str()).await?;
             return match self.known_replay(tx, locked, use_of_key).await? {
                 Some(replay) => Ok(replay),
                 None => Err(refusal.into()),

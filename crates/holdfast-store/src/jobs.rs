@@ -188,8 +188,8 @@ pub(crate) async fn finish_job(
                     spent: f.capture,
                     credit: false,
                 };
-                let suspension = change_money(snap, &change)?;
-                money = (change.delta, -h.amount, Some(suspension));
+                money.0 = change.delta;
+                money.2 = Some(change_money(snap, &change)?);
                 entry = Some(EntryFacts {
                     pocket: MONEY,
                     delta: change.delta,

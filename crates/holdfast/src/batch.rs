@@ -97,9 +97,7 @@ impl DebitBatcher {
         req: DebitRequest,
     ) -> Result<MoneyResult, StoreError> {
         if self.opts.max_batch == 1 {
-            return store
-                .debit(account, &req.usage, &req.key, req.job_ref.as_deref())
-                .await;
+            return store.debit_one(account, &req).await;
         }
         let lane = self.lane_of(store, account);
         let (reply, answer) = oneshot::channel();
@@ -130,18 +128,12 @@ impl DebitBatcher {
                 store: store.clone(),
                 lane,
             };
-            return store
-                .debit(account, &req.usage, &req.key, req.job_ref.as_deref())
-                .await;
+            return store.debit_one(account, &req).await;
         }
         match answer.await {
             Ok(result) => result,
             // The batch task went away: answer this debit on its own.
-            Err(_) => {
-                store
-                    .debit(account, &req.usage, &req.key, req.job_ref.as_deref())
-                    .await
-            }
+            Err(_) => store.debit_one(account, &req).await,
         }
     }
 
@@ -229,9 +221,7 @@ async fn run_batch(store: &Store, batch: Vec<Waiting>) {
         Err(_) => {
             for ((account, requests), replies) in groups.into_iter().zip(replies) {
                 for (req, reply) in requests.into_iter().zip(replies) {
-                    let result = store
-                        .debit(&account, &req.usage, &req.key, req.job_ref.as_deref())
-                        .await;
+                    let result = store.debit_one(&account, &req).await;
                     let _ = reply.send(result);
                 }
             }
