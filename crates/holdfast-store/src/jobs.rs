@@ -360,16 +360,17 @@ impl Store {
                 if let Some(done) = self.submit_in(tx, &mut locked, req, kind, &hash).await? {
                     return Ok(done);
                 }
-                // What the decision stood on changed while this waited for the lock:
-                // read it again, now, and decide again.
+                // Read the rest again, now that the lock is held, and decide again.
                 locked.confirm(tx).await?;
             }
         })?;
         Ok(outcome?)
     }
 
-    /// A submit under the account lock. `None` when the account's rest was read with
-    /// the lock ([`Locked::seen`]) and is found to have changed: nothing was written.
+    /// A submit under the account lock. `None`, with nothing written, when what was
+    /// read with the lock ([`Locked::seen`]) must be confirmed first: a due refill or a
+    /// refusal would stand on it, or the write found it changed. Once confirmed it is
+    /// never `None`.
     async fn submit_in(
         &self,
         tx: &mut Tx,
