@@ -1043,3 +1043,70 @@ backend_test!(
         assert_clean(e.store()).await;
     }
 );
+
+backend_test!(
+    submits_racing_over_a_due_refill_refill_once,
+    |b| async move {
+        let card = card_with(&[
+            (
+                "[allowances.daily_images]\nrefill_every_seconds = 86400",
+                "[allowances.daily_images]\nrefill_every_seconds = 1",
+            ),
+            (
+                "allowances = { daily_messages = 10, daily_images = 3 }",
+                "allowances = { daily_messages = 10, daily_images = 1 }",
+            ),
+        ]);
+        let Some((_db, e)) = engine_with(b, card).await else {
+            return;
+        };
+        set_limit(&e, "u", "free", Some(100)).await;
+        let first = submit(&e, "u", "image", "first").await.unwrap();
+        let l = e
+            .store()
+            .lease("image", &worker(), 60)
+            .await
+            .unwrap()
+            .unwrap();
+        e.store()
+            .complete(&job_id(&first.job_id), &l.lease_token, None)
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        // The image pocket's window passed: ten submits at once, one image to share.
+        let tasks: Vec<_> = (0..10)
+            .map(|i| {
+                let e = e.clone();
+                tokio::spawn(async move { submit(&e, "u", "image", &format!("i{i}")).await })
+            })
+            .collect();
+        let mut jobs = 0;
+        for t in tasks {
+            match t.await.unwrap() {
+                Ok(_) => jobs += 1,
+                Err(StoreError::Refused(
+                    Refusal::InsufficientAllowance | Refusal::InsufficientFunds,
+                )) => {}
+                Err(other) => panic!("unexpected {other}"),
+            }
+        }
+        assert_eq!(jobs, 1, "one refilled image, one job");
+        let refills = e
+            .store()
+            .ledger(&acct("u"), None, 100)
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .filter(|e| e.kind == "refill" && e.pocket == "daily_images")
+            .count();
+        assert_eq!(
+            refills, 2,
+            "the new account's fill, then exactly one refill"
+        );
+        let a = e.store().get_account(&acct("u")).await.unwrap();
+        let images = &a.allowances["daily_images"];
+        assert_eq!((images.remaining, images.held), (1, 1));
+        assert_clean(e.store()).await;
+    }
+);
