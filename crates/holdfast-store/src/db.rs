@@ -16,6 +16,7 @@ use sqlx::sqlite::{
 use sqlx::{PgPool, Postgres, Row as _, Sqlite, SqlitePool, Transaction};
 
 use crate::error::StoreError;
+use crate::statement::{Params, Statement};
 
 /// Which engine a statement runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -371,6 +372,56 @@ impl Tx {
         self.fetch_optional(sql, args).await?.ok_or_else(|| {
             StoreError::Corrupt("a statement that returns a row returned none".into())
         })
+    }
+
+    /// Runs a statement from its file with its parameters bound by name; returns the
+    /// number of rows it changed.
+    pub async fn exec(
+        &mut self,
+        stmt: &'static Statement,
+        params: Params,
+    ) -> Result<u64, StoreError> {
+        let (text, args) = self.bind(stmt, params)?;
+        self.execute(Sql::both(text), args).await
+    }
+
+    /// Every row a statement from its file returns.
+    pub async fn rows(
+        &mut self,
+        stmt: &'static Statement,
+        params: Params,
+    ) -> Result<Vec<Row>, StoreError> {
+        let (text, args) = self.bind(stmt, params)?;
+        self.fetch_all(Sql::both(text), args).await
+    }
+
+    /// The row a statement from its file returns, if any.
+    pub async fn maybe_row(
+        &mut self,
+        stmt: &'static Statement,
+        params: Params,
+    ) -> Result<Option<Row>, StoreError> {
+        let (text, args) = self.bind(stmt, params)?;
+        self.fetch_optional(Sql::both(text), args).await
+    }
+
+    /// The one row a statement from its file must return.
+    pub async fn row(
+        &mut self,
+        stmt: &'static Statement,
+        params: Params,
+    ) -> Result<Row, StoreError> {
+        self.maybe_row(stmt, params)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt(format!("statement {} returned no row", stmt.name)))
+    }
+
+    fn bind(
+        &self,
+        stmt: &'static Statement,
+        params: Params,
+    ) -> Result<(&'static str, Vec<Arg>), StoreError> {
+        stmt.bind(self.dialect(), params)
     }
 
     pub async fn commit(self) -> Result<(), StoreError> {

@@ -24,6 +24,9 @@ pub enum StoreError {
     /// A row that breaks what the schema promises.
     #[error("corrupt data: {0}")]
     Corrupt(String),
+    /// A statement bound without a value it names: a bug, caught by the tests.
+    #[error("statement {0}")]
+    Statement(String),
     #[error("database error: {0}")]
     Database(sqlx::Error),
 }

@@ -9,11 +9,12 @@ use crate::args;
 use crate::db::{Row, Sql, Tx};
 use crate::error::StoreError;
 use crate::model::{Heartbeat, Job, Lease, Submitted};
+use crate::statement::Stmt;
 use crate::store::{
     EntryFacts, Locked, MoneyChange, Store, apply_refills, change_money, clock, emit_suspension,
     lock_account_and_job, lock_account_seen, pockets_json, request_hash,
 };
-use crate::{in_read_tx, in_write_tx};
+use crate::{in_read_tx, in_write_tx, params, statement};
 
 macro_rules! job_columns {
     () => {
@@ -24,11 +25,7 @@ macro_rules! job_columns {
 }
 pub(crate) use job_columns;
 
-const READ_JOB: Sql = Sql::both(concat!(
-    "SELECT ",
-    job_columns!(),
-    " FROM jobs WHERE job_id = $1"
-));
+static READ_JOB: Stmt = statement!(shared "read_job");
 /// A job row with what only the store sees (its lease token, who finished it).
 pub(crate) struct JobRow {
     pub job: Job,
@@ -78,7 +75,7 @@ pub(crate) fn job_from(row: &Row) -> Result<JobRow, StoreError> {
 
 pub(crate) async fn read_job(tx: &mut Tx, job: &str) -> Result<JobRow, StoreError> {
     let row = tx
-        .fetch_optional(READ_JOB, args![job])
+        .maybe_row(&READ_JOB, params! { job_id: job })
         .await?
         .ok_or(Refusal::JobNotFound)?;
     job_from(&row)

@@ -18,6 +18,7 @@ pub mod model;
 pub mod passes;
 pub mod reactivate;
 pub mod reconcile;
+pub mod statement;
 pub mod stats;
 pub mod store;
 pub mod webhooks;

@@ -1,0 +1,161 @@
+//! Every SQL file prepares against a freshly migrated database of its dialect, so a
+//! broken statement fails here by name; and every file is used by the code.
+
+use std::path::{Path, PathBuf};
+
+use holdfast_store::db::{Dialect, Pool, PoolOptions};
+use holdfast_store::statement::Statement;
+use sqlx::{Connection, Executor};
+
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/sql");
+
+/// The statement files a dialect runs: its own folder and the shared one.
+fn files(dialect: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for folder in [dialect, "shared"] {
+        let dir = Path::new(DIR).join(folder);
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{dir:?}: {e}")) {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "sql") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn load(path: &Path) -> Statement {
+    let text: &'static str = std::fs::read_to_string(path).unwrap().leak();
+    let name: &'static str = path
+        .file_stem()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned()
+        .leak();
+    Statement::load(name, text, text)
+}
+
+/// The statements of a SQLite file: one per `;` that ends a line.
+fn sqlite_statements(text: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    for line in text.lines() {
+        let last = out.last_mut().unwrap();
+        last.push_str(line);
+        last.push('\n');
+        if line.trim_end().ends_with(';') {
+            out.push(String::new());
+        }
+    }
+    out.retain(|s| {
+        s.lines()
+            .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with("--"))
+    });
+    out
+}
+
+#[tokio::test]
+async fn every_sqlite_statement_prepares() {
+    let dir = std::env::temp_dir().join(format!("holdfast-stmts-{}", uuid::Uuid::new_v4()));
+    let url = format!("sqlite://{}", dir.display());
+    let pool = Pool::connect(&url, &PoolOptions::default()).await.unwrap();
+    pool.migrate().await.unwrap();
+    pool.close().await;
+    let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+    let mut failures = Vec::new();
+    for path in files("sqlite") {
+        let stmt = load(&path);
+        for part in sqlite_statements(stmt.text(Dialect::Sqlite)) {
+            if let Err(e) = conn
+                .prepare(sqlx::SqlSafeStr::into_sql_str(sqlx::AssertSqlSafe(part)))
+                .await
+            {
+                failures.push(format!("{}: {e}", path.display()));
+            }
+        }
+    }
+    conn.close().await.unwrap();
+    let _ = std::fs::remove_file(&dir);
+    assert!(
+        failures.is_empty(),
+        "statements that do not prepare:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[tokio::test]
+async fn every_postgres_statement_prepares() {
+    let admin = postgres_admin_url();
+    let name = format!("holdfast_stmts_{}", uuid::Uuid::new_v4().simple());
+    let mut admin_conn = sqlx::PgConnection::connect(&admin).await.unwrap();
+    admin_conn
+        .execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .await
+        .unwrap();
+    let url = with_database(&admin, &name);
+    let pool = Pool::connect(&url, &PoolOptions::default()).await.unwrap();
+    pool.migrate().await.unwrap();
+    pool.close().await;
+    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+    let mut failures = Vec::new();
+    for path in files("postgres") {
+        let stmt = load(&path);
+        if let Err(e) = conn
+            .prepare(sqlx::SqlSafeStr::into_sql_str(sqlx::AssertSqlSafe(
+                stmt.text(Dialect::Postgres).to_owned(),
+            )))
+            .await
+        {
+            failures.push(format!("{}: {e}", path.display()));
+        }
+    }
+    conn.close().await.unwrap();
+    admin_conn
+        .execute(sqlx::AssertSqlSafe(format!(
+            "DROP DATABASE {name} WITH (FORCE)"
+        )))
+        .await
+        .unwrap();
+    assert!(
+        failures.is_empty(),
+        "statements that do not prepare:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_statement_file_is_used_by_the_code() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut code = String::new();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            code.push_str(&std::fs::read_to_string(path).unwrap());
+        }
+    }
+    let mut unused = Vec::new();
+    for dialect in ["postgres", "sqlite"] {
+        for path in files(dialect) {
+            let name = path.file_stem().unwrap().to_str().unwrap();
+            if !code.contains(&format!("\"{name}\")")) {
+                unused.push(path.display().to_string());
+            }
+        }
+    }
+    assert!(
+        unused.is_empty(),
+        "statement files no code loads: {unused:?}"
+    );
+}
+
+/// `HOLDFAST_TEST_POSTGRES`, or the local server the README names.
+fn postgres_admin_url() -> String {
+    std::env::var("HOLDFAST_TEST_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned())
+}
+
+fn with_database(url: &str, db: &str) -> String {
+    let base = url.rsplit_once('/').map_or(url, |(base, _)| base);
+    format!("{base}/{db}")
+}
