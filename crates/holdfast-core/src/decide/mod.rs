@@ -10,6 +10,12 @@ use crate::money::Micros;
 use crate::ratecard::{CancelInProgress, Kind, MONEY, Plan, RateCard};
 use crate::refusal::Refusal;
 
+pub mod jobs;
+pub mod money;
+
+pub use jobs::*;
+pub use money::*;
+
 /// Microseconds since the Unix epoch, read from the database clock.
 pub type Timestamp = i64;
 
@@ -355,12 +361,17 @@ pub fn decide_cancel(
     }
 }
 
+/// Snapshots for the decision tests.
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests_support {
     use super::*;
-    use proptest::prelude::*;
 
-    fn snap(balance: i64, images: i64) -> AccountSnapshot {
+    /// An account on the free plan with `balance` micros, 3 images and 10 messages.
+    pub fn snapshot(balance: i64) -> AccountSnapshot {
+        snapshot_with(balance, 3)
+    }
+
+    pub fn snapshot_with(balance: i64, images: i64) -> AccountSnapshot {
         let mut allowances = BTreeMap::new();
         allowances.insert(
             "daily_images".to_string(),
@@ -394,6 +405,13 @@ mod tests {
             now: 1_000,
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tests_support::snapshot_with as snap;
+    use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn the_expiring_pocket_pays_first_then_money() {

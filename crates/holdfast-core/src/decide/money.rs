@@ -1,0 +1,343 @@
+//! Decisions on the money pocket: what a request amount may be, what metered usage
+//! costs, what a change of money does to the balance, the counters and suspension, and
+//! how much of a top-up may still be refunded.
+
+use super::{AccountSnapshot, Suspension, Timestamp};
+use crate::money::{MAX_BALANCE, MAX_REQUEST_AMOUNT, Micros};
+use crate::ratecard::RateCard;
+use crate::refusal::Refusal;
+
+/// What a debit is for: an amount of money, or seconds of a meter priced from the card.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Usage {
+    Amount(Micros),
+    Metered { meter: String, seconds: i64 },
+}
+
+/// An amount a client asks to move: greater than zero, at most [`MAX_REQUEST_AMOUNT`].
+pub fn check_request_amount(amount: Micros) -> Result<(), Refusal> {
+    if amount.0 <= 0 {
+        return Err(Refusal::InvalidRequest(
+            "amount: must be greater than zero".into(),
+        ));
+    }
+    if amount > MAX_REQUEST_AMOUNT {
+        return Err(Refusal::AmountOutOfRange);
+    }
+    Ok(())
+}
+
+/// The price of usage: money as given, or meter seconds at the card's per-second rate
+/// (rates are whole micros, so the product needs no rounding).
+pub fn price(card: &RateCard, usage: &Usage) -> Result<Micros, Refusal> {
+    match usage {
+        Usage::Amount(m) => Ok(*m),
+        Usage::Metered { meter, seconds } => {
+            let per_second = card
+                .meters
+                .get(meter)
+                .ok_or_else(|| Refusal::UnknownMeter(meter.clone()))?;
+            if *seconds <= 0 {
+                return Err(Refusal::InvalidRequest(
+                    "usage.seconds: must be a positive integer".into(),
+                ));
+            }
+            let too_large =
+                || Refusal::InvalidRequest("usage.seconds: too large for this meter".into());
+            let price = per_second.times(*seconds).ok_or_else(too_large)?;
+            if price > MAX_REQUEST_AMOUNT {
+                return Err(too_large());
+            }
+            Ok(price)
+        }
+    }
+}
+
+/// A change of the money pocket, by what it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MoneyMove {
+    /// A top-up or bonus: the balance and `total_credited` grow; it may end a suspension.
+    Credit(Micros),
+    /// Metered usage: the balance falls and `total_spent` grows.
+    Debit(Micros),
+    /// A job's capture: spending, like a debit.
+    Capture(Micros),
+    /// A refund of a top-up: the balance falls; not spending, so no counter moves.
+    Refund(Micros),
+}
+
+impl MoneyMove {
+    /// The signed change of the balance.
+    pub fn delta_micros(self) -> i64 {
+        match self {
+            MoneyMove::Credit(m) => m.0,
+            MoneyMove::Debit(m) | MoneyMove::Capture(m) | MoneyMove::Refund(m) => -m.0,
+        }
+    }
+
+    /// How much `total_credited` grows.
+    pub fn credited_micros(self) -> i64 {
+        match self {
+            MoneyMove::Credit(m) => m.0,
+            _ => 0,
+        }
+    }
+
+    /// How much `total_spent` grows.
+    pub fn spent_micros(self) -> i64 {
+        match self {
+            MoneyMove::Debit(m) | MoneyMove::Capture(m) => m.0,
+            MoneyMove::Credit(_) | MoneyMove::Refund(_) => 0,
+        }
+    }
+
+    /// The ledger entry's kind (a credit's kind, top-up or bonus, is the caller's).
+    pub fn kind(self) -> &'static str {
+        match self {
+            MoneyMove::Credit(_) => "top_up",
+            MoneyMove::Debit(_) => "debit",
+            MoneyMove::Capture(_) => "capture",
+            MoneyMove::Refund(_) => "refund",
+        }
+    }
+}
+
+/// The money pocket after a [`MoneyMove`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MoneyAfter {
+    pub balance_micros: i64,
+    pub total_credited_micros: i64,
+    pub total_spent_micros: i64,
+    pub suspended_at: Option<Timestamp>,
+    /// What the move does to suspension (an event when it changes).
+    pub suspension: Suspension,
+}
+
+/// What `change` does to the account: the balance stays within ±(2^53 − 1) micros and
+/// the counters within `i64` (else `amount_out_of_range`, nothing written); a balance
+/// below zero suspends an account not yet suspended, and only a credit that leaves it
+/// at or above zero clears a suspension.
+pub fn change_money(snap: &AccountSnapshot, change: MoneyMove) -> Result<MoneyAfter, Refusal> {
+    let out_of_range = || Refusal::AmountOutOfRange;
+    let balance = snap
+        .balance
+        .checked_add(change.delta_micros())
+        .filter(|b| b.abs() <= MAX_BALANCE.0)
+        .ok_or_else(out_of_range)?;
+    let credited = snap
+        .total_credited
+        .checked_add(change.credited_micros())
+        .ok_or_else(out_of_range)?;
+    let spent = snap
+        .total_spent
+        .checked_add(change.spent_micros())
+        .ok_or_else(out_of_range)?;
+    let credit = matches!(change, MoneyMove::Credit(_));
+    let suspension = super::suspension_after(snap.suspended_at, balance, credit);
+    let suspended_at = match suspension {
+        Suspension::Suspend => Some(snap.now),
+        Suspension::Unsuspend => None,
+        Suspension::Unchanged => snap.suspended_at,
+    };
+    Ok(MoneyAfter {
+        balance_micros: balance,
+        total_credited_micros: credited,
+        total_spent_micros: spent,
+        suspended_at,
+        suspension,
+    })
+}
+
+impl AccountSnapshot {
+    /// This snapshot after a money change decided by [`change_money`].
+    pub fn apply_money(&mut self, after: &MoneyAfter) {
+        self.balance = after.balance_micros;
+        self.total_credited = after.total_credited_micros;
+        self.total_spent = after.total_spent_micros;
+        self.suspended_at = after.suspended_at;
+    }
+}
+
+/// A refund of `amount` from a top-up of `top_up_micros` of which `refunded_micros` was
+/// refunded already: never more than is left.
+pub fn check_refund(
+    top_up_micros: i64,
+    refunded_micros: i64,
+    amount: Micros,
+) -> Result<(), Refusal> {
+    if amount.0 > top_up_micros - refunded_micros {
+        return Err(Refusal::RefundExceedsTopUp);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decide::tests_support::snapshot;
+
+    #[test]
+    fn request_amounts_are_positive_and_bounded() {
+        assert!(check_request_amount(Micros(1)).is_ok());
+        assert!(check_request_amount(MAX_REQUEST_AMOUNT).is_ok());
+        assert!(matches!(
+            check_request_amount(Micros(0)),
+            Err(Refusal::InvalidRequest(_))
+        ));
+        assert!(matches!(
+            check_request_amount(Micros(-1)),
+            Err(Refusal::InvalidRequest(_))
+        ));
+        assert_eq!(
+            check_request_amount(Micros(MAX_REQUEST_AMOUNT.0 + 1)),
+            Err(Refusal::AmountOutOfRange)
+        );
+    }
+
+    #[test]
+    fn metered_usage_is_seconds_times_the_rate() {
+        let card = RateCard::builtin();
+        let (meter, rate) = card
+            .meters
+            .iter()
+            .next()
+            .expect("the built-in card has meters");
+        let usage = Usage::Metered {
+            meter: meter.clone(),
+            seconds: 30,
+        };
+        assert_eq!(price(&card, &usage), Ok(Micros(rate.0 * 30)));
+        assert_eq!(price(&card, &Usage::Amount(Micros(7))), Ok(Micros(7)));
+        let unknown = Usage::Metered {
+            meter: "nope".into(),
+            seconds: 1,
+        };
+        assert_eq!(
+            price(&card, &unknown),
+            Err(Refusal::UnknownMeter("nope".into()))
+        );
+        for seconds in [0, -1] {
+            let bad = Usage::Metered {
+                meter: meter.clone(),
+                seconds,
+            };
+            assert!(matches!(
+                price(&card, &bad),
+                Err(Refusal::InvalidRequest(_))
+            ));
+        }
+        let huge = Usage::Metered {
+            meter: meter.clone(),
+            seconds: i64::MAX,
+        };
+        assert!(matches!(
+            price(&card, &huge),
+            Err(Refusal::InvalidRequest(_))
+        ));
+        let just_over = Usage::Metered {
+            meter: meter.clone(),
+            seconds: MAX_REQUEST_AMOUNT.0 / rate.0 + 1,
+        };
+        assert!(matches!(
+            price(&card, &just_over),
+            Err(Refusal::InvalidRequest(_))
+        ));
+        let at_most = Usage::Metered {
+            meter: meter.clone(),
+            seconds: MAX_REQUEST_AMOUNT.0 / rate.0,
+        };
+        assert!(price(&card, &at_most).is_ok());
+    }
+
+    #[test]
+    fn each_move_sets_its_own_counters() {
+        let m = Micros(5);
+        assert_eq!(
+            [
+                MoneyMove::Credit(m),
+                MoneyMove::Debit(m),
+                MoneyMove::Capture(m),
+                MoneyMove::Refund(m)
+            ]
+            .map(|c| (
+                c.delta_micros(),
+                c.credited_micros(),
+                c.spent_micros(),
+                c.kind()
+            )),
+            [
+                (5, 5, 0, "top_up"),
+                (-5, 0, 5, "debit"),
+                (-5, 0, 5, "capture"),
+                (-5, 0, 0, "refund")
+            ]
+        );
+    }
+
+    #[test]
+    fn a_negative_balance_suspends_once_and_only_a_credit_clears_it() {
+        let mut snap = snapshot(100);
+        let after = change_money(&snap, MoneyMove::Debit(Micros(101))).unwrap();
+        assert_eq!((after.balance_micros, after.total_spent_micros), (-1, 101));
+        assert_eq!(after.suspension, Suspension::Suspend);
+        assert_eq!(after.suspended_at, Some(snap.now));
+        snap.apply_money(&after);
+        snap.now += 10;
+        let again = change_money(&snap, MoneyMove::Capture(Micros(1))).unwrap();
+        assert_eq!(again.suspension, Suspension::Unchanged);
+        assert_eq!(
+            again.suspended_at,
+            Some(snap.now - 10),
+            "the first time is kept"
+        );
+        let refund_to_zero = change_money(&snap, MoneyMove::Refund(Micros(0))).unwrap();
+        assert_eq!(refund_to_zero.suspension, Suspension::Unchanged);
+        let credit = change_money(&snap, MoneyMove::Credit(Micros(1))).unwrap();
+        assert_eq!(
+            (credit.balance_micros, credit.total_credited_micros),
+            (0, 101)
+        );
+        assert_eq!(
+            (credit.suspension, credit.suspended_at),
+            (Suspension::Unsuspend, None)
+        );
+    }
+
+    #[test]
+    fn the_balance_stays_within_two_to_the_53() {
+        let snap = snapshot(MAX_BALANCE.0 - 1);
+        assert!(change_money(&snap, MoneyMove::Credit(Micros(1))).is_ok());
+        assert_eq!(
+            change_money(&snap, MoneyMove::Credit(Micros(2))),
+            Err(Refusal::AmountOutOfRange)
+        );
+        let low = snapshot(-MAX_BALANCE.0 + 1);
+        assert!(change_money(&low, MoneyMove::Refund(Micros(1))).is_ok());
+        assert_eq!(
+            change_money(&low, MoneyMove::Refund(Micros(2))),
+            Err(Refusal::AmountOutOfRange)
+        );
+        let mut spent = snapshot(0);
+        spent.total_spent = i64::MAX;
+        assert_eq!(
+            change_money(&spent, MoneyMove::Debit(Micros(1))),
+            Err(Refusal::AmountOutOfRange)
+        );
+        let mut credited = snapshot(0);
+        credited.total_credited = i64::MAX;
+        assert_eq!(
+            change_money(&credited, MoneyMove::Credit(Micros(1))),
+            Err(Refusal::AmountOutOfRange)
+        );
+    }
+
+    #[test]
+    fn a_refund_never_exceeds_what_is_left_of_the_top_up() {
+        assert!(check_refund(10, 4, Micros(6)).is_ok());
+        assert_eq!(
+            check_refund(10, 4, Micros(7)),
+            Err(Refusal::RefundExceedsTopUp)
+        );
+        assert!(check_refund(10, 0, Micros(10)).is_ok());
+    }
+}
