@@ -1,21 +1,24 @@
 //! Jobs and two-phase holds: submit (hold), lease, heartbeat, complete (capture), fail and
-//! cancel (release).
+//! cancel (release). Each operation is one unit of work: lock, read, let
+//! `holdfast_core::decide` decide, apply, commit.
 
-use holdfast_core::decide::{self, CancelDecision, JobStatus, PocketAmount};
-use holdfast_core::{AccountId, IdempotencyKey, JobId, MONEY, Refusal, WorkerId};
+use holdfast_core::decide::{
+    self, CancelDecision, FinishCall, FinishError, FinishedBy, JobStatus, LeaseState, PocketAmount,
+    SubmitDecision,
+};
+use holdfast_core::{IdempotencyKey, JobId, MONEY, Micros, RateCard, Refusal, WorkerId};
 use serde_json::json;
 
-use crate::args;
-use crate::db::{Row, Sql, Tx};
+use crate::account_state::{AccountState, lock_account_with_extras, lock_job_with_account};
+use crate::db::{Row, Tx};
 use crate::error::StoreError;
 use crate::model::{Heartbeat, Job, Lease, Submitted};
-use crate::statement::Stmt;
-use crate::store::{
-    EntryFacts, Locked, MoneyChange, Store, apply_refills, change_money, clock, emit_suspension,
-    lock_account_and_job, lock_account_seen, pockets_json, request_hash,
-};
-use crate::{in_read_tx, in_write_tx, params, statement};
+use crate::statement::{BindByName, Stmt};
+use crate::store::Store;
+use crate::writes::{apply_refills, emit_suspension, request_hash};
+use crate::{bind_by_name, in_read_tx, in_write_tx, params, statement};
 
+/// The job columns, for the statements not yet in files.
 macro_rules! job_columns {
     () => {
         "job_id, account_id, kind, lane, status, payload, hold, charged, created_at, started_at, \
@@ -26,6 +29,12 @@ macro_rules! job_columns {
 pub(crate) use job_columns;
 
 static READ_JOB: Stmt = statement!(shared "read_job");
+static FINISH_JOB: Stmt = statement!("finish_job");
+static SUBMIT_JOB: Stmt = statement!("submit_job");
+static LEASE_JOB: Stmt = statement!("lease_job");
+static HEARTBEAT_JOB: Stmt = statement!("heartbeat_job");
+static REQUEST_CANCEL: Stmt = statement!(shared "request_cancel");
+
 /// A job row with what only the store sees (its lease token, who finished it).
 pub(crate) struct JobRow {
     pub job: Job,
@@ -83,8 +92,8 @@ pub(crate) async fn read_job(tx: &mut Tx, job: &str) -> Result<JobRow, StoreErro
 
 /// Locks a job's account, then the job (the lock order everywhere), reading the
 /// account's pockets only when the job holds one.
-async fn lock_job_and_account(tx: &mut Tx, job: &JobId) -> Result<(Locked, JobRow), StoreError> {
-    lock_account_and_job(tx, job.as_str(), |row| {
+async fn lock_job(tx: &mut Tx, job: &JobId) -> Result<(AccountState, JobRow), StoreError> {
+    lock_job_with_account(tx, job.as_str(), |row| {
         let j = job_from(row)?;
         let holds_a_pocket = j.job.hold.iter().any(|l| l.pocket != MONEY);
         Ok((j, holds_a_pocket))
@@ -92,14 +101,14 @@ async fn lock_job_and_account(tx: &mut Tx, job: &JobId) -> Result<(Locked, JobRo
     .await
 }
 
-/// Hold or charge lines as API.md writes them: money as a decimal string with
+/// Hold or charge lines as docs/API.md writes them: money as a decimal string with
 /// `amount_micros` beside it, allowances as counts.
 pub fn lines_json(lines: &[PocketAmount]) -> serde_json::Value {
     lines
         .iter()
         .map(|l| {
             if l.pocket == MONEY {
-                json!({ "pocket": l.pocket, "amount": holdfast_core::Micros(l.amount).format(), "amount_micros": l.amount })
+                json!({ "pocket": l.pocket, "amount": Micros(l.amount).format(), "amount_micros": l.amount })
             } else {
                 json!({ "pocket": l.pocket, "amount": l.amount })
             }
@@ -107,174 +116,141 @@ pub fn lines_json(lines: &[PocketAmount]) -> serde_json::Value {
         .collect()
 }
 
-/// Finishing a job in ONE statement: its account row (money hold released, capture
-/// taken, suspension), its allowance pocket (hold released, capture taken, floored at 0),
-/// the capture's ledger entry (when something was taken), the job row and its event.
-/// Returns the job as written and the entry id.
-const FINISH: Sql = Sql {
-    postgres: concat!(
-        "WITH a AS (UPDATE accounts SET balance = balance + $2, held = held + $3, total_spent = total_spent + $4, \
-         suspended_at = $5 WHERE account_id = $1 AND ($2 <> 0 OR $3 <> 0)), \
-         p AS (UPDATE allowances SET held = held + $7, remaining = remaining + $8 WHERE account_id = $1 AND pocket = $6), \
-         e AS (INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at) \
-         SELECT $1, $9, $10, 'capture', $11, $12, $13, $14, $15 WHERE $10 <> 0 RETURNING entry_id), \
-         v AS (INSERT INTO events (type, account_id, job_id, data, created_at) VALUES ($20, $1, $14, $21, $15)), \
-         j AS (UPDATE jobs SET status = $16, charged = $17, finished_at = $15, finished_by = $18, failure_reason = $19, \
-         lease_token = CASE WHEN $18 = 'sweep' THEN NULL ELSE lease_token END WHERE job_id = $14 RETURNING ",
-        job_columns!(),
-        ") SELECT ",
-        job_columns!(),
-        ", (SELECT entry_id FROM e) AS entry_id FROM j"
-    ),
-    sqlite: concat!(
-        "UPDATE accounts SET balance = balance + $2, held = held + $3, total_spent = total_spent + $4, \
-         suspended_at = $5 WHERE account_id = $1 AND ($2 <> 0 OR $3 <> 0); \
-         UPDATE allowances SET held = held + $7, remaining = remaining + $8 WHERE account_id = $1 AND pocket = $6; \
-         INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at) \
-         SELECT $1, $9, $10, 'capture', $11, $12, $13, $14, $15 WHERE $10 <> 0; \
-         UPDATE jobs SET status = $16, charged = $17, finished_at = $15, finished_by = $18, failure_reason = $19, \
-         lease_token = CASE WHEN $18 = 'sweep' THEN NULL ELSE lease_token END WHERE job_id = $14 RETURNING ",
-        job_columns!(),
-        ", CASE WHEN $10 <> 0 THEN last_insert_rowid() END AS entry_id; \
-         INSERT INTO events (type, account_id, job_id, data, created_at) VALUES ($20, $1, $14, $21, $15)"
-    ),
-};
-
 /// How a job ends.
 pub(crate) struct Finish<'a> {
     pub status: JobStatus,
     /// What is taken from the hold (at most the hold); the rest of it is released.
     pub capture: i64,
-    pub finished_by: &'a str,
+    pub finished_by: FinishedBy,
     pub reason: Option<&'a str>,
 }
 
-/// Finishes a job under its account's lock: releases its hold, takes the capture, writes
-/// status, charge, who finished it and the event. Returns the job as written.
+/// The parameters of `finish_job.sql`.
+struct FinishWrite {
+    account_id: String,
+    balance_delta_micros: i64,
+    money_held_delta_micros: i64,
+    spent_micros: i64,
+    suspended_at: Option<i64>,
+    pocket: Option<String>,
+    pocket_held_delta: i64,
+    pocket_remaining_delta: i64,
+    entry_pocket: Option<String>,
+    entry_delta: i64,
+    entry_amount_after: i64,
+    entry_available_after: Option<i64>,
+    entry_buffer_micros: Option<i64>,
+    job_id: String,
+    now: i64,
+    status: &'static str,
+    charged: String,
+    finished_by: &'static str,
+    failure_reason: Option<String>,
+    event_type: String,
+    event_data: String,
+}
+
+bind_by_name!(FinishWrite {
+    account_id,
+    balance_delta_micros,
+    money_held_delta_micros,
+    spent_micros,
+    suspended_at,
+    pocket,
+    pocket_held_delta,
+    pocket_remaining_delta,
+    entry_pocket,
+    entry_delta,
+    entry_amount_after,
+    entry_available_after,
+    entry_buffer_micros,
+    job_id,
+    now,
+    status,
+    charged,
+    finished_by,
+    failure_reason,
+    event_type,
+    event_data,
+});
+
+impl FinishWrite {
+    fn new(
+        job: &Job,
+        plan: &decide::FinishPlan,
+        f: &Finish<'_>,
+    ) -> Result<FinishWrite, StoreError> {
+        let captured_money = plan
+            .entry
+            .as_ref()
+            .filter(|e| e.pocket == MONEY)
+            .map_or(0, |e| -e.delta);
+        let pocket = plan.pocket.as_ref();
+        let entry = plan.entry.as_ref();
+        let data = json!({
+            "kind": job.kind, "lane": job.lane, "status": f.status.as_str(),
+            "charged": lines_json(&plan.charged),
+        });
+        Ok(FinishWrite {
+            account_id: job.account_id.clone(),
+            balance_delta_micros: -captured_money,
+            money_held_delta_micros: plan.money_held_delta_micros,
+            spent_micros: captured_money,
+            suspended_at: plan.after.suspended_at,
+            pocket: pocket.map(|p| p.pocket.clone()),
+            pocket_held_delta: pocket.map_or(0, |p| p.held_delta),
+            pocket_remaining_delta: pocket.map_or(0, |p| p.remaining_delta),
+            entry_pocket: entry.map(|e| e.pocket.clone()),
+            entry_delta: entry.map_or(0, |e| e.delta),
+            entry_amount_after: entry.map_or(0, |e| e.amount_after),
+            entry_available_after: entry.map(|e| e.available_after),
+            entry_buffer_micros: entry.and_then(|e| e.buffer_micros),
+            job_id: job.job_id.clone(),
+            now: plan.after.now,
+            status: f.status.as_str(),
+            charged: serde_json::to_string(&plan.charged)
+                .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            finished_by: f.finished_by.as_str(),
+            failure_reason: f.reason.map(str::to_owned),
+            event_type: format!("job.{}", f.status.as_str()),
+            event_data: data.to_string(),
+        })
+    }
+}
+
+/// Finishes a job under its account's lock, as `core::decide::plan_finish` decides:
+/// releases its hold, takes the capture, writes status, charge, who finished it and the
+/// event in one statement. Returns the job as written.
 pub(crate) async fn finish_job(
     tx: &mut Tx,
-    card: &holdfast_core::RateCard,
-    locked: &mut Locked,
+    card: &RateCard,
+    state: &mut AccountState,
     job: &Job,
     f: Finish<'_>,
 ) -> Result<Job, StoreError> {
-    let hold = match job.hold.as_slice() {
-        [] => None,
-        [line] => Some(line),
-        _ => return Err(StoreError::Corrupt("a hold of more than one pocket".into())),
-    };
-    let snap = &mut locked.snap;
-    let now = snap.now;
-    let buffer = snap.buffer(card).0;
-    let mut money = (0, 0, None); // balance delta, held delta, suspension
-    let mut pocket = (None, 0, 0); // pocket, held delta, remaining delta
-    let mut entry = None;
-    let mut charged = Vec::new();
-    match hold {
-        None => {}
-        Some(h) if h.pocket == MONEY => {
-            snap.held -= h.amount;
-            money.1 = -h.amount;
-            // A release alone (nothing captured) leaves the balance where it is.
-            if f.capture > 0 {
-                let change = MoneyChange {
-                    delta: -f.capture,
-                    kind: "capture",
-                    reference: Some(job.job_id.clone()),
-                    credited: 0,
-                    spent: f.capture,
-                    credit: false,
-                };
-                money.0 = change.delta;
-                money.2 = Some(change_money(snap, &change)?);
-                entry = Some(EntryFacts {
-                    pocket: MONEY,
-                    delta: change.delta,
-                    kind: change.kind,
-                    amount_after: snap.balance,
-                    available_after: Some(snap.balance - snap.held),
-                    buffer: Some(buffer),
-                    reference: change.reference,
-                });
+    let buffer = state.snap.buffer(card);
+    let plan =
+        decide::plan_finish(&state.snap, &job.hold, f.capture, buffer).map_err(|e| match e {
+            FinishError::Refused(r) => StoreError::Refused(r),
+            FinishError::Inconsistent(what) => {
+                StoreError::Corrupt(format!("job {}: {what}", job.job_id))
             }
-        }
-        Some(h) => {
-            let p = snap.allowances.get_mut(&h.pocket).ok_or_else(|| {
-                StoreError::Corrupt(format!("a hold on a missing pocket {:?}", h.pocket))
-            })?;
-            let decrease = decide::actual_decrease(&h.pocket, p.remaining, f.capture);
-            p.held -= h.amount;
-            p.remaining -= decrease;
-            pocket = (Some(h.pocket.as_str()), -h.amount, -decrease);
-            entry = Some(EntryFacts {
-                pocket: &h.pocket,
-                delta: -decrease,
-                kind: "capture",
-                amount_after: p.remaining,
-                available_after: Some(p.remaining - p.held),
-                buffer: None,
-                reference: Some(job.job_id.clone()),
-            });
-        }
-    }
-    if let Some(h) = hold
-        && f.capture > 0
-    {
-        let taken = entry.as_ref().map_or(0, |e| -e.delta);
-        charged.push(PocketAmount {
-            pocket: h.pocket.clone(),
-            amount: taken,
-        });
-    }
-    let entry = entry.filter(|e| e.delta != 0);
-    let charged_json =
-        serde_json::to_string(&charged).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    let event = format!("job.{}", f.status.as_str());
-    let data = json!({
-        "kind": job.kind, "lane": job.lane, "status": f.status.as_str(), "charged": lines_json(&charged)
-    });
-    let e = entry.as_ref();
-    let rows = tx
-        .fetch_all(
-            FINISH,
-            args![
-                job.account_id.as_str(),
-                money.0,
-                money.1,
-                -money.0,
-                snap.suspended_at,
-                pocket.0,
-                pocket.1,
-                pocket.2,
-                e.map(|e| e.pocket),
-                e.map_or(0, |e| e.delta),
-                e.map_or(0, |e| e.amount_after),
-                e.and_then(|e| e.available_after),
-                e.and_then(|e| e.buffer),
-                job.job_id.as_str(),
-                now,
-                f.status.as_str(),
-                charged_json,
-                f.finished_by,
-                f.reason,
-                event,
-                data.to_string()
-            ],
-        )
-        .await?;
-    let row = match rows.as_slice() {
-        [row] => row,
-        _ => {
-            return Err(StoreError::Corrupt(
-                "finishing a job wrote no job row".into(),
-            ));
-        }
+        })?;
+    let write = FinishWrite::new(job, &plan, &f)?;
+    let rows = tx.rows(&FINISH_JOB, write.params()).await?;
+    let [row] = rows.as_slice() else {
+        return Err(StoreError::Corrupt(format!(
+            "finishing job {} wrote {} job rows",
+            job.job_id,
+            rows.len()
+        )));
     };
-    if let Some(suspension) = money.2 {
+    state.snap = plan.after;
+    if let Some(money) = plan.money {
         let entry_id = row.int("entry_id")?;
-        emit_suspension(tx, &job.account_id, suspension, snap, entry_id).await?;
+        emit_suspension(tx, &job.account_id, money.suspension, &state.snap, entry_id).await?;
     }
-    if let Some(open) = locked.open_jobs.as_mut()
+    if let Some(open) = state.open_jobs.as_mut()
         && job.status.is_open()
         && !f.status.is_open()
     {
@@ -283,48 +259,10 @@ pub(crate) async fn finish_job(
     Ok(job_from(row)?.job)
 }
 
-/// A submit's writes in ONE statement, under the client's key: the idempotency record,
-/// the account's money hold and activity stamp, the allowance pocket's hold, the job — or
-/// nothing at all when the key is taken already (then no job comes back and the caller
-/// looks the key up). `ON CONFLICT DO NOTHING`: a failing insert would abort the
-/// transaction on PostgreSQL.
-const SUBMIT: Sql = Sql {
-    // `g` holds a row when what the decision stood on is still so ($17 open jobs, $18
-    // pockets; NULL: confirmed after the lock, nothing to check). `fresh` says which.
-    postgres: concat!(
-        "WITH g AS (SELECT 1 AS ok WHERE ($17::bigint IS NULL OR \
-         (SELECT COUNT(*) FROM jobs WHERE account_id = $1 AND status IN ('queued', 'in_progress')) = $17) \
-         AND ($18::text IS NULL OR ",
-        pockets_json!(postgres, "$1"),
-        " = $18)), \
-         k AS (INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
-         SELECT $1, $15, 'submit', $16, NULL, $6, $11 FROM g ON CONFLICT (account_id, key) DO NOTHING RETURNING job_id), \
-         a AS (UPDATE accounts SET held = held + $2, last_active_at = $3 WHERE account_id = $1 AND EXISTS (SELECT 1 FROM k)), \
-         p AS (UPDATE allowances SET held = held + $5 WHERE account_id = $1 AND pocket = $4 AND EXISTS (SELECT 1 FROM k)), \
-         j AS (INSERT INTO jobs (job_id, account_id, kind, lane, status, payload, hold, created_at, notice_at, \
-         limit_at_submit, open_at_submit) SELECT $6, $1, $7, $8, 'queued', $9, $10, $11, $12, $13, $14 FROM k RETURNING ",
-        job_columns!(),
-        ") SELECT (SELECT COUNT(*) FROM g) AS fresh, j.* FROM (SELECT 1) AS one LEFT JOIN j ON true"
-    ),
-    // Each step runs only when the key's record is this submit's (its new job id).
-    sqlite: concat!(
-        "INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
-         VALUES ($1, $15, 'submit', $16, NULL, $6, $11) ON CONFLICT (account_id, key) DO NOTHING; \
-         UPDATE accounts SET held = held + $2, last_active_at = $3 WHERE account_id = $1 \
-         AND EXISTS (SELECT 1 FROM idempotency WHERE account_id = $1 AND key = $15 AND job_id = $6); \
-         UPDATE allowances SET held = held + $5 WHERE account_id = $1 AND pocket = $4 \
-         AND EXISTS (SELECT 1 FROM idempotency WHERE account_id = $1 AND key = $15 AND job_id = $6); \
-         INSERT INTO jobs (job_id, account_id, kind, lane, status, payload, hold, created_at, notice_at, \
-         limit_at_submit, open_at_submit) SELECT $6, $1, $7, $8, 'queued', $9, $10, $11, $12, $13, $14 \
-         WHERE EXISTS (SELECT 1 FROM idempotency WHERE account_id = $1 AND key = $15 AND job_id = $6) RETURNING ",
-        job_columns!()
-    ),
-};
-
 /// Submit request.
 #[derive(Debug, Clone)]
 pub struct Submit {
-    pub account: AccountId,
+    pub account: holdfast_core::AccountId,
     pub kind: String,
     pub payload: Option<serde_json::Value>,
     pub key: IdempotencyKey,
@@ -339,8 +277,102 @@ pub enum CancelOutcome {
     Requested,
 }
 
+/// One try of a submit under the account lock.
+#[allow(clippy::large_enum_variant)] // returned once per try, never stored
+enum Attempt {
+    /// The answer: the job (new or a replay), or a refusal.
+    Done(Result<Submitted, Refusal>),
+    /// What the decision stood on was read before the lock and may be stale (a refill or
+    /// a refusal would stand on it, or the write found it changed): read it again after
+    /// the lock and decide again. Nothing was written.
+    ReadAgain,
+}
+
+/// The parameters of `submit_job.sql`.
+struct SubmitWrite {
+    account_id: String,
+    key: String,
+    request_hash: String,
+    job_id: String,
+    kind: String,
+    lane: String,
+    payload: Option<String>,
+    hold: String,
+    money_hold_micros: i64,
+    pocket: Option<String>,
+    pocket_hold: i64,
+    now: i64,
+    notice_at: i64,
+    limit_at_submit: i64,
+    open_at_submit: i64,
+    seen_open_jobs: Option<i64>,
+    seen_pockets: Option<String>,
+}
+
+bind_by_name!(SubmitWrite {
+    account_id,
+    key,
+    request_hash,
+    job_id,
+    kind,
+    lane,
+    payload,
+    hold,
+    money_hold_micros,
+    pocket,
+    pocket_hold,
+    now,
+    notice_at,
+    limit_at_submit,
+    open_at_submit,
+    seen_open_jobs,
+    seen_pockets,
+});
+
+impl SubmitWrite {
+    fn new(
+        card: &RateCard,
+        state: &AccountState,
+        req: &Submit,
+        hash: &str,
+        decision: SubmitDecision,
+    ) -> Result<SubmitWrite, StoreError> {
+        let (money_hold, pocket_hold) = match decision.hold.as_slice() {
+            [] => (0, None),
+            [h] if h.pocket == MONEY => (h.amount, None),
+            [h] => (0, Some(h)),
+            _ => return Err(StoreError::Corrupt("a hold of more than one pocket".into())),
+        };
+        let snap = &state.snap;
+        let open = state.open_jobs()?;
+        let unconfirmed = state.unconfirmed.as_ref();
+        Ok(SubmitWrite {
+            account_id: req.account.to_string(),
+            key: req.key.as_str().to_owned(),
+            request_hash: hash.to_owned(),
+            job_id: uuid::Uuid::now_v7().to_string(),
+            kind: req.kind.clone(),
+            lane: decision.lane.clone(),
+            payload: req.payload.as_ref().map(|p| p.to_string()),
+            hold: serde_json::to_string(&decision.hold)
+                .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            money_hold_micros: money_hold,
+            pocket: pocket_hold.map(|h| h.pocket.clone()),
+            pocket_hold: pocket_hold.map_or(0, |h| h.amount),
+            now: snap.now,
+            notice_at: snap.now + card.timeouts.notice_delay_seconds * decide::MICROS_PER_SECOND,
+            limit_at_submit: snap.concurrency_limit(card),
+            open_at_submit: open + 1,
+            seen_open_jobs: unconfirmed.map(|s| s.open_jobs),
+            seen_pockets: unconfirmed.map(|s| s.pockets_json.clone()),
+        })
+    }
+}
+
 impl Store {
     /// Submits a job: hold its price and queue it, in one transaction. Idempotent by key.
+    /// A refusal still commits the due refill and the activity: time passing is not the
+    /// request's change.
     pub async fn submit(&self, req: &Submit) -> Result<Submitted, StoreError> {
         let kind = self
             .card()
@@ -349,122 +381,99 @@ impl Store {
             .ok_or_else(|| Refusal::UnknownKind(req.kind.clone()))?;
         let hash =
             request_hash(&json!({ "op": "submit", "kind": req.kind, "payload": req.payload }));
-        // A refusal still commits the due refill and the activity: time passing is not
-        // the request's change.
-        let outcome: Result<Submitted, Refusal> = in_write_tx!(self, |tx| async {
-            let mut locked = lock_account_seen(tx, &req.account).await?;
+        let answer: Result<Submitted, Refusal> = in_write_tx!(self, |tx| async {
+            let mut state = lock_account_with_extras(tx, &req.account).await?;
             loop {
-                if let Some(done) = self.submit_in(tx, &mut locked, req, kind, &hash).await? {
-                    return Ok(done);
+                match self.try_submit(tx, &mut state, req, kind, &hash).await? {
+                    Attempt::Done(answer) => return Ok(answer),
+                    Attempt::ReadAgain => state.confirm(tx).await?,
                 }
-                // Read the rest again, now that the lock is held, and decide again.
-                locked.confirm(tx).await?;
             }
         })?;
-        Ok(outcome?)
+        Ok(answer?)
     }
 
-    /// A submit under the account lock. `None`, with nothing written, when what was
-    /// read with the lock ([`Locked::seen`]) must be confirmed first: a due refill or a
-    /// refusal would stand on it, or the write found it changed. Once confirmed it is
-    /// never `None`.
-    async fn submit_in(
+    /// A submit under the account lock: a replay is answered as such; otherwise due
+    /// refills are written, the core decides, and the hold and the job are written.
+    async fn try_submit(
         &self,
         tx: &mut Tx,
-        locked: &mut Locked,
+        state: &mut AccountState,
         req: &Submit,
         kind: &holdfast_core::ratecard::Kind,
         hash: &str,
-    ) -> Result<Option<Result<Submitted, Refusal>>, StoreError> {
-        let (account, key) = (req.account.as_str(), req.key.as_str());
-        let refills = locked.snap.due_refills(self.card());
+    ) -> Result<Attempt, StoreError> {
+        let key = req.key.as_str();
+        let refills = state.snap.due_refills(self.card());
         if !refills.is_empty() {
-            if locked.seen.is_some() {
-                return Ok(None);
+            if state.unconfirmed.is_some() {
+                return Ok(Attempt::ReadAgain);
             }
             // A replay changes nothing: its key is looked up before a refill is written.
-            locked.check_key(tx, key).await?;
+            state.check_key(tx, key).await?;
         }
-        if let Some(replay) = submit_replay(tx, locked, key, hash).await? {
-            return Ok(Some(Ok(replay)));
+        if let Some(replay) = submit_replay(tx, state, key, hash).await? {
+            return Ok(Attempt::Done(Ok(replay)));
         }
-        let open = locked.open_jobs()?;
-        apply_refills(tx, &req.account, &mut locked.snap, &refills).await?;
-        let decision = match decide::decide_submit(&locked.snap, open, kind, self.card()) {
-            Ok(d) => d,
-            Err(_) if locked.seen.is_some() => return Ok(None),
-            Err(refusal) => {
-                // Nor does a replay stamp activity (a new key's first use needs no
-                // look-up: the write claims it).
-                locked.check_key(tx, key).await?;
-                if let Some(replay) = submit_replay(tx, locked, key, hash).await? {
-                    return Ok(Some(Ok(replay)));
-                }
-                self.stamp_activity(tx, &req.account, &mut locked.snap)
-                    .await?;
-                return Ok(Some(Err(refusal)));
-            }
-        };
-        let (money_hold, pocket_hold) = match decision.hold.as_slice() {
-            [] => (0, None),
-            [h] if h.pocket == MONEY => (h.amount, None),
-            [h] => (0, Some(h)),
-            _ => return Err(StoreError::Corrupt("a hold of more than one pocket".into())),
-        };
-        let snap = &locked.snap;
-        let job_id = uuid::Uuid::now_v7().to_string();
-        let hold = serde_json::to_string(&decision.hold)
-            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        let notice_at =
-            snap.now + self.card().timeouts.notice_delay_seconds * decide::MICROS_PER_SECOND;
-        let payload = req.payload.as_ref().map(|p| p.to_string());
-        let seen = locked.seen.as_ref();
-        let rows = tx
-            .fetch_all(
-                SUBMIT,
-                args![
-                    account,
-                    money_hold,
-                    snap.now,
-                    pocket_hold.map(|h| h.pocket.as_str()),
-                    pocket_hold.map_or(0, |h| h.amount),
-                    job_id.as_str(),
-                    req.kind.as_str(),
-                    decision.lane.as_str(),
-                    payload,
-                    hold,
-                    snap.now,
-                    notice_at,
-                    snap.concurrency_limit(self.card()),
-                    open + 1,
-                    key,
-                    hash,
-                    seen.map(|s| s.open_jobs),
-                    seen.map(|s| s.pockets.as_str())
-                ],
-            )
+        let open = state.open_jobs()?;
+        apply_refills(tx, &req.account, &mut state.snap, &refills).await?;
+        match decide::decide_submit(&state.snap, open, kind, self.card()) {
+            Ok(decision) => self.write_submit(tx, state, req, hash, decision).await,
+            Err(_) if state.unconfirmed.is_some() => Ok(Attempt::ReadAgain),
+            Err(refusal) => self.refuse_submit(tx, state, req, hash, refusal).await,
+        }
+    }
+
+    /// A refused submit: still a replay when its key names an earlier submit (a new
+    /// key's first use needs no look-up: the write claims it); else the activity is
+    /// stamped and the refusal answered.
+    async fn refuse_submit(
+        &self,
+        tx: &mut Tx,
+        state: &mut AccountState,
+        req: &Submit,
+        hash: &str,
+        refusal: Refusal,
+    ) -> Result<Attempt, StoreError> {
+        state.check_key(tx, req.key.as_str()).await?;
+        if let Some(replay) = submit_replay(tx, state, req.key.as_str(), hash).await? {
+            return Ok(Attempt::Done(Ok(replay)));
+        }
+        self.stamp_activity(tx, &req.account, &mut state.snap)
             .await?;
-        let row = match rows.as_slice() {
-            [row] if row.has("fresh") && row.int("fresh")? == 0 => return Ok(None),
-            [row] if row.opt_text("job_id")?.is_some() => row,
+        Ok(Attempt::Done(Err(refusal)))
+    }
+
+    /// Writes the hold and the job as decided, under the client's key.
+    async fn write_submit(
+        &self,
+        tx: &mut Tx,
+        state: &mut AccountState,
+        req: &Submit,
+        hash: &str,
+        decision: SubmitDecision,
+    ) -> Result<Attempt, StoreError> {
+        let write = SubmitWrite::new(self.card(), state, req, hash, decision)?;
+        let rows = tx.rows(&SUBMIT_JOB, write.params()).await?;
+        match rows.as_slice() {
+            [row] if row.has("fresh") && row.int("fresh")? == 0 => Ok(Attempt::ReadAgain),
+            [row] if row.opt_text("job_id")?.is_some() => {
+                let job = job_from(row)?.job;
+                Ok(Attempt::Done(Ok(Submitted { job, replay: false })))
+            }
             // Nothing written: the key is taken, by the earlier submit or another operation.
             [] | [_] => {
-                locked.look_up(tx, &[key]).await?;
-                return match submit_replay(tx, locked, key, hash).await? {
-                    Some(replay) => Ok(Some(Ok(replay))),
+                let key = req.key.as_str();
+                state.look_up(tx, &[key]).await?;
+                match submit_replay(tx, state, key, hash).await? {
+                    Some(replay) => Ok(Attempt::Done(Ok(replay))),
                     None => Err(StoreError::Corrupt("a taken key without its record".into())),
-                };
+                }
             }
-            _ => {
-                return Err(StoreError::Corrupt(
-                    "a submit wrote more than one job".into(),
-                ));
-            }
-        };
-        Ok(Some(Ok(Submitted {
-            job: job_from(row)?.job,
-            replay: false,
-        })))
+            _ => Err(StoreError::Corrupt(
+                "a submit wrote more than one job".into(),
+            )),
+        }
     }
 
     pub async fn get_job(&self, job: &JobId) -> Result<Job, StoreError> {
@@ -484,47 +493,14 @@ impl Store {
         if !self.card().is_lane(lane) {
             return Err(Refusal::UnknownLane(lane.to_owned()).into());
         }
-        let stale = self.card().timeouts.stale_after_seconds;
-        if !(1..=stale).contains(&lease_seconds) {
-            return Err(
-                Refusal::InvalidRequest(format!("lease_seconds: must be 1 to {stale}")).into(),
-            );
-        }
-        const LEASE: Sql = Sql {
-            postgres: concat!(
-                "UPDATE jobs SET status = 'in_progress', lease_token = $2, lease_seconds = $3, worker_id = $4, \
-                 started_at = COALESCE(started_at, ",
-                clock!(postgres),
-                "), lease_expires_at = ",
-                clock!(postgres),
-                " + $3 * 1000000 \
-                 WHERE status = 'queued' AND job_id = (SELECT j.job_id FROM jobs j JOIN accounts a ON a.account_id = j.account_id \
-                 WHERE j.lane = $1 AND j.status = 'queued' AND a.suspended_at IS NULL AND a.blocked_at IS NULL \
-                 ORDER BY j.created_at, j.job_id LIMIT 1 FOR UPDATE OF j SKIP LOCKED) RETURNING ",
-                job_columns!()
-            ),
-            sqlite: concat!(
-                "UPDATE jobs SET status = 'in_progress', lease_token = $2, lease_seconds = $3, worker_id = $4, \
-                 started_at = COALESCE(started_at, ",
-                clock!(sqlite),
-                "), lease_expires_at = ",
-                clock!(sqlite),
-                " + $3 * 1000000 \
-                 WHERE status = 'queued' AND job_id = (SELECT j.job_id FROM jobs j JOIN accounts a ON a.account_id = j.account_id \
-                 WHERE j.lane = $1 AND j.status = 'queued' AND a.suspended_at IS NULL AND a.blocked_at IS NULL \
-                 ORDER BY j.created_at, j.job_id LIMIT 1) RETURNING ",
-                job_columns!()
-            ),
-        };
+        decide::check_lease_seconds(lease_seconds, self.card().timeouts.stale_after_seconds)?;
         let token = new_lease_token();
         in_write_tx!(self, |tx| async {
-            let Some(row) = tx
-                .fetch_optional(
-                    LEASE,
-                    args![lane, token.as_str(), lease_seconds, worker.as_str()],
-                )
-                .await?
-            else {
+            let params = params! {
+                lane: lane, lease_token: token.as_str(), lease_seconds: lease_seconds,
+                worker_id: worker.as_str(),
+            };
+            let Some(row) = tx.maybe_row(&LEASE_JOB, params).await? else {
                 return Ok(None);
             };
             let job = job_from(&row)?.job;
@@ -541,26 +517,9 @@ impl Store {
 
     /// Extends a valid lease by its length; tells the worker whether a cancel was asked.
     pub async fn heartbeat(&self, job: &JobId, token: &str) -> Result<Heartbeat, StoreError> {
-        const BEAT: Sql = Sql {
-            postgres: concat!(
-                "UPDATE jobs SET lease_expires_at = ",
-                clock!(postgres),
-                " + lease_seconds * 1000000 \
-                 WHERE job_id = $1 AND lease_token = $2 AND status = 'in_progress' AND lease_expires_at > ",
-                clock!(postgres),
-                " RETURNING lease_expires_at, cancel_requested"
-            ),
-            sqlite: concat!(
-                "UPDATE jobs SET lease_expires_at = ",
-                clock!(sqlite),
-                " + lease_seconds * 1000000 \
-                 WHERE job_id = $1 AND lease_token = $2 AND status = 'in_progress' AND lease_expires_at > ",
-                clock!(sqlite),
-                " RETURNING lease_expires_at, cancel_requested"
-            ),
-        };
         in_write_tx!(self, |tx| async {
-            match tx.fetch_optional(BEAT, args![job.as_str(), token]).await? {
+            let params = params! { job_id: job.as_str(), lease_token: token };
+            match tx.maybe_row(&HEARTBEAT_JOB, params).await? {
                 Some(row) => Ok(Heartbeat {
                     lease_expires_at: row.int("lease_expires_at")?,
                     cancel_requested: row.flag("cancel_requested")?,
@@ -573,31 +532,6 @@ impl Store {
         })
     }
 
-    /// Checks the lease for a finishing call. `Ok(Some(job))` is a repeat of the call that
-    /// finished the job (answer it as it is), `Ok(None)` a valid lease.
-    fn check_finish(
-        row: &JobRow,
-        token: &str,
-        op: &str,
-        now: i64,
-    ) -> Result<Option<Job>, StoreError> {
-        let token_matches = row.lease_token.as_deref() == Some(token);
-        if !row.job.status.is_open() {
-            return match (token_matches, row.finished_by.as_deref() == Some(op)) {
-                (true, true) => Ok(Some(row.job.clone())),
-                (true, false) => Err(Refusal::AlreadyFinished.into()),
-                (false, _) => Err(Refusal::LeaseLost.into()),
-            };
-        }
-        let live = row.job.status == JobStatus::InProgress
-            && row.job.lease_expires_at.is_some_and(|t| now < t);
-        if token_matches && live {
-            Ok(None)
-        } else {
-            Err(Refusal::LeaseLost.into())
-        }
-    }
-
     /// Completes a job with its lease: captures the hold (or a partial capture ≤ held per
     /// pocket, the rest released). A repeat with the same token charges nothing more.
     pub async fn complete(
@@ -607,23 +541,18 @@ impl Store {
         capture: Option<&[PocketAmount]>,
     ) -> Result<Job, StoreError> {
         in_write_tx!(self, |tx| async {
-            let (mut locked, row) = lock_job_and_account(tx, job).await?;
+            let (mut state, row) = lock_job(tx, job).await?;
             let lines = decide::resolve_capture(&row.job.hold, capture)?;
-            if let Some(done) = Self::check_finish(&row, token, "complete", locked.snap.now)? {
-                return Ok(done);
+            if let FinishCall::Repeat = check_lease(&row, token, FinishedBy::Complete, &state)? {
+                return Ok(row.job);
             }
-            let status = if row.job.cancel_requested {
-                JobStatus::Canceled
-            } else {
-                JobStatus::Succeeded
-            };
             let finish = Finish {
-                status,
+                status: decide::complete_status(row.job.cancel_requested),
                 capture: lines.iter().map(|l| l.capture).sum(),
-                finished_by: "complete",
+                finished_by: FinishedBy::Complete,
                 reason: None,
             };
-            finish_job(tx, self.card(), &mut locked, &row.job, finish).await
+            finish_job(tx, self.card(), &mut state, &row.job, finish).await
         })
     }
 
@@ -635,17 +564,17 @@ impl Store {
         reason: Option<&str>,
     ) -> Result<Job, StoreError> {
         in_write_tx!(self, |tx| async {
-            let (mut locked, row) = lock_job_and_account(tx, job).await?;
-            if let Some(done) = Self::check_finish(&row, token, "fail", locked.snap.now)? {
-                return Ok(done);
+            let (mut state, row) = lock_job(tx, job).await?;
+            if let FinishCall::Repeat = check_lease(&row, token, FinishedBy::Fail, &state)? {
+                return Ok(row.job);
             }
             let finish = Finish {
                 status: JobStatus::Failed,
                 capture: 0,
-                finished_by: "fail",
+                finished_by: FinishedBy::Fail,
                 reason,
             };
-            finish_job(tx, self.card(), &mut locked, &row.job, finish).await
+            finish_job(tx, self.card(), &mut state, &row.job, finish).await
         })
     }
 
@@ -653,7 +582,7 @@ impl Store {
     /// running → `already_started`, or a cooperative cancel request.
     pub async fn cancel(&self, job: &JobId) -> Result<(Job, CancelOutcome), StoreError> {
         in_write_tx!(self, |tx| async {
-            let (mut locked, row) = lock_job_and_account(tx, job).await?;
+            let (mut state, row) = lock_job(tx, job).await?;
             let policy = self
                 .card()
                 .kinds
@@ -663,24 +592,19 @@ impl Store {
             match decide::decide_cancel(row.job.status, policy)? {
                 CancelDecision::Repeat => Ok((row.job, CancelOutcome::Canceled)),
                 CancelDecision::RequestCancel => {
-                    tx.execute(
-                        Sql::both("UPDATE jobs SET cancel_requested = 1 WHERE job_id = $1"),
-                        args![job.as_str()],
-                    )
-                    .await?;
-                    Ok((
-                        read_job(tx, job.as_str()).await?.job,
-                        CancelOutcome::Requested,
-                    ))
+                    tx.exec(&REQUEST_CANCEL, params! { job_id: job.as_str() })
+                        .await?;
+                    let job = read_job(tx, job.as_str()).await?.job;
+                    Ok((job, CancelOutcome::Requested))
                 }
                 CancelDecision::CancelNow => {
                     let finish = Finish {
                         status: JobStatus::Canceled,
                         capture: 0,
-                        finished_by: "cancel",
+                        finished_by: FinishedBy::Cancel,
                         reason: None,
                     };
-                    let job = finish_job(tx, self.card(), &mut locked, &row.job, finish).await?;
+                    let job = finish_job(tx, self.card(), &mut state, &row.job, finish).await?;
                     Ok((job, CancelOutcome::Canceled))
                 }
             }
@@ -688,15 +612,31 @@ impl Store {
     }
 }
 
+/// The core's verdict on a finishing call's lease.
+fn check_lease(
+    row: &JobRow,
+    token: &str,
+    call: FinishedBy,
+    state: &AccountState,
+) -> Result<FinishCall, Refusal> {
+    let lease = LeaseState {
+        status: row.job.status,
+        lease_token: row.lease_token.as_deref(),
+        lease_expires_at: row.job.lease_expires_at,
+        finished_by: row.finished_by.as_deref(),
+    };
+    decide::check_finish_call(&lease, token, call, state.snap.now)
+}
+
 /// The answer to an earlier submit under `key`, if the account knows one: the job as it
 /// is now for the same request, `idempotency_mismatch` for another.
 async fn submit_replay(
     tx: &mut Tx,
-    locked: &Locked,
+    state: &AccountState,
     key: &str,
     hash: &str,
 ) -> Result<Option<Submitted>, StoreError> {
-    let Some(record) = locked.replay(key, "submit", hash)? else {
+    let Some(record) = state.replay(key, "submit", hash)? else {
         return Ok(None);
     };
     let job_id = record

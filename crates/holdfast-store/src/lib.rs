@@ -6,6 +6,7 @@
 //! Must never: take a decision of its own (those live in `holdfast-core::decide`), or
 //! write a balance without its ledger entry in the same transaction.
 
+pub mod account_state;
 pub mod accounts;
 pub mod audit;
 pub mod db;
@@ -15,6 +16,7 @@ pub mod jobs;
 pub mod keys;
 pub mod listing;
 pub mod model;
+pub mod money;
 pub mod passes;
 pub mod reactivate;
 pub mod reconcile;
@@ -22,13 +24,16 @@ pub mod statement;
 pub mod stats;
 pub mod store;
 pub mod webhooks;
+pub mod writes;
 
-pub use accounts::{CreditKind, DebitRequest, PutAccount, Usage};
+pub use accounts::PutAccount;
 pub use db::{Dialect, PoolOptions};
 pub use error::StoreError;
 pub use events::EventFilter;
+pub use holdfast_core::decide::Usage;
 pub use jobs::{CancelOutcome, Submit};
 pub use keys::key_hash;
 pub use listing::JobFilter;
 pub use model::*;
+pub use money::{CreditKind, DebitRequest, MAX_PAGE};
 pub use store::Store;

@@ -10,7 +10,14 @@ use crate::db::Sql;
 use crate::error::StoreError;
 use crate::jobs::{Finish, finish_job, job_from};
 use crate::model::PassReport;
-use crate::store::{NOW, Store, emit, lock_account_of_job, pockets_column};
+use crate::statement;
+use crate::statement::Stmt;
+use crate::store::{NOW, Store, emit, lock_account_of_job};
+use holdfast_core::decide::FinishedBy;
+
+/// The job, unless a worker holds it right now (then the next pass takes it), with the
+/// account's pockets where they are read after the account lock.
+static LOCK_JOB_IF_FREE: Stmt = statement!("lock_job_if_free");
 use crate::{in_read_tx, in_write_tx};
 
 /// How many jobs one chunk of a pass takes.
@@ -80,26 +87,10 @@ impl Store {
 
     /// Expires one job if it still qualifies. Another sweeper holding it is skipped.
     async fn expire_one(&self, job: &JobId) -> Result<bool, StoreError> {
-        /// The job, unless a worker holds it right now (then the next pass takes it); on
-        /// PostgreSQL with the account's pockets (see `lock_account_of_job`).
-        const LOCK_IF_FREE: Sql = Sql {
-            postgres: concat!(
-                "SELECT ",
-                crate::jobs::job_columns!(),
-                ", ",
-                pockets_column!(postgres, "$2"),
-                " FROM jobs WHERE job_id = $1 FOR UPDATE SKIP LOCKED"
-            ),
-            sqlite: concat!(
-                "SELECT ",
-                crate::jobs::job_columns!(),
-                " FROM jobs WHERE job_id = $1"
-            ),
-        };
         let stale_micros = self.card().timeouts.stale_after_seconds * MICROS_PER_SECOND;
         in_write_tx!(self, |tx| async {
             let (mut locked, Some(row)) =
-                lock_account_of_job(tx, job.as_str(), LOCK_IF_FREE).await?
+                lock_account_of_job(tx, job.as_str(), &LOCK_JOB_IF_FREE).await?
             else {
                 return Ok(false);
             };
@@ -120,7 +111,7 @@ impl Store {
             let finish = Finish {
                 status: JobStatus::Expired,
                 capture: 0,
-                finished_by: "sweep",
+                finished_by: FinishedBy::Sweep,
                 reason: Some(reason),
             };
             finish_job(tx, self.card(), &mut locked, j, finish).await?;

@@ -21,3 +21,5 @@ pub mod webhooks;
 pub use engine::Engine;
 pub use holdfast_core::{self as core, *};
 pub use holdfast_store::{self as store, *};
+// Both crates have a `money` module: the library's is the core's.
+pub use holdfast_core::money;

@@ -1,0 +1,46 @@
+-- write_money: one change of the money pocket under the client's key: the key's
+-- record, the account row and the ledger entry — or nothing at all when the key is
+-- taken already (then no row comes back and the caller looks the key up). Each step
+-- runs only when the one before it wrote its row (changes() is the row count of the
+-- statement before). A guarded debit carries its buffer check here too: a wrong
+-- decision writes no balance and no entry, and leaves the key's record without an
+-- entry, which the caller reports as corruption (the transaction is rolled back).
+--
+-- :account_id           the account
+-- :key                  the client's idempotency key
+-- :kind                 the operation and the entry's kind: top_up, bonus, debit, refund
+-- :request_hash         the hash of the normalised request, for replays
+-- :delta_micros         the signed change of the balance
+-- :credited_micros      how much total_credited grows
+-- :spent_micros         how much total_spent grows
+-- :suspended_at         suspended_at after the change (the decision's)
+-- :guard_micros         for a guarded debit the buffer (the row is written only while
+--                       balance - held + delta >= -buffer); NULL for no guard
+-- :amount_after         the balance after, as decided
+-- :available_after      balance minus held after, as decided
+-- :buffer_micros        the buffer recorded on the entry
+-- :reference            the entry's reference (a job, a top-up's entry), or NULL
+-- :now                  the time (database clock, micros)
+INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
+VALUES (:account_id, :key, :kind, :request_hash, NULL, NULL, :now)
+ON CONFLICT (account_id, key) DO NOTHING;
+
+UPDATE accounts
+   SET balance = balance + :delta_micros,
+       total_credited = total_credited + :credited_micros,
+       total_spent = total_spent + :spent_micros,
+       suspended_at = :suspended_at
+ WHERE account_id = :account_id
+   AND changes() = 1
+   AND (:guard_micros IS NULL OR balance - held + :delta_micros >= -:guard_micros)
+RETURNING balance AS balance_after;
+
+INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at)
+SELECT :account_id, 'money', :delta_micros, :kind, :amount_after, :available_after,
+       :buffer_micros, :reference, :now
+ WHERE changes() = 1
+RETURNING entry_id;
+
+UPDATE idempotency
+   SET entry_id = last_insert_rowid()
+ WHERE account_id = :account_id AND key = :key AND entry_id IS NULL AND changes() = 1;

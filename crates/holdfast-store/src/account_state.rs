@@ -1,0 +1,408 @@
+//! The lock layer: how a unit of work locks an account and reads it, and the
+//! [`AccountState`] it then decides on. Lock order everywhere: the account row first,
+//! then its jobs.
+//!
+//! What differs by dialect is in the statements, not here: on PostgreSQL the account
+//! row is locked with `FOR UPDATE` and the rest is read after the lock by a statement of
+//! its own; on SQLite the write transaction holds the database lock from `BEGIN
+//! IMMEDIATE`, so one statement reads it all. The code reads what a row carries.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use holdfast_core::decide::{AccountSnapshot, AllowancePocket};
+use holdfast_core::{AccountId, RateCard, Refusal};
+
+use crate::db::{Row, Tx};
+use crate::error::StoreError;
+use crate::model::{AccountView, AllowanceView};
+use crate::statement::{Statement, Stmt};
+use crate::{params, statement};
+
+static LOCK_ACCOUNT: Stmt = statement!("lock_account");
+static LOCK_ACCOUNT_WITH_EXTRAS: Stmt = statement!("lock_account_with_extras");
+static LOCK_ACCOUNT_OF_JOB: Stmt = statement!("lock_account_of_job");
+static LOCK_ACCOUNT_AND_JOB: Stmt = statement!("lock_account_and_job");
+static READ_ACCOUNT_EXTRAS: Stmt = statement!("read_account_extras");
+static READ_ACCOUNT: Stmt = statement!("read_account");
+
+/// A stored idempotency record.
+#[derive(Debug, Clone)]
+pub(crate) struct IdemRecord {
+    pub operation: String,
+    pub request_hash: String,
+    pub entry_id: Option<i64>,
+    pub job_id: Option<String>,
+}
+
+/// What is read about an account besides its row: its allowance pockets, its open jobs
+/// and the idempotency records of the keys the operation named, where the row has them.
+struct AccountExtras {
+    allowances: BTreeMap<String, AllowancePocket>,
+    open_jobs: Option<i64>,
+    keys: HashMap<String, IdemRecord>,
+}
+
+/// An allowance pocket as the statements list it: pocket, remaining, held, cycle start.
+type PocketColumns = (String, i64, i64, i64);
+/// An idempotency record as the statements list it: key, operation, hash, entry, job.
+type KeyColumns = (String, String, String, Option<i64>, Option<String>);
+
+fn json_column<T: serde::de::DeserializeOwned>(row: &Row, col: &str) -> Result<T, StoreError> {
+    serde_json::from_str(&row.text(col)?).map_err(|e| StoreError::Corrupt(format!("{col}: {e}")))
+}
+
+/// The extras a row carries, or `None` when it carries no pockets.
+fn extras_from(row: &Row) -> Result<Option<AccountExtras>, StoreError> {
+    if !row.has("allowances") {
+        return Ok(None);
+    }
+    let pockets: Vec<PocketColumns> = json_column(row, "allowances")?;
+    let keys: Vec<KeyColumns> = if row.has("keys") {
+        json_column(row, "keys")?
+    } else {
+        Vec::new()
+    };
+    let open_jobs = if row.has("open_jobs") {
+        Some(row.int("open_jobs")?)
+    } else {
+        None
+    };
+    let allowances = pockets
+        .into_iter()
+        .map(|(pocket, remaining, held, cycle_started_at)| {
+            let p = AllowancePocket {
+                remaining,
+                held,
+                cycle_started_at,
+            };
+            (pocket, p)
+        });
+    let keys = keys
+        .into_iter()
+        .map(|(key, operation, request_hash, entry_id, job_id)| {
+            let r = IdemRecord {
+                operation,
+                request_hash,
+                entry_id,
+                job_id,
+            };
+            (key, r)
+        });
+    Ok(Some(AccountExtras {
+        allowances: allowances.collect(),
+        open_jobs,
+        keys: keys.collect(),
+    }))
+}
+
+/// The open jobs and the pockets (as the statement wrote them) read with the lock on
+/// PostgreSQL, from a snapshot that may predate it: a write that decides on them checks
+/// they are still so, or they are read again first ([`AccountState::confirm`]).
+#[derive(Debug, Clone)]
+pub(crate) struct ReadBeforeLock {
+    pub open_jobs: i64,
+    pub pockets_json: String,
+}
+
+/// An account as a unit of work holds it: the snapshot with the database clock, its open
+/// jobs (their count changes only under the account lock), and the idempotency records
+/// of the keys the operation named, kept current as the operation records keys. The
+/// pockets and open jobs are empty/`None` until read: a debit does not need them to
+/// decide, and on PostgreSQL its write statement reads them.
+pub(crate) struct AccountState {
+    pub account: AccountId,
+    pub snap: AccountSnapshot,
+    pub open_jobs: Option<i64>,
+    pockets_read: bool,
+    keys: HashMap<String, IdemRecord>,
+    /// The keys whose records were read (a key read and not in `keys` is free).
+    checked: HashSet<String>,
+    pub unconfirmed: Option<ReadBeforeLock>,
+}
+
+impl AccountState {
+    fn from_row(account: &AccountId, row: &Row) -> Result<AccountState, StoreError> {
+        let mut state = AccountState {
+            account: account.clone(),
+            snap: snapshot_from(row)?,
+            open_jobs: None,
+            pockets_read: false,
+            keys: HashMap::new(),
+            checked: HashSet::new(),
+            unconfirmed: None,
+        };
+        if let Some(extras) = extras_from(row)? {
+            state.fill(extras);
+        }
+        Ok(state)
+    }
+
+    fn fill(&mut self, extras: AccountExtras) {
+        self.snap.allowances = extras.allowances;
+        self.pockets_read = true;
+        self.open_jobs = extras.open_jobs.or(self.open_jobs);
+        self.keys.extend(extras.keys);
+    }
+
+    /// Fills in what a write statement read for the answer (its pockets and open jobs).
+    pub fn fill_from(&mut self, row: &Row) -> Result<(), StoreError> {
+        if let Some(extras) = extras_from(row)? {
+            self.fill(extras);
+        }
+        Ok(())
+    }
+
+    /// Reads the pockets and open jobs (again) with the records of `keys` (at most two).
+    pub async fn look_up(&mut self, tx: &mut Tx, keys: &[&str]) -> Result<(), StoreError> {
+        let (first_key, second_key) = match keys {
+            [] => (None, None),
+            [a] => (Some(*a), None),
+            [a, b] => (Some(*a), Some(*b)),
+            _ => return Err(StoreError::Corrupt("more than two keys looked up".into())),
+        };
+        let account_id = self.account.as_str();
+        let row = tx
+            .row(
+                &READ_ACCOUNT_EXTRAS,
+                params! { account_id: account_id, first_key: first_key, second_key: second_key },
+            )
+            .await?;
+        self.checked.extend(keys.iter().map(|k| k.to_string()));
+        self.fill_from(&row)
+    }
+
+    /// Reads the pockets and open jobs again, after the lock, so that they are current.
+    pub async fn confirm(&mut self, tx: &mut Tx) -> Result<(), StoreError> {
+        self.look_up(tx, &[]).await?;
+        self.unconfirmed = None;
+        Ok(())
+    }
+
+    /// Reads the record of `key` unless it was read already.
+    pub async fn check_key(&mut self, tx: &mut Tx, key: &str) -> Result<(), StoreError> {
+        if self.checked.contains(key) {
+            return Ok(());
+        }
+        self.look_up(tx, &[key]).await
+    }
+
+    /// The open jobs, which must have been read.
+    pub fn open_jobs(&self) -> Result<i64, StoreError> {
+        self.open_jobs
+            .ok_or_else(|| StoreError::Corrupt("the open jobs were not read".into()))
+    }
+
+    /// The record of `key`, whatever operation wrote it (it must have been read).
+    pub fn record(&self, key: &str) -> Option<&IdemRecord> {
+        self.keys.get(key)
+    }
+
+    /// `Some(record)` for a replay of `operation` with this request hash, `None` for a
+    /// new key, `idempotency_mismatch` for a different request under the same key.
+    pub fn replay(
+        &self,
+        key: &str,
+        operation: &str,
+        hash: &str,
+    ) -> Result<Option<&IdemRecord>, Refusal> {
+        match self.keys.get(key) {
+            Some(r) if r.operation == operation && r.request_hash == hash => Ok(Some(r)),
+            Some(_) => Err(Refusal::IdempotencyMismatch),
+            None => Ok(None),
+        }
+    }
+
+    pub fn remember(&mut self, key: &str, record: IdemRecord) {
+        self.keys.insert(key.to_owned(), record);
+    }
+
+    /// The account as a client sees it now: allowances whose window passed show the refill.
+    pub fn view(&self, card: &RateCard) -> Result<AccountView, StoreError> {
+        let snap = &self.snap;
+        let mut effective = snap.clone();
+        let refills = effective.due_refills(card);
+        effective.apply_refills(&refills);
+        let (plan_name, plan) = effective.effective_plan(card);
+        let allowances = effective.allowances.iter().map(|(pocket, p)| {
+            let view = AllowanceView {
+                remaining: p.remaining,
+                held: p.held,
+                quota: plan.allowances.get(pocket).copied().unwrap_or(0),
+                cycle_started_at: p.cycle_started_at,
+                refills_at: effective.refills_at(card, pocket),
+            };
+            (pocket.clone(), view)
+        });
+        Ok(AccountView {
+            account_id: self.account.to_string(),
+            plan: snap.plan.clone(),
+            plan_until: snap.plan_until,
+            effective_plan: plan_name.to_owned(),
+            balance: snap.balance,
+            held: snap.held,
+            available: snap.balance - snap.held,
+            buffer: plan.buffer.0,
+            total_credited: snap.total_credited,
+            total_spent: snap.total_spent,
+            suspended_at: snap.suspended_at,
+            blocked_at: snap.blocked_at,
+            max_concurrent_jobs: effective.concurrency_limit(card),
+            max_concurrent_jobs_override: snap.max_concurrent_jobs,
+            open_jobs: self.open_jobs()?,
+            created_at: snap.created_at,
+            last_active_at: snap.last_active_at,
+            allowances: allowances.collect(),
+        })
+    }
+}
+
+/// The account columns of a row (read with its job, the account's creation has its own
+/// name), with an empty set of pockets.
+fn snapshot_from(row: &Row) -> Result<AccountSnapshot, StoreError> {
+    let created_at = if row.has("account_created_at") {
+        "account_created_at"
+    } else {
+        "created_at"
+    };
+    Ok(AccountSnapshot {
+        plan: row.text("plan")?,
+        plan_until: row.opt_int("plan_until")?,
+        max_concurrent_jobs: row.opt_int("max_concurrent_jobs")?,
+        balance: row.int("balance")?,
+        held: row.int("held")?,
+        total_credited: row.int("total_credited")?,
+        total_spent: row.int("total_spent")?,
+        suspended_at: row.opt_int("suspended_at")?,
+        blocked_at: row.opt_int("blocked_at")?,
+        created_at: row.int(created_at)?,
+        last_active_at: row.opt_int("last_active_at")?,
+        allowances: BTreeMap::new(),
+        now: row.int("now")?,
+    })
+}
+
+fn keys_json(keys: &[&str]) -> String {
+    serde_json::Value::from(keys).to_string()
+}
+
+/// Locks the account row and reads it with the database clock, and with its pockets,
+/// open jobs and the records of `keys` where the statement reads them with the lock
+/// (SQLite); elsewhere they are read on demand.
+pub(crate) async fn lock_account_row(
+    tx: &mut Tx,
+    account: &AccountId,
+    keys: &[&str],
+) -> Result<AccountState, StoreError> {
+    let params = params! { account_id: account.as_str(), keys: keys_json(keys) };
+    let row = tx
+        .maybe_row(&LOCK_ACCOUNT, params)
+        .await?
+        .ok_or(Refusal::AccountNotFound)?;
+    let mut state = AccountState::from_row(account, &row)?;
+    if row.has("keys") {
+        state.checked.extend(keys.iter().map(|k| k.to_string()));
+    }
+    Ok(state)
+}
+
+/// Locks the account row and reads it with its pockets, its open jobs and the records
+/// of `keys`, all current.
+pub(crate) async fn lock_account(
+    tx: &mut Tx,
+    account: &AccountId,
+    keys: &[&str],
+) -> Result<AccountState, StoreError> {
+    let mut state = lock_account_row(tx, account, keys).await?;
+    if state.open_jobs.is_none() {
+        state.look_up(tx, keys).await?;
+    }
+    Ok(state)
+}
+
+/// Locks the account row and reads its pockets and open jobs in ONE statement; where
+/// the statement says they may predate the lock, they are marked
+/// [`AccountState::unconfirmed`], to be checked by the write or confirmed before a
+/// decision stands on them.
+pub(crate) async fn lock_account_with_extras(
+    tx: &mut Tx,
+    account: &AccountId,
+) -> Result<AccountState, StoreError> {
+    let params = params! { account_id: account.as_str(), keys: "[]" };
+    let row = tx
+        .maybe_row(&LOCK_ACCOUNT_WITH_EXTRAS, params)
+        .await?
+        .ok_or(Refusal::AccountNotFound)?;
+    let mut state = AccountState::from_row(account, &row)?;
+    if row.flag("read_before_lock")? {
+        state.unconfirmed = Some(ReadBeforeLock {
+            open_jobs: state.open_jobs()?,
+            pockets_json: row.text("allowances")?,
+        });
+    }
+    Ok(state)
+}
+
+/// Reads the account without locking it (in a read transaction: one snapshot).
+pub(crate) async fn read_account(
+    tx: &mut Tx,
+    account: &AccountId,
+) -> Result<AccountState, StoreError> {
+    let row = tx
+        .maybe_row(&READ_ACCOUNT, params! { account_id: account.as_str() })
+        .await?
+        .ok_or(Refusal::AccountNotFound)?;
+    AccountState::from_row(account, &row)
+}
+
+fn account_id_of(row: &Row) -> Result<AccountId, StoreError> {
+    AccountId::parse(&row.text("account_id")?).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+/// Locks the account of a job, then fetches the job row by `lock_job`, which is given
+/// the job id (`:job_id`) and the account id (`:account_id`) and may read the account's
+/// pockets after the lock. The open jobs are not read (finishing a job does not need
+/// them). Without a job row (`lock_job` skipped a locked one) the account is not to be
+/// used.
+pub(crate) async fn lock_account_of_job(
+    tx: &mut Tx,
+    job: &str,
+    lock_job: &'static Statement,
+) -> Result<(AccountState, Option<Row>), StoreError> {
+    let row = tx
+        .maybe_row(&LOCK_ACCOUNT_OF_JOB, params! { job_id: job })
+        .await?
+        .ok_or(Refusal::JobNotFound)?;
+    let account = account_id_of(&row)?;
+    let job_row = tx
+        .maybe_row(
+            lock_job,
+            params! { job_id: job, account_id: account.as_str() },
+        )
+        .await?;
+    let mut state = AccountState::from_row(&account, &row)?;
+    if let Some(j) = &job_row {
+        state.fill_from(j)?;
+    }
+    Ok((state, job_row))
+}
+
+/// Locks a job and its account in one statement. `read` takes the job from the row and
+/// says whether the pockets are needed; they are read after the lock when the row does
+/// not carry them. The open jobs are not read (finishing a job does not need them).
+pub(crate) async fn lock_job_with_account<T>(
+    tx: &mut Tx,
+    job: &str,
+    read: impl FnOnce(&Row) -> Result<(T, bool), StoreError>,
+) -> Result<(AccountState, T), StoreError> {
+    let row = tx
+        .maybe_row(&LOCK_ACCOUNT_AND_JOB, params! { job_id: job })
+        .await?
+        .ok_or(Refusal::JobNotFound)?;
+    let account = account_id_of(&row)?;
+    let (job, needs_pockets) = read(&row)?;
+    let mut state = AccountState::from_row(&account, &row)?;
+    if needs_pockets && !state.pockets_read {
+        state.look_up(tx, &[]).await?;
+    }
+    Ok((state, job))
+}

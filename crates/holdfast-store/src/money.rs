@@ -1,0 +1,418 @@
+//! The money pocket: top-up, bonus, debit (one, or batches group-committed across
+//! accounts), refund of a top-up, and the ledger by cursor. Each change is one unit of
+//! work: lock the account, let `holdfast_core::decide` decide, write it with its ledger
+//! entry and events, commit.
+
+use holdfast_core::decide::{self, MoneyMove, Usage};
+use holdfast_core::{AccountId, IdempotencyKey, Micros, Refusal};
+use serde_json::json;
+
+use crate::account_state::{AccountState, lock_account, lock_account_row, read_account};
+use crate::db::Tx;
+use crate::error::StoreError;
+use crate::model::{LedgerEntry, MoneyResult, Page};
+use crate::statement::Stmt;
+use crate::store::Store;
+use crate::writes::{MoneyRequest, entry_from, read_entry, request_hash, write_money};
+use crate::{in_read_tx, in_write_tx, params, statement};
+
+static REFUNDED_OF_TOP_UP: Stmt = statement!(shared "refunded_of_top_up");
+static LEDGER_PAGE: Stmt = statement!(shared "ledger_page");
+
+/// Top-up (bought) or bonus (given).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CreditKind {
+    TopUp,
+    Bonus,
+}
+
+impl CreditKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CreditKind::TopUp => "top_up",
+            CreditKind::Bonus => "bonus",
+        }
+    }
+}
+
+/// One debit of a batch: what was used, the client's key, the job it bills.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DebitRequest {
+    pub usage: Usage,
+    pub key: IdempotencyKey,
+    pub job_ref: Option<String>,
+}
+
+impl DebitRequest {
+    pub fn new(usage: &Usage, key: &IdempotencyKey, job_ref: Option<&str>) -> DebitRequest {
+        DebitRequest {
+            usage: usage.clone(),
+            key: key.clone(),
+            job_ref: job_ref.map(str::to_owned),
+        }
+    }
+}
+
+/// A client's key with the operation and request hash it is used for.
+#[derive(Clone, Copy)]
+struct UseOfKey<'k> {
+    key: &'k IdempotencyKey,
+    operation: &'k str,
+    request_hash: &'k str,
+}
+
+/// A debit priced from the card and hashed, ready to apply.
+struct PricedDebit<'r> {
+    req: &'r DebitRequest,
+    amount: Micros,
+    hash: String,
+}
+
+/// Largest page a listing returns.
+pub const MAX_PAGE: i64 = 1000;
+
+impl<'k> UseOfKey<'k> {
+    fn request(
+        self,
+        change: MoneyMove,
+        reference: Option<String>,
+        guarded: bool,
+    ) -> MoneyRequest<'k> {
+        MoneyRequest {
+            change,
+            kind: self.operation,
+            reference,
+            guarded,
+            key: self.key,
+            request_hash: self.request_hash,
+        }
+    }
+}
+
+impl Store {
+    /// A top-up or bonus. Idempotent by key.
+    pub async fn credit(
+        &self,
+        account: &AccountId,
+        amount: Micros,
+        kind: CreditKind,
+        key: &IdempotencyKey,
+    ) -> Result<MoneyResult, StoreError> {
+        decide::check_request_amount(amount)?;
+        let operation = kind.as_str();
+        let hash = request_hash(&json!({ "op": operation, "amount_micros": amount.0 }));
+        let use_of_key = UseOfKey {
+            key,
+            operation,
+            request_hash: &hash,
+        };
+        in_write_tx!(self, |tx| async {
+            let mut state = lock_account_row(tx, account, &[key.as_str()]).await?;
+            if let Some(replay) = self.known_replay(tx, &mut state, use_of_key).await? {
+                return Ok(replay);
+            }
+            let buffer = state.snap.buffer(self.card());
+            let req = use_of_key.request(MoneyMove::Credit(amount), None, false);
+            let written = write_money(tx, &mut state, buffer, req).await?;
+            self.written_or_replay(tx, &mut state, use_of_key, written)
+                .await
+        })
+    }
+
+    /// Prices usage: money as given, or meter seconds at the card's rate.
+    pub fn price(&self, usage: &Usage) -> Result<Micros, StoreError> {
+        Ok(decide::price(self.card(), usage)?)
+    }
+
+    /// A metered debit: `balance − held − amount ≥ −buffer`, or `insufficient_funds`.
+    /// The same path as a batch of one.
+    pub async fn debit(
+        &self,
+        account: &AccountId,
+        usage: &Usage,
+        key: &IdempotencyKey,
+        job_ref: Option<&str>,
+    ) -> Result<MoneyResult, StoreError> {
+        let req = DebitRequest::new(usage, key, job_ref);
+        self.debit_one(account, &req).await
+    }
+
+    /// One debit as a request (the batcher's unit), as [`Store::debit_batch`] for one
+    /// debit, with a mid-write refusal answered as such.
+    pub async fn debit_one(
+        &self,
+        account: &AccountId,
+        req: &DebitRequest,
+    ) -> Result<MoneyResult, StoreError> {
+        match self.debit_batch(account, std::slice::from_ref(req)).await {
+            Err(StoreError::BatchAborted(r)) => Err(r.into()),
+            Err(e) => Err(e),
+            Ok(mut results) => results
+                .pop()
+                .ok_or_else(|| StoreError::Corrupt("a batch of one answered nothing".into()))?
+                .map_err(StoreError::from),
+        }
+    }
+
+    /// Applies debits of one account in arrival order in ONE transaction: each gets its
+    /// own buffer check, ledger entry, idempotency key and result, and a refused debit
+    /// refuses only itself (a refusal writes nothing). A key repeated inside the batch is
+    /// a replay of its first use. The outer error fails the whole transaction (database);
+    /// the inner results are per debit.
+    pub async fn debit_batch(
+        &self,
+        account: &AccountId,
+        requests: &[DebitRequest],
+    ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
+        let mut results = self
+            .debit_batches(&[(account.clone(), requests.to_vec())])
+            .await?;
+        results
+            .pop()
+            .ok_or_else(|| StoreError::Corrupt("a batch answered no account".into()))
+    }
+
+    /// [`Store::debit_batch`] for several accounts in ONE transaction (group commit). The
+    /// accounts are locked in sorted order, so two such transactions never deadlock;
+    /// results come back in the order of `groups`.
+    pub async fn debit_batches(
+        &self,
+        groups: &[(AccountId, Vec<DebitRequest>)],
+    ) -> Result<Vec<Vec<Result<MoneyResult, Refusal>>>, StoreError> {
+        let priced: Vec<Vec<Result<PricedDebit<'_>, Refusal>>> = groups
+            .iter()
+            .map(|(_, requests)| requests.iter().map(|r| self.price_debit(r)).collect())
+            .collect();
+        let mut order: Vec<usize> = (0..groups.len()).collect();
+        order.sort_by(|&a, &b| groups[a].0.as_str().cmp(groups[b].0.as_str()));
+        in_write_tx!(self, |tx| async {
+            let mut out: Vec<Vec<Result<MoneyResult, Refusal>>> = vec![Vec::new(); groups.len()];
+            for &i in &order {
+                out[i] = self.debit_account_in(tx, &groups[i], &priced[i]).await?;
+            }
+            Ok(out)
+        })
+    }
+
+    /// One account's debits of a batch, in the batch's transaction.
+    async fn debit_account_in(
+        &self,
+        tx: &mut Tx,
+        (account, requests): &(AccountId, Vec<DebitRequest>),
+        priced: &[Result<PricedDebit<'_>, Refusal>],
+    ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
+        let keys: Vec<&str> = requests.iter().map(|r| r.key.as_str()).collect();
+        let mut state = match lock_account_row(tx, account, &keys).await {
+            Err(StoreError::Refused(missing)) => {
+                // 422s (an unknown meter, a bad amount) come before 404.
+                return Ok(priced
+                    .iter()
+                    .map(|p| Err(p.as_ref().err().unwrap_or(&missing).clone()))
+                    .collect());
+            }
+            other => other?,
+        };
+        let mut out = Vec::with_capacity(priced.len());
+        for p in priced {
+            out.push(match p {
+                Err(r) => Err(r.clone()),
+                Ok(p) => match self.debit_in(tx, &mut state, p).await {
+                    Ok(m) => Ok(m),
+                    Err(StoreError::Refused(r)) => Err(r),
+                    Err(e) => return Err(e),
+                },
+            });
+        }
+        Ok(out)
+    }
+
+    fn price_debit<'r>(&self, req: &'r DebitRequest) -> Result<PricedDebit<'r>, Refusal> {
+        if req.job_ref.as_deref().is_some_and(|r| r.contains('\0')) {
+            return Err(Refusal::InvalidRequest(
+                "job_ref: must not contain NUL characters".into(),
+            ));
+        }
+        let amount = decide::price(self.card(), &req.usage)?;
+        decide::check_request_amount(amount)?;
+        let hash = request_hash(&json!({
+            "op": "debit", "usage": usage_json(&req.usage), "job_ref": req.job_ref
+        }));
+        Ok(PricedDebit { req, amount, hash })
+    }
+
+    async fn debit_in(
+        &self,
+        tx: &mut Tx,
+        state: &mut AccountState,
+        p: &PricedDebit<'_>,
+    ) -> Result<MoneyResult, StoreError> {
+        let use_of_key = UseOfKey {
+            key: &p.req.key,
+            operation: "debit",
+            request_hash: &p.hash,
+        };
+        if let Some(replay) = self.known_replay(tx, state, use_of_key).await? {
+            return Ok(replay);
+        }
+        let buffer = state.snap.buffer(self.card());
+        if let Err(refusal) = decide::check_debit(&state.snap, p.amount, buffer) {
+            // The key may still name an earlier debit (PostgreSQL reads keys on demand):
+            // a replay is answered as such whatever the balance is now.
+            state.check_key(tx, p.req.key.as_str()).await?;
+            return match self.known_replay(tx, state, use_of_key).await? {
+                Some(replay) => Ok(replay),
+                None => Err(refusal.into()),
+            };
+        }
+        let req = use_of_key.request(MoneyMove::Debit(p.amount), p.req.job_ref.clone(), true);
+        // The write is one statement: it either wrote this debit whole or nothing. A
+        // refusal from it (a result out of range) aborts the whole batch all the same,
+        // never only this debit; the batcher then answers its debits one by one.
+        let written = write_money(tx, state, buffer, req)
+            .await
+            .map_err(|e| match e {
+                StoreError::Refused(r) => StoreError::BatchAborted(r),
+                other => other,
+            })?;
+        self.written_or_replay(tx, state, use_of_key, written).await
+    }
+
+    /// A forced debit refunding (part of) a top-up: no buffer check, never more than the
+    /// top-up has left to refund, `total_spent` untouched.
+    pub async fn refund(
+        &self,
+        account: &AccountId,
+        top_up_key: &IdempotencyKey,
+        amount: Micros,
+        key: &IdempotencyKey,
+    ) -> Result<MoneyResult, StoreError> {
+        decide::check_request_amount(amount)?;
+        let hash = request_hash(
+            &json!({ "op": "refund", "amount_micros": amount.0, "top_up": top_up_key.as_str() }),
+        );
+        let use_of_key = UseOfKey {
+            key,
+            operation: "refund",
+            request_hash: &hash,
+        };
+        in_write_tx!(self, |tx| async {
+            let mut state = lock_account(tx, account, &[top_up_key.as_str(), key.as_str()]).await?;
+            let top_up_entry = refundable_top_up(&state, top_up_key, use_of_key)?;
+            if let Some(replay) = self.known_replay(tx, &mut state, use_of_key).await? {
+                return Ok(replay);
+            }
+            let top_up = read_entry(tx, top_up_entry).await?.delta;
+            let reference = top_up_entry.to_string();
+            let params = params! { account_id: account.as_str(), reference: reference.as_str() };
+            let refunded = tx.row(&REFUNDED_OF_TOP_UP, params).await?.int("refunded")?;
+            decide::check_refund(top_up, refunded, amount)?;
+            let buffer = state.snap.buffer(self.card());
+            let req = use_of_key.request(MoneyMove::Refund(amount), Some(reference), false);
+            let written = write_money(tx, &mut state, buffer, req).await?;
+            self.written_or_replay(tx, &mut state, use_of_key, written)
+                .await
+        })
+    }
+
+    /// Answers a money write: its entry and the account as it is now — or, when the key
+    /// turned out to be taken already (nothing was written), the key's earlier use.
+    async fn written_or_replay(
+        &self,
+        tx: &mut Tx,
+        state: &mut AccountState,
+        use_of_key: UseOfKey<'_>,
+        written: Option<LedgerEntry>,
+    ) -> Result<MoneyResult, StoreError> {
+        if let Some(entry) = written {
+            return Ok(MoneyResult {
+                entry,
+                account: state.view(self.card())?,
+                replay: false,
+            });
+        }
+        state.look_up(tx, &[use_of_key.key.as_str()]).await?;
+        self.known_replay(tx, state, use_of_key)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt("a taken key without its record".into()))
+    }
+
+    /// The answer to an earlier use of the key, if the account knows one: the original
+    /// entry with the account as it is now for the same request, `idempotency_mismatch`
+    /// for another.
+    async fn known_replay(
+        &self,
+        tx: &mut Tx,
+        state: &mut AccountState,
+        use_of_key: UseOfKey<'_>,
+    ) -> Result<Option<MoneyResult>, StoreError> {
+        let UseOfKey {
+            key,
+            operation,
+            request_hash,
+        } = use_of_key;
+        let Some(record) = state.replay(key.as_str(), operation, request_hash)? else {
+            return Ok(None);
+        };
+        // A record of this transaction without its entry: the guarded write refused.
+        let entry_id = record.entry_id.ok_or_else(|| {
+            StoreError::Corrupt(format!(
+                "key {key:?}: a money record without its entry (a guarded write refused \
+                 what the decision allowed)"
+            ))
+        })?;
+        if state.open_jobs.is_none() {
+            state.look_up(tx, &[]).await?;
+        }
+        Ok(Some(MoneyResult {
+            entry: read_entry(tx, entry_id).await?,
+            account: state.view(self.card())?,
+            replay: true,
+        }))
+    }
+
+    /// The account's ledger after `after`, oldest first.
+    pub async fn ledger(
+        &self,
+        account: &AccountId,
+        after: Option<i64>,
+        limit: i64,
+    ) -> Result<Page<LedgerEntry>, StoreError> {
+        let limit = limit.clamp(1, MAX_PAGE);
+        in_read_tx!(self, |tx| async {
+            read_account(tx, account).await?;
+            let params = params! {
+                account_id: account.as_str(), after: after.unwrap_or(0), limit: limit,
+            };
+            let rows = tx.rows(&LEDGER_PAGE, params).await?;
+            let items = rows.iter().map(entry_from).collect::<Result<Vec<_>, _>>()?;
+            let next = items.last().map(|e| e.entry_id).or(after);
+            Ok(Page { items, next })
+        })
+    }
+}
+
+/// The entry of the top-up `top_up_key` names, when it may be refunded: a bonus is not
+/// (but a replay of this refund is still answered first), another key names no top-up.
+fn refundable_top_up(
+    state: &AccountState,
+    top_up_key: &IdempotencyKey,
+    refund: UseOfKey<'_>,
+) -> Result<i64, StoreError> {
+    match state.record(top_up_key.as_str()) {
+        Some(r) if r.operation == "top_up" => r
+            .entry_id
+            .ok_or_else(|| StoreError::Corrupt("top-up without entry".into())),
+        Some(r) if r.operation == "bonus" => {
+            state.replay(refund.key.as_str(), refund.operation, refund.request_hash)?;
+            Err(Refusal::NotRefundable.into())
+        }
+        _ => Err(Refusal::TopUpNotFound.into()),
+    }
+}
+
+fn usage_json(usage: &Usage) -> serde_json::Value {
+    match usage {
+        Usage::Amount(m) => json!({ "amount_micros": m.0 }),
+        Usage::Metered { meter, seconds } => json!({ "meter": meter, "seconds": seconds }),
+    }
+}

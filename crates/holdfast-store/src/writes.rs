@@ -1,0 +1,311 @@
+//! The writes every unit of work shares, applied as decided: a ledger entry, an event,
+//! due refills, and a change of the money pocket under the client's key.
+
+use holdfast_core::decide::{
+    AccountSnapshot, MoneyAfter, MoneyMove, Refill, Suspension, Timestamp,
+};
+use holdfast_core::{IdempotencyKey, MONEY, Micros, decide};
+use sha2::{Digest, Sha256};
+
+use crate::account_state::{AccountState, IdemRecord};
+use crate::db::{Row, Tx};
+use crate::error::StoreError;
+use crate::model::LedgerEntry;
+use crate::statement::{BindByName, Stmt};
+use crate::{bind_by_name, params, statement};
+
+static INSERT_LEDGER_ENTRY: Stmt = statement!(shared "insert_ledger_entry");
+static INSERT_EVENT: Stmt = statement!(shared "insert_event");
+static REFILL_POCKET: Stmt = statement!(shared "refill_pocket");
+static READ_LEDGER_ENTRY: Stmt = statement!(shared "read_ledger_entry");
+static WRITE_MONEY: Stmt = statement!("write_money");
+
+/// What a ledger entry records besides its account and time.
+pub(crate) struct EntryFacts<'a> {
+    pub pocket: &'a str,
+    pub delta: i64,
+    pub kind: &'a str,
+    pub amount_after: i64,
+    pub available_after: Option<i64>,
+    pub buffer: Option<i64>,
+    pub reference: Option<String>,
+}
+
+impl EntryFacts<'_> {
+    pub fn entry(self, entry_id: i64, account: &str, now: Timestamp) -> LedgerEntry {
+        LedgerEntry {
+            entry_id,
+            account_id: account.to_owned(),
+            pocket: self.pocket.to_owned(),
+            delta: self.delta,
+            kind: self.kind.to_owned(),
+            amount_after: self.amount_after,
+            available_after: self.available_after,
+            reference: self.reference,
+            created_at: now,
+        }
+    }
+}
+
+pub(crate) async fn write_ledger(
+    tx: &mut Tx,
+    account: &str,
+    now: Timestamp,
+    f: EntryFacts<'_>,
+) -> Result<LedgerEntry, StoreError> {
+    let params = params! {
+        account_id: account, pocket: f.pocket, delta: f.delta, kind: f.kind,
+        amount_after: f.amount_after, available_after: f.available_after,
+        buffer_micros: f.buffer, reference: f.reference.clone(), now: now,
+    };
+    let row = tx.row(&INSERT_LEDGER_ENTRY, params).await?;
+    Ok(f.entry(row.int("entry_id")?, account, now))
+}
+
+/// Appends an event to the outbox, in the caller's transaction.
+pub(crate) async fn emit(
+    tx: &mut Tx,
+    event_type: &str,
+    account: &str,
+    job: Option<&str>,
+    data: serde_json::Value,
+    now: Timestamp,
+) -> Result<(), StoreError> {
+    let params = params! {
+        event_type: event_type, account_id: account, job_id: job, data: data.to_string(), now: now,
+    };
+    tx.exec(&INSERT_EVENT, params).await?;
+    Ok(())
+}
+
+/// Writes due refills (pocket, cycle, `refill` ledger entries) and applies them to `snap`.
+pub(crate) async fn apply_refills(
+    tx: &mut Tx,
+    account: &holdfast_core::AccountId,
+    snap: &mut AccountSnapshot,
+    refills: &[Refill],
+) -> Result<(), StoreError> {
+    for r in refills {
+        let params = params! {
+            account_id: account.as_str(), pocket: r.pocket.as_str(), quota: r.quota, now: snap.now,
+        };
+        tx.exec(&REFILL_POCKET, params).await?;
+        if r.delta != 0 {
+            let held = snap.allowances.get(&r.pocket).map_or(0, |p| p.held);
+            let facts = EntryFacts {
+                pocket: &r.pocket,
+                delta: r.delta,
+                kind: "refill",
+                amount_after: r.quota,
+                available_after: Some(r.quota - held),
+                buffer: None,
+                reference: None,
+            };
+            write_ledger(tx, account.as_str(), snap.now, facts).await?;
+        }
+    }
+    snap.apply_refills(refills);
+    Ok(())
+}
+
+/// The event a change of suspension emits, naming the entry that caused it.
+pub(crate) async fn emit_suspension(
+    tx: &mut Tx,
+    account: &str,
+    suspension: Suspension,
+    snap: &AccountSnapshot,
+    entry_id: i64,
+) -> Result<(), StoreError> {
+    let event = match suspension {
+        Suspension::Suspend => "account.suspended",
+        Suspension::Unsuspend => "account.unsuspended",
+        Suspension::Unchanged => return Ok(()),
+    };
+    let data = serde_json::json!({
+        "balance": Micros(snap.balance).format(),
+        "balance_micros": snap.balance,
+        "entry_id": entry_id,
+    });
+    emit(tx, event, account, None, data, snap.now).await
+}
+
+/// A change of the money pocket as the client asked for it.
+pub(crate) struct MoneyRequest<'a> {
+    pub change: MoneyMove,
+    /// The entry's kind and the key's operation (a credit is `top_up` or `bonus`).
+    pub kind: &'a str,
+    pub reference: Option<String>,
+    /// A debit that must stay within the buffer: the write checks it again.
+    pub guarded: bool,
+    pub key: &'a IdempotencyKey,
+    pub request_hash: &'a str,
+}
+
+/// The parameters of `write_money.sql`.
+struct MoneyWrite {
+    account_id: String,
+    key: String,
+    kind: String,
+    request_hash: String,
+    delta_micros: i64,
+    credited_micros: i64,
+    spent_micros: i64,
+    suspended_at: Option<i64>,
+    guard_micros: Option<i64>,
+    amount_after: i64,
+    available_after: Option<i64>,
+    buffer_micros: i64,
+    reference: Option<String>,
+    now: i64,
+}
+
+bind_by_name!(MoneyWrite {
+    account_id,
+    key,
+    kind,
+    request_hash,
+    delta_micros,
+    credited_micros,
+    spent_micros,
+    suspended_at,
+    guard_micros,
+    amount_after,
+    available_after,
+    buffer_micros,
+    reference,
+    now,
+});
+
+/// What `write_money.sql` answered.
+struct MoneyWritten {
+    /// The key was claimed by this write (PostgreSQL says so; SQLite answers no row).
+    claimed: bool,
+    balance_after: Option<i64>,
+    entry_id: Option<i64>,
+}
+
+fn money_written(rows: &[Row]) -> Result<MoneyWritten, StoreError> {
+    let mut out = MoneyWritten {
+        claimed: false,
+        balance_after: None,
+        entry_id: None,
+    };
+    for row in rows {
+        if row.has("claimed_entry_id") {
+            out.claimed = row.opt_int("claimed_entry_id")?.is_some();
+        }
+        if row.has("balance_after") {
+            out.balance_after = out.balance_after.or(row.opt_int("balance_after")?);
+        }
+        if row.has("entry_id") {
+            out.entry_id = out.entry_id.or(row.opt_int("entry_id")?);
+        }
+    }
+    out.claimed |= out.entry_id.is_some();
+    Ok(out)
+}
+
+/// Writes a money change under the client's key (idempotency record, balance, counters,
+/// ledger entry) and the suspension it causes, as `core::decide::change_money` decides
+/// it, updating `state`. Returns the ledger entry, or `None` (nothing written) when the
+/// key is taken already. A write that claimed the key but found no account row to
+/// change (a guarded debit past its buffer), or wrote another balance than decided, is
+/// corruption: the caller's transaction is rolled back.
+pub(crate) async fn write_money(
+    tx: &mut Tx,
+    state: &mut AccountState,
+    buffer: Micros,
+    req: MoneyRequest<'_>,
+) -> Result<Option<LedgerEntry>, StoreError> {
+    let after: MoneyAfter = decide::change_money(&state.snap, req.change)?;
+    let available_after = after.balance_micros - state.snap.held;
+    let account = state.account.clone();
+    let account = account.as_str();
+    let write = MoneyWrite {
+        account_id: account.to_owned(),
+        key: req.key.as_str().to_owned(),
+        kind: req.kind.to_owned(),
+        request_hash: req.request_hash.to_owned(),
+        delta_micros: req.change.delta_micros(),
+        credited_micros: req.change.credited_micros(),
+        spent_micros: req.change.spent_micros(),
+        suspended_at: after.suspended_at,
+        guard_micros: req.guarded.then_some(buffer.0),
+        amount_after: after.balance_micros,
+        available_after: Some(available_after),
+        buffer_micros: buffer.0,
+        reference: req.reference.clone(),
+        now: state.snap.now,
+    };
+    let rows = tx.rows(&WRITE_MONEY, write.params()).await?;
+    let written = money_written(&rows)?;
+    let Some(entry_id) = written.entry_id else {
+        if written.claimed {
+            return Err(guard_refused(account, &write));
+        }
+        return Ok(None);
+    };
+    if written.balance_after != Some(after.balance_micros) {
+        return Err(StoreError::Corrupt(format!(
+            "account {account}: a money write left balance {:?}, decided {}",
+            written.balance_after, after.balance_micros
+        )));
+    }
+    if let Some(row) = rows.iter().find(|r| r.has("allowances")) {
+        state.fill_from(row)?;
+    }
+    state.snap.apply_money(&after);
+    emit_suspension(tx, account, after.suspension, &state.snap, entry_id).await?;
+    let record = IdemRecord {
+        operation: req.kind.to_owned(),
+        request_hash: req.request_hash.to_owned(),
+        entry_id: Some(entry_id),
+        job_id: None,
+    };
+    state.remember(req.key.as_str(), record);
+    let facts = EntryFacts {
+        pocket: MONEY,
+        delta: write.delta_micros,
+        kind: req.kind,
+        amount_after: after.balance_micros,
+        available_after: Some(available_after),
+        buffer: Some(buffer.0),
+        reference: req.reference,
+    };
+    Ok(Some(facts.entry(entry_id, account, state.snap.now)))
+}
+
+fn guard_refused(account: &str, write: &MoneyWrite) -> StoreError {
+    StoreError::Corrupt(format!(
+        "account {account}: the guarded money write refused a change of {} micros \
+         (buffer {:?}) that the decision allowed; nothing was written",
+        write.delta_micros, write.guard_micros
+    ))
+}
+
+/// The hash of a normalised request: canonical JSON (sorted keys, amounts in micros).
+pub fn request_hash(request: &serde_json::Value) -> String {
+    // serde_json's Map is ordered by key (no preserve_order feature), so this is canonical.
+    hex::encode(Sha256::digest(request.to_string().as_bytes()))
+}
+
+pub(crate) fn entry_from(row: &Row) -> Result<LedgerEntry, StoreError> {
+    Ok(LedgerEntry {
+        entry_id: row.int("entry_id")?,
+        account_id: row.text("account_id")?,
+        pocket: row.text("pocket")?,
+        delta: row.int("delta")?,
+        kind: row.text("kind")?,
+        amount_after: row.int("amount_after")?,
+        available_after: row.opt_int("available_after")?,
+        reference: row.opt_text("ref")?,
+        created_at: row.int("created_at")?,
+    })
+}
+
+pub(crate) async fn read_entry(tx: &mut Tx, entry_id: i64) -> Result<LedgerEntry, StoreError> {
+    let row = tx
+        .row(&READ_LEDGER_ENTRY, params! { entry_id: entry_id })
+        .await?;
+    entry_from(&row)
+}
