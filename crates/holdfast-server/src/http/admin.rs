@@ -28,7 +28,7 @@ pub async fn sweep(
     State(s): State<AppState>,
     BodyOrEmpty(Empty {}): BodyOrEmpty<Empty>,
 ) -> ApiResult<Json<PassBody>> {
-    let report = s.engine.store().sweep(MAX_PER_RUN).await?;
+    let report = s.engine.sweep(MAX_PER_RUN).await?;
     super::metrics::swept(report.processed);
     Ok(Json(report.into()))
 }
@@ -48,7 +48,7 @@ pub async fn reconcile(
     State(s): State<AppState>,
     BodyOrEmpty(Empty {}): BodyOrEmpty<Empty>,
 ) -> ApiResult<Json<PassBody>> {
-    let report = s.engine.store().reconcile(MAX_ACCOUNTS_PER_RUN).await?;
+    let report = s.engine.reconcile(MAX_ACCOUNTS_PER_RUN).await?;
     Ok(Json(report.into()))
 }
 
@@ -66,7 +66,7 @@ pub async fn reactivate(
     State(s): State<AppState>,
     BodyOrEmpty(Empty {}): BodyOrEmpty<Empty>,
 ) -> ApiResult<Json<PassBody>> {
-    let report = s.engine.store().reactivate(MAX_ACCOUNTS_PER_RUN).await?;
+    let report = s.engine.reactivate(MAX_ACCOUNTS_PER_RUN).await?;
     Ok(Json(report.into()))
 }
 
@@ -78,7 +78,7 @@ pub async fn reactivate(
     ),
     security(("bearer" = [])))]
 pub async fn audit(_: Auth<AdminRole>, State(s): State<AppState>) -> ApiResult<Json<AuditBody>> {
-    let violations = s.engine.store().audit().await?;
+    let violations = s.engine.audit().await?;
     Ok(Json(AuditBody {
         ok: violations.is_empty(),
         violations: violations.into_iter().map(Into::into).collect(),
@@ -92,7 +92,7 @@ pub async fn audit(_: Auth<AdminRole>, State(s): State<AppState>) -> ApiResult<J
         (status = 503, description = "The database does not answer", body = HealthBody),
     ))]
 pub async fn healthz(State(s): State<AppState>) -> (StatusCode, Json<HealthBody>) {
-    match s.engine.store().now().await {
+    match s.engine.now().await {
         Ok(_) => (
             StatusCode::OK,
             Json(HealthBody {

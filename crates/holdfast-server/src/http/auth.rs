@@ -9,7 +9,7 @@ use std::marker::PhantomData;
 use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
-use holdfast_store::key_hash;
+use holdfast::key_hash;
 use subtle::ConstantTimeEq;
 
 use super::AppState;
@@ -120,7 +120,7 @@ async fn role_of(parts: &Parts, state: &AppState) -> Result<Role, ApiError> {
     if state.env_key.matches(&hash) {
         return Ok(Role::Admin);
     }
-    let role = state.engine.store().role_of_key_hash(&hash).await?;
+    let role = state.engine.role_of_key_hash(&hash).await?;
     role.as_deref()
         .and_then(Role::parse)
         .ok_or(ApiError::Unauthorized)

@@ -5,8 +5,7 @@
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use holdfast_core::{IdError, MoneyError, Refusal};
-use holdfast_store::StoreError;
+use holdfast::{IdError, MoneyError, Refusal, StoreError};
 use serde::Serialize;
 use thiserror::Error;
 use utoipa::ToSchema;
@@ -25,7 +24,7 @@ pub enum ApiError {
     RouteNotFound,
     #[error("this route does not accept that method")]
     MethodNotAllowed,
-    /// A business refusal from the store: its own status and code.
+    /// A business refusal from the engine: its own status and code.
     #[error(transparent)]
     Refused(Refusal),
     /// The database cannot answer (down, pool exhausted, timed out, contention).

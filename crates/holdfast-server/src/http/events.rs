@@ -2,8 +2,8 @@
 
 use axum::Json;
 use axum::extract::State;
-use holdfast_core::ratecard::EVENT_TYPES;
-use holdfast_store::EventFilter;
+use holdfast::EventFilter;
+use holdfast::core::ratecard::EVENT_TYPES;
 
 use super::AppState;
 use super::accounts::account_id;
@@ -55,7 +55,7 @@ pub async fn list(
             .map(|a| a.to_string()),
         event_type: kind.as_deref().map(event_type).transpose()?,
     };
-    let page = s.engine.store().events(&filter).await?;
+    let page = s.engine.events(&filter).await?;
     Ok(Json(EventPage {
         events: page.items.into_iter().map(Into::into).collect(),
         next: page.next.map(|n| n.to_string()),

@@ -69,7 +69,7 @@ pub fn swept(n: u64) {
 }
 
 async fn set_gauges(s: &AppState) {
-    let stats = match s.engine.store().stats().await {
+    let stats = match s.engine.stats().await {
         Ok(stats) => stats,
         Err(e) => {
             tracing::warn!(error = %e, "metrics: database unavailable");

@@ -268,12 +268,11 @@ pub async fn start(
 /// With no key configured at all — none in the environment, none live in the database —
 /// creates an admin key and returns it (to be shown once). Otherwise `None`.
 pub async fn first_admin_key(engine: &Engine, env_key_set: bool) -> anyhow::Result<Option<String>> {
-    if env_key_set || engine.store().live_key_count().await? > 0 {
+    if env_key_set || engine.live_key_count().await? > 0 {
         return Ok(None);
     }
     let key = auth::new_key();
     engine
-        .store()
         .create_key(Role::Admin.as_str(), &key)
         .await
         .context("creating the first admin key")?;

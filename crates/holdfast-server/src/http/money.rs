@@ -3,8 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use holdfast_core::{IdempotencyKey, Micros};
-use holdfast_store::{CreditKind, MoneyResult, Usage};
+use holdfast::{CreditKind, IdempotencyKey, Micros, MoneyResult, Usage};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -113,7 +112,7 @@ pub async fn top_up(
         TopUpKind::TopUp => CreditKind::TopUp,
         TopUpKind::Bonus => CreditKind::Bonus,
     };
-    let r = s.engine.store().credit(&id, amount, kind, &key).await?;
+    let r = s.engine.credit(&id, amount, kind, &key).await?;
     Ok(answer(r))
 }
 
@@ -200,7 +199,7 @@ pub async fn refund(
         .map_err(|e| ApiError::invalid(format!("top_up_idempotency_key: {}", e.reason)))?;
     let key = IdempotencyKey::parse(&req.idempotency_key)?;
     let id = account_id(&id)?;
-    let r = s.engine.store().refund(&id, &top_up, amount, &key).await?;
+    let r = s.engine.refund(&id, &top_up, amount, &key).await?;
     Ok(answer(r))
 }
 
@@ -227,11 +226,7 @@ pub async fn ledger(
     let [limit, after] = query.take(["limit", "after"])?;
     let paging = Paging::parse(limit.as_deref(), after.as_deref())?;
     let id = account_id(&id)?;
-    let page = s
-        .engine
-        .store()
-        .ledger(&id, paging.after, paging.limit)
-        .await?;
+    let page = s.engine.ledger(&id, paging.after, paging.limit).await?;
     Ok(Json(LedgerPage {
         entries: page.items.into_iter().map(Into::into).collect(),
         next: page.next.map(|n| n.to_string()),
