@@ -7,11 +7,10 @@ use holdfast::{AccountId, PutAccount};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::AppState;
 use super::auth::{AdminRole, Auth, ServiceRole};
-use super::docs::AuthErrors;
-use super::error::{ApiError, ApiResult, ErrorBody};
+use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{Body, BodyOrEmpty, Empty, PathText};
+use super::state::AppState;
 use super::wire::{AccountBody, parse_time};
 
 /// The highest `max_concurrent_jobs` an account may set.

@@ -1,17 +1,19 @@
 //! Operations: run a pass now, audit the books, health, metrics, the OpenAPI document.
 
-use axum::Json;
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::http::header::CONTENT_TYPE;
-use axum::response::IntoResponse;
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use holdfast::schedules::{MAX_ACCOUNTS_PER_RUN, MAX_PER_RUN};
+use utoipa::openapi::OpenApi;
 
-use super::AppState;
 use super::auth::{AdminRole, Auth};
-use super::docs::AuthErrors;
-use super::error::{ApiResult, ErrorBody};
+use super::error::{ApiResult, AuthErrors, ErrorBody};
 use super::extract::{BodyOrEmpty, Empty};
+use super::state::AppState;
 use super::wire::{AuditBody, HealthBody, PassBody};
 
 /// Runs the sweeper now: expired leases and stale jobs release their holds.
@@ -122,6 +124,7 @@ pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
 /// This document. No key needed.
 #[utoipa::path(get, path = "/openapi.json", tag = "operations",
     responses((status = 200, description = "The OpenAPI 3.1 document of this API", content_type = "application/json", body = Object)))]
-pub async fn openapi() -> impl IntoResponse {
-    Json(super::docs::document())
+pub async fn openapi(Extension(doc): Extension<Arc<OpenApi>>) -> Response {
+    // The document the router was built with (see `super::router`).
+    Json(doc.as_ref()).into_response()
 }

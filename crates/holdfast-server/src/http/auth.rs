@@ -10,10 +10,10 @@ use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use holdfast::key_hash;
-use subtle::ConstantTimeEq;
 
-use super::AppState;
 use super::error::ApiError;
+use super::state::AppState;
+pub use super::state::EnvKey;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -80,30 +80,6 @@ impl Policy for AdminRole {
 pub struct Auth<P: Policy> {
     pub role: Role,
     _policy: PhantomData<P>,
-}
-
-/// The admin key given in the environment, kept as its hash.
-#[derive(Clone, Default)]
-pub struct EnvKey {
-    hash: Option<String>,
-}
-
-impl EnvKey {
-    pub fn new(key: Option<&str>) -> EnvKey {
-        EnvKey {
-            hash: key.filter(|k| !k.is_empty()).map(key_hash),
-        }
-    }
-
-    pub fn is_set(&self) -> bool {
-        self.hash.is_some()
-    }
-
-    fn matches(&self, hash: &str) -> bool {
-        self.hash
-            .as_deref()
-            .is_some_and(|h| bool::from(h.as_bytes().ct_eq(hash.as_bytes())))
-    }
 }
 
 fn bearer(parts: &Parts) -> Option<&str> {

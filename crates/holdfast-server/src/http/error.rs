@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use holdfast::{IdError, MoneyError, Refusal, StoreError};
 use serde::Serialize;
 use thiserror::Error;
-use utoipa::ToSchema;
+use utoipa::{IntoResponses, ToSchema};
 
 #[derive(Debug, Error)]
 pub enum ApiError {
@@ -47,6 +47,25 @@ pub struct ErrorDetail {
     pub code: String,
     /// Human text; may change between versions.
     pub message: String,
+}
+
+/// The errors any keyed endpoint can answer, for the handlers' documentation (never built).
+#[derive(IntoResponses)]
+#[allow(dead_code)]
+pub enum AuthErrors {
+    /// `unauthorized`: no key, or not a live key.
+    #[response(status = 401)]
+    Unauthorized(ErrorBody),
+    /// `forbidden`: the key's role may not call this; or `account_blocked` /
+    /// `account_suspended` where a submit is refused.
+    #[response(status = 403)]
+    Forbidden(ErrorBody),
+    /// `payload_too_large`: the body is over 64 KiB.
+    #[response(status = 413)]
+    PayloadTooLarge(ErrorBody),
+    /// `database_unavailable`: the database did not answer in time.
+    #[response(status = 503)]
+    Unavailable(ErrorBody),
 }
 
 impl ApiError {

@@ -5,12 +5,11 @@ use axum::extract::State;
 use holdfast::EventFilter;
 use holdfast::core::ratecard::EVENT_TYPES;
 
-use super::AppState;
 use super::accounts::account_id;
 use super::auth::{Auth, ServiceRole};
-use super::docs::AuthErrors;
-use super::error::{ApiError, ApiResult, ErrorBody};
+use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{Paging, QueryPairs};
+use super::state::AppState;
 use super::wire::EventPage;
 
 fn event_type(text: &str) -> Result<String, ApiError> {

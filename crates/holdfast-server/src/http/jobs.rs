@@ -7,12 +7,11 @@ use holdfast::{CancelOutcome, IdempotencyKey, JobId, Submit};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::AppState;
 use super::accounts::account_id;
 use super::auth::{AnyRole, Auth, ServiceRole};
-use super::docs::AuthErrors;
-use super::error::{ApiError, ApiResult, ErrorBody};
+use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{Body, BodyOrEmpty, Empty, PathText};
+use super::state::AppState;
 use super::wire::JobBody;
 
 #[derive(Debug, Deserialize, ToSchema)]

@@ -7,12 +7,11 @@ use holdfast::{CreditKind, IdempotencyKey, Micros, MoneyResult, Usage};
 use serde::{Deserialize, Deserializer};
 use utoipa::ToSchema;
 
-use super::AppState;
 use super::accounts::account_id;
 use super::auth::{Auth, ServiceRole};
-use super::docs::AuthErrors;
-use super::error::{ApiError, ApiResult, ErrorBody};
+use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{Body, Paging, PathText, QueryPairs};
+use super::state::AppState;
 use super::wire::{LedgerPage, MoneyResultBody};
 
 /// Longest `job_ref` a debit may carry.

@@ -11,12 +11,11 @@ use serde::Deserialize;
 use tokio::time::Instant;
 use utoipa::ToSchema;
 
-use super::AppState;
 use super::auth::{Auth, WorkerRole};
-use super::docs::AuthErrors;
-use super::error::{ApiError, ApiResult, ErrorBody};
+use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{Body, PathText};
 use super::jobs::job_id;
+use super::state::AppState;
 use super::wire::{Amount, HeartbeatBody, JobBody, LeaseBody};
 
 /// The longest a lease request may wait for work.
