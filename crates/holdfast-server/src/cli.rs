@@ -4,7 +4,7 @@
 //!
 //! Errors are one line on stderr and a non-zero exit: a refusal or bad input starts with
 //! its stable code (`holdfast: insufficient_funds: not enough money: …`). Must never:
-//! write a balance itself — every change goes through the store's operations.
+//! write a balance itself — every change goes through the engine's operations.
 
 mod fmt;
 mod lists;

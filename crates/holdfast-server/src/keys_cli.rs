@@ -36,12 +36,11 @@ pub enum KeyCommand {
 
 pub async fn run(args: KeyArgs) -> anyhow::Result<ExitCode> {
     let engine = args.db.engine().await?;
-    let store = engine.store();
     match args.command {
         KeyCommand::Create { role } => {
             let role = Role::parse(&role).context("role must be service, worker or admin")?;
             let key = new_key();
-            let id = store.create_key(role.as_str(), &key).await?;
+            let id = engine.create_key(role.as_str(), &key).await?;
             eprintln!(
                 "created {} key {id} (shown once; only its hash is stored):",
                 role.as_str()
@@ -54,7 +53,7 @@ pub async fn run(args: KeyArgs) -> anyhow::Result<ExitCode> {
                 "{:<40} {:<8} {:<28} revoked_at",
                 "key_id", "role", "created_at"
             );
-            for k in store.list_keys().await? {
+            for k in engine.list_keys().await? {
                 let revoked = k.revoked_at.map_or_else(|| "-".to_owned(), rfc3339);
                 println!(
                     "{:<40} {:<8} {:<28} {revoked}",
@@ -66,7 +65,7 @@ pub async fn run(args: KeyArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         KeyCommand::Revoke { id } => {
-            if store.revoke_key(&id).await? {
+            if engine.revoke_key(&id).await? {
                 println!("revoked {id}");
                 Ok(ExitCode::SUCCESS)
             } else {

@@ -1,12 +1,25 @@
 //! The engine: a store with its rate card, plus the wake-ups long-polling workers wait on.
+//!
+//! [`Engine`] is the one public API of the library: the HTTP API and the operator CLI call
+//! its methods and nothing below it. Each operation is a thin delegation to the store,
+//! except that debits are batched and a submit wakes a worker. The methods live in one
+//! file per aggregate: `accounts` (put, read, activity, block), `money` (credit, debit,
+//! refund, ledger), `jobs` (submit, read, list, cancel; lease, heartbeat, complete,
+//! fail), `events` (the outbox, webhook deliveries), `ops` (passes, audit, clock, stats)
+//! and `keys` (API keys).
+
+mod accounts;
+mod events;
+mod jobs;
+mod keys;
+mod money;
+mod ops;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use holdfast_core::{AccountId, IdempotencyKey, RateCard};
-use holdfast_store::{
-    DebitRequest, MoneyResult, PoolOptions, Store, StoreError, Submit, Submitted, Usage,
-};
+use holdfast_core::RateCard;
+use holdfast_store::{PoolOptions, Store, StoreError};
 
 use crate::batch::{BatchOptions, DebitBatcher};
 use tokio::sync::Notify;
@@ -26,6 +39,7 @@ impl Engine {
         Self::open_with(url, card, &PoolOptions::default()).await
     }
 
+    /// [`Engine::open`] with the connection pool's options.
     pub async fn open_with(
         url: &str,
         card: RateCard,
@@ -34,6 +48,7 @@ impl Engine {
         Ok(Engine::new(Store::open(url, card, opts).await?))
     }
 
+    /// The engine over a store that is already open.
     pub fn new(store: Store) -> Engine {
         Engine {
             store,
@@ -48,10 +63,14 @@ impl Engine {
         self
     }
 
+    /// The low-level escape hatch: the store beneath the engine, for tests, the bench and
+    /// the webhook dispatcher. Applications (the HTTP API, the CLI) use the engine's own
+    /// methods, which are the library's API; the store's may change with its internals.
     pub fn store(&self) -> &Store {
         &self.store
     }
 
+    /// The rate card in force.
     pub fn card(&self) -> &RateCard {
         self.store.card()
     }
@@ -60,27 +79,5 @@ impl Engine {
     pub fn lane_notify(&self, lane: &str) -> Arc<Notify> {
         let mut lanes = self.lanes.lock().unwrap_or_else(|e| e.into_inner());
         lanes.entry(lane.to_owned()).or_default().clone()
-    }
-
-    /// Submits a job and wakes a worker waiting on its lane.
-    pub async fn submit(&self, req: &Submit) -> Result<Submitted, StoreError> {
-        let submitted = self.store.submit(req).await?;
-        if !submitted.replay {
-            self.lane_notify(&submitted.job.lane).notify_one();
-        }
-        Ok(submitted)
-    }
-
-    /// A metered debit, group-committed with the debits that arrive while one is in
-    /// flight (one transaction for all of them; see [`crate::batch`]).
-    pub async fn debit(
-        &self,
-        account: &AccountId,
-        usage: &Usage,
-        key: &IdempotencyKey,
-        job_ref: Option<&str>,
-    ) -> Result<MoneyResult, StoreError> {
-        let req = DebitRequest::new(usage, key, job_ref);
-        self.debits.debit(&self.store, account, req).await
     }
 }

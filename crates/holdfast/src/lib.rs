@@ -1,14 +1,16 @@
 //! holdfast: charge exactly once for asynchronous paid work.
 //!
-//! The engine over a [`Store`]: opening a deployment (database + rate card), the public
-//! library API, and the scheduled passes (sweeper, notices) that `serve` runs.
+//! The engine over a store: opening a deployment (database + rate card), the public
+//! library API ([`Engine`]'s methods), and the scheduled passes (sweeper, notices) that
+//! `serve` runs. Everything a caller of the engine needs is named here, at the crate root:
+//! the domain types of `holdfast-core` and the engine's requests and results.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), holdfast::StoreError> {
 //! use holdfast::{Engine, RateCard};
 //! let engine = Engine::open("sqlite://holdfast.db", RateCard::builtin()).await?;
 //! let account = holdfast::AccountId::parse("user-1").unwrap();
-//! let view = engine.store().get_account(&account).await;
+//! let view = engine.get_account(&account).await;
 //! # Ok(()) }
 //! ```
 
@@ -20,6 +22,23 @@ pub mod webhooks;
 
 pub use engine::Engine;
 pub use holdfast_core::{self as core, *};
-pub use holdfast_store::{self as store, *};
-// Both crates have a `money` module: the library's is the core's.
-pub use holdfast_core::money;
+
+/// The store beneath the engine (schema, statements, units of work): the low-level escape
+/// hatch, with [`Engine::store`], for tests and the bench. Applications use [`Engine`].
+pub use holdfast_store as store;
+
+// The engine's requests and results.
+/// Largest page a listing returns (`limit` is clamped to 1 ..= this).
+pub use holdfast_store::accounts::MAX_PAGE;
+/// How many jobs one chunk of a pass takes.
+pub use holdfast_store::passes::CHUNK as PASS_CHUNK;
+pub use holdfast_store::stats::{LaneCount, Stats};
+pub use holdfast_store::webhooks::DeadDelivery;
+pub use holdfast_store::{
+    AccountView, AllowanceView, ApiKey, CancelOutcome, CreditKind, Event, EventFilter, Heartbeat,
+    Job, JobFilter, Lease, LedgerEntry, MoneyResult, Page, PassReport, PutAccount, StoreError,
+    Submit, Submitted, Usage, Violation, key_hash,
+};
+
+// Opening a store by hand, and a debit as the batcher hands it to the store.
+pub use holdfast_store::{DebitRequest, PoolOptions, Store};

@@ -29,28 +29,28 @@ pub fn spawn(engine: &Engine, shutdown: watch::Receiver<bool>) -> Vec<JoinHandle
             "sweep",
             s.sweep_every_seconds,
             shutdown.clone(),
-            |e| async move { e.store().sweep(MAX_PER_RUN).await },
+            |e| async move { e.sweep(MAX_PER_RUN).await },
         ),
         spawn_pass(
             engine.clone(),
             "notices",
             s.notices_every_seconds,
             shutdown.clone(),
-            |e| async move { e.store().notices(MAX_PER_RUN).await },
+            |e| async move { e.notices(MAX_PER_RUN).await },
         ),
         spawn_pass(
             engine.clone(),
             "reconcile",
             s.reconcile_every_seconds,
             shutdown.clone(),
-            |e| async move { e.store().reconcile(MAX_ACCOUNTS_PER_RUN).await },
+            |e| async move { e.reconcile(MAX_ACCOUNTS_PER_RUN).await },
         ),
         spawn_pass(
             engine.clone(),
             "reactivate",
             s.reactivate_every_seconds,
             shutdown.clone(),
-            |e| async move { e.store().reactivate(MAX_ACCOUNTS_PER_RUN).await },
+            |e| async move { e.reactivate(MAX_ACCOUNTS_PER_RUN).await },
         ),
     ];
     if !engine.card().webhooks.is_empty() {
@@ -83,8 +83,7 @@ fn spawn_pass<F, Fut>(
 ) -> JoinHandle<()>
 where
     F: Fn(Engine) -> Fut + Send + 'static,
-    Fut: std::future::Future<Output = Result<holdfast_store::PassReport, holdfast_store::StoreError>>
-        + Send,
+    Fut: std::future::Future<Output = Result<crate::PassReport, crate::StoreError>> + Send,
 {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs_f64(every_seconds));
@@ -111,10 +110,7 @@ where
 }
 
 /// Per-pass metrics: when it last ran, the items it processed, the runs that failed.
-fn record_metrics(
-    name: &'static str,
-    result: &Result<holdfast_store::PassReport, holdfast_store::StoreError>,
-) {
+fn record_metrics(name: &'static str, result: &Result<crate::PassReport, crate::StoreError>) {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());

@@ -3,9 +3,7 @@
 
 use std::process::ExitCode;
 
-use holdfast::core::MONEY;
-use holdfast::core::decide::PocketAmount;
-use holdfast::{AccountView, Event, Job, LedgerEntry, Micros, MoneyResult};
+use holdfast::{AccountView, Event, Job, LedgerEntry, MONEY, Micros, MoneyResult, PocketAmount};
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 use time::format_description::FormatItem;

@@ -3,8 +3,7 @@
 
 use std::process::ExitCode;
 
-use holdfast::core::decide::JobStatus;
-use holdfast::{EventFilter, JobFilter};
+use holdfast::{EventFilter, JobFilter, JobStatus};
 use serde_json::{Value, json};
 
 use super::Opts;
@@ -67,7 +66,7 @@ pub struct EventsArgs {
 pub async fn ledger(a: LedgerArgs) -> anyhow::Result<ExitCode> {
     let id = parse::account(&a.id)?;
     let engine = a.opts.db.engine().await?;
-    let page = engine.store().ledger(&id, a.after, a.limit).await.coded()?;
+    let page = engine.ledger(&id, a.after, a.limit).await.coded()?;
     let entries: Vec<Value> = page.items.iter().map(fmt::entry_json).collect();
     let json = json!({ "entries": entries, "next": page.next });
     emit(&a.opts, json, || {
@@ -120,7 +119,7 @@ pub async fn jobs(a: JobsArgs) -> anyhow::Result<ExitCode> {
         limit: a.limit,
     };
     let engine = a.opts.db.engine().await?;
-    let jobs = engine.store().list_jobs(&filter).await.coded()?;
+    let jobs = engine.list_jobs(&filter).await.coded()?;
     let list: Vec<Value> = jobs.iter().map(fmt::job_json).collect();
     emit(&a.opts, json!({ "jobs": list }), || {
         let rows: Vec<Vec<String>> = jobs
@@ -161,7 +160,7 @@ pub async fn events(a: EventsArgs) -> anyhow::Result<ExitCode> {
         event_type: a.event_type,
     };
     let engine = a.opts.db.engine().await?;
-    let page = engine.store().events(&filter).await.coded()?;
+    let page = engine.events(&filter).await.coded()?;
     let list: Vec<Value> = page.items.iter().map(fmt::event_json).collect();
     emit(
         &a.opts,
@@ -190,7 +189,6 @@ pub async fn events(a: EventsArgs) -> anyhow::Result<ExitCode> {
 async fn dead_deliveries(a: EventsArgs) -> anyhow::Result<ExitCode> {
     let engine = a.opts.db.engine().await?;
     let page = engine
-        .store()
         .dead_deliveries(a.endpoint.as_deref(), a.after, a.limit)
         .await
         .coded()?;

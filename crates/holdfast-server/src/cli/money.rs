@@ -105,7 +105,7 @@ pub async fn account(command: AccountCommand, opts: &Opts) -> anyhow::Result<Exi
                 max_concurrent_jobs,
             };
             let engine = opts.db.engine().await?;
-            let (view, created) = engine.store().put_account(&id, &req).await.coded()?;
+            let (view, created) = engine.put_account(&id, &req).await.coded()?;
             let verb = if created { "created" } else { "updated" };
             let json = json!({ "created": created, "account": fmt::account_json(&view) });
             emit(opts, json, || {
@@ -114,14 +114,7 @@ pub async fn account(command: AccountCommand, opts: &Opts) -> anyhow::Result<Exi
         }
         AccountCommand::Show { id } => {
             let id = parse::account(&id)?;
-            let view = opts
-                .db
-                .engine()
-                .await?
-                .store()
-                .get_account(&id)
-                .await
-                .coded()?;
+            let view = opts.db.engine().await?.get_account(&id).await.coded()?;
             emit(opts, fmt::account_json(&view), || account_text(&view))
         }
         AccountCommand::Block { id } => set_blocked(&id, true, opts).await,
@@ -132,7 +125,7 @@ pub async fn account(command: AccountCommand, opts: &Opts) -> anyhow::Result<Exi
 async fn set_blocked(id: &str, blocked: bool, opts: &Opts) -> anyhow::Result<ExitCode> {
     let id = parse::account(id)?;
     let engine = opts.db.engine().await?;
-    let view = engine.store().set_blocked(&id, blocked).await.coded()?;
+    let view = engine.set_blocked(&id, blocked).await.coded()?;
     emit(opts, fmt::account_json(&view), || account_text(&view))
 }
 
@@ -146,11 +139,7 @@ pub async fn top_up(a: TopUpArgs) -> anyhow::Result<ExitCode> {
         CreditKind::TopUp
     };
     let engine = a.opts.db.engine().await?;
-    let r = engine
-        .store()
-        .credit(&id, amount, kind, &key)
-        .await
-        .coded()?;
+    let r = engine.credit(&id, amount, kind, &key).await.coded()?;
     emit(&a.opts, fmt::money_result_json(&r), || result_text(&r))
 }
 
@@ -167,7 +156,6 @@ pub async fn debit(a: DebitArgs) -> anyhow::Result<ExitCode> {
     let key = parse::key("--key", &a.key)?;
     let engine = a.opts.db.engine().await?;
     let r = engine
-        .store()
         .debit(&id, &usage, &key, a.job_ref.as_deref())
         .await
         .coded()?;
@@ -181,7 +169,6 @@ pub async fn refund(a: RefundArgs) -> anyhow::Result<ExitCode> {
     let key = parse::key("--key", &a.key)?;
     let engine = a.opts.db.engine().await?;
     let r = engine
-        .store()
         .refund(&id, &top_up_key, amount, &key)
         .await
         .coded()?;

@@ -7,8 +7,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use holdfast::store::passes::CHUNK;
-use holdfast::{PassReport, Store, StoreError};
+use holdfast::{PASS_CHUNK, PassReport, StoreError};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
@@ -61,8 +60,8 @@ impl Progress {
     }
 }
 
-/// Runs `pass` in chunks of [`CHUNK`] until a chunk finds less than a full load or `max`
-/// jobs are done.
+/// Runs `pass` in chunks of [`PASS_CHUNK`] until a chunk finds less than a full load or
+/// `max` jobs are done.
 async fn in_chunks<'s, F, Fut>(name: &'static str, max: u64, pass: F) -> anyhow::Result<u64>
 where
     F: Fn(u64) -> Fut,
@@ -71,7 +70,7 @@ where
     let progress = Progress::start(name, "running");
     let mut total = 0;
     while total < max {
-        let chunk = (max - total).min(CHUNK as u64);
+        let chunk = (max - total).min(PASS_CHUNK as u64);
         let done = match pass(chunk).await.coded() {
             Ok(r) => r.processed,
             Err(e) => {
@@ -93,8 +92,7 @@ where
 
 pub async fn sweep(a: PassArgs) -> anyhow::Result<ExitCode> {
     let engine = a.opts.db.engine().await?;
-    let store: &Store = engine.store();
-    let n = in_chunks("sweep", a.max, |chunk| store.sweep(chunk)).await?;
+    let n = in_chunks("sweep", a.max, |chunk| engine.sweep(chunk)).await?;
     emit(&a.opts, json!({ "processed": n }), || {
         format!("sweep: {n} job(s) expired, their holds released")
     })
@@ -102,8 +100,7 @@ pub async fn sweep(a: PassArgs) -> anyhow::Result<ExitCode> {
 
 pub async fn notices(a: PassArgs) -> anyhow::Result<ExitCode> {
     let engine = a.opts.db.engine().await?;
-    let store: &Store = engine.store();
-    let n = in_chunks("notices", a.max, |chunk| store.notices(chunk)).await?;
+    let n = in_chunks("notices", a.max, |chunk| engine.notices(chunk)).await?;
     emit(&a.opts, json!({ "processed": n }), || {
         format!("notices: {n} job.waiting event(s) emitted")
     })
@@ -123,7 +120,7 @@ pub struct AccountPassArgs {
 pub async fn reconcile(a: AccountPassArgs) -> anyhow::Result<ExitCode> {
     let engine = a.opts.db.engine().await?;
     let progress = Progress::start("reconcile", "checking pockets against the ledger");
-    let r = engine.store().reconcile(a.max).await.coded();
+    let r = engine.reconcile(a.max).await.coded();
     progress.finish();
     let r = r?;
     let json = json!({ "processed": r.processed, "adjusted": r.adjusted, "drifted": r.drifted });
@@ -139,7 +136,7 @@ pub async fn reconcile(a: AccountPassArgs) -> anyhow::Result<ExitCode> {
 pub async fn reactivate(a: AccountPassArgs) -> anyhow::Result<ExitCode> {
     let engine = a.opts.db.engine().await?;
     let progress = Progress::start("reactivate", "refilling idle accounts");
-    let r = engine.store().reactivate(a.max).await.coded();
+    let r = engine.reactivate(a.max).await.coded();
     progress.finish();
     let n = r?.processed;
     emit(&a.opts, json!({ "processed": n }), || {
@@ -161,11 +158,7 @@ pub struct RedeliverArgs {
 /// Queues a dead (or delivered) webhook delivery again with fresh attempts.
 pub async fn redeliver(a: RedeliverArgs) -> anyhow::Result<ExitCode> {
     let engine = a.opts.db.engine().await?;
-    let queued = engine
-        .store()
-        .redeliver(a.event_id, &a.endpoint)
-        .await
-        .coded()?;
+    let queued = engine.redeliver(a.event_id, &a.endpoint).await.coded()?;
     if !queued {
         anyhow::bail!(
             "delivery_not_found: no dead or delivered delivery of event {} to {}",
@@ -189,7 +182,7 @@ pub async fn redeliver(a: RedeliverArgs) -> anyhow::Result<ExitCode> {
 pub async fn audit(opts: &Opts) -> anyhow::Result<ExitCode> {
     let engine = opts.db.engine().await?;
     let progress = Progress::start("audit", "checking invariants 1-8");
-    let violations = engine.store().audit().await.coded();
+    let violations = engine.audit().await.coded();
     progress.finish();
     let violations = violations?;
     let json = json!({ "ok": violations.is_empty(), "violations": violations });

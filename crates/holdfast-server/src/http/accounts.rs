@@ -3,16 +3,14 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use holdfast_core::AccountId;
-use holdfast_store::PutAccount;
+use holdfast::{AccountId, PutAccount};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::AppState;
 use super::auth::{AdminRole, Auth, ServiceRole};
-use super::docs::AuthErrors;
-use super::error::{ApiError, ApiResult, ErrorBody};
+use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{Body, BodyOrEmpty, Empty, PathText};
+use super::state::AppState;
 use super::wire::{AccountBody, parse_time};
 
 /// The highest `max_concurrent_jobs` an account may set.
@@ -75,7 +73,7 @@ pub async fn put_account(
 ) -> ApiResult<(StatusCode, Json<AccountBody>)> {
     let id = account_id(&id)?;
     let req = put_request(req)?;
-    let (view, created) = s.engine.store().put_account(&id, &req).await?;
+    let (view, created) = s.engine.put_account(&id, &req).await?;
     let status = if created {
         StatusCode::CREATED
     } else {
@@ -100,7 +98,7 @@ pub async fn get_account(
     PathText(id): PathText,
 ) -> ApiResult<Json<AccountBody>> {
     let id = account_id(&id)?;
-    Ok(Json(s.engine.store().get_account(&id).await?.into()))
+    Ok(Json(s.engine.get_account(&id).await?.into()))
 }
 
 /// Records activity and refills allowances whose window has passed.
@@ -121,12 +119,12 @@ pub async fn activity(
     BodyOrEmpty(Empty {}): BodyOrEmpty<Empty>,
 ) -> ApiResult<Json<AccountBody>> {
     let id = account_id(&id)?;
-    Ok(Json(s.engine.store().activity(&id).await?.into()))
+    Ok(Json(s.engine.activity(&id).await?.into()))
 }
 
 async fn set_blocked(s: &AppState, id: &str, blocked: bool) -> ApiResult<Json<AccountBody>> {
     let id = account_id(id)?;
-    let view = s.engine.store().set_blocked(&id, blocked).await?;
+    let view = s.engine.set_blocked(&id, blocked).await?;
     Ok(Json(view.into()))
 }
 

@@ -1,17 +1,19 @@
 //! Operations: run a pass now, audit the books, health, metrics, the OpenAPI document.
 
-use axum::Json;
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::http::header::CONTENT_TYPE;
-use axum::response::IntoResponse;
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use holdfast::schedules::{MAX_ACCOUNTS_PER_RUN, MAX_PER_RUN};
+use utoipa::openapi::OpenApi;
 
-use super::AppState;
 use super::auth::{AdminRole, Auth};
-use super::docs::AuthErrors;
-use super::error::{ApiResult, ErrorBody};
+use super::error::{ApiResult, AuthErrors, ErrorBody};
 use super::extract::{BodyOrEmpty, Empty};
+use super::state::AppState;
 use super::wire::{AuditBody, HealthBody, PassBody};
 
 /// Runs the sweeper now: expired leases and stale jobs release their holds.
@@ -28,7 +30,7 @@ pub async fn sweep(
     State(s): State<AppState>,
     BodyOrEmpty(Empty {}): BodyOrEmpty<Empty>,
 ) -> ApiResult<Json<PassBody>> {
-    let report = s.engine.store().sweep(MAX_PER_RUN).await?;
+    let report = s.engine.sweep(MAX_PER_RUN).await?;
     super::metrics::swept(report.processed);
     Ok(Json(report.into()))
 }
@@ -48,7 +50,7 @@ pub async fn reconcile(
     State(s): State<AppState>,
     BodyOrEmpty(Empty {}): BodyOrEmpty<Empty>,
 ) -> ApiResult<Json<PassBody>> {
-    let report = s.engine.store().reconcile(MAX_ACCOUNTS_PER_RUN).await?;
+    let report = s.engine.reconcile(MAX_ACCOUNTS_PER_RUN).await?;
     Ok(Json(report.into()))
 }
 
@@ -66,7 +68,7 @@ pub async fn reactivate(
     State(s): State<AppState>,
     BodyOrEmpty(Empty {}): BodyOrEmpty<Empty>,
 ) -> ApiResult<Json<PassBody>> {
-    let report = s.engine.store().reactivate(MAX_ACCOUNTS_PER_RUN).await?;
+    let report = s.engine.reactivate(MAX_ACCOUNTS_PER_RUN).await?;
     Ok(Json(report.into()))
 }
 
@@ -78,7 +80,7 @@ pub async fn reactivate(
     ),
     security(("bearer" = [])))]
 pub async fn audit(_: Auth<AdminRole>, State(s): State<AppState>) -> ApiResult<Json<AuditBody>> {
-    let violations = s.engine.store().audit().await?;
+    let violations = s.engine.audit().await?;
     Ok(Json(AuditBody {
         ok: violations.is_empty(),
         violations: violations.into_iter().map(Into::into).collect(),
@@ -92,7 +94,7 @@ pub async fn audit(_: Auth<AdminRole>, State(s): State<AppState>) -> ApiResult<J
         (status = 503, description = "The database does not answer", body = HealthBody),
     ))]
 pub async fn healthz(State(s): State<AppState>) -> (StatusCode, Json<HealthBody>) {
-    match s.engine.store().now().await {
+    match s.engine.now().await {
         Ok(_) => (
             StatusCode::OK,
             Json(HealthBody {
@@ -122,6 +124,7 @@ pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
 /// This document. No key needed.
 #[utoipa::path(get, path = "/openapi.json", tag = "operations",
     responses((status = 200, description = "The OpenAPI 3.1 document of this API", content_type = "application/json", body = Object)))]
-pub async fn openapi() -> impl IntoResponse {
-    Json(super::docs::document())
+pub async fn openapi(Extension(doc): Extension<Arc<OpenApi>>) -> Response {
+    // The document the router was built with (see `super::router`).
+    Json(doc.as_ref()).into_response()
 }

@@ -9,11 +9,11 @@ use std::marker::PhantomData;
 use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
-use holdfast_store::key_hash;
-use subtle::ConstantTimeEq;
+use holdfast::key_hash;
 
-use super::AppState;
 use super::error::ApiError;
+use super::state::AppState;
+pub use super::state::EnvKey;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -82,30 +82,6 @@ pub struct Auth<P: Policy> {
     _policy: PhantomData<P>,
 }
 
-/// The admin key given in the environment, kept as its hash.
-#[derive(Clone, Default)]
-pub struct EnvKey {
-    hash: Option<String>,
-}
-
-impl EnvKey {
-    pub fn new(key: Option<&str>) -> EnvKey {
-        EnvKey {
-            hash: key.filter(|k| !k.is_empty()).map(key_hash),
-        }
-    }
-
-    pub fn is_set(&self) -> bool {
-        self.hash.is_some()
-    }
-
-    fn matches(&self, hash: &str) -> bool {
-        self.hash
-            .as_deref()
-            .is_some_and(|h| bool::from(h.as_bytes().ct_eq(hash.as_bytes())))
-    }
-}
-
 fn bearer(parts: &Parts) -> Option<&str> {
     let value = parts.headers.get(AUTHORIZATION)?.to_str().ok()?;
     let (scheme, key) = value.split_once(' ')?;
@@ -120,7 +96,7 @@ async fn role_of(parts: &Parts, state: &AppState) -> Result<Role, ApiError> {
     if state.env_key.matches(&hash) {
         return Ok(Role::Admin);
     }
-    let role = state.engine.store().role_of_key_hash(&hash).await?;
+    let role = state.engine.role_of_key_hash(&hash).await?;
     role.as_deref()
         .and_then(Role::parse)
         .ok_or(ApiError::Unauthorized)

@@ -5,11 +5,10 @@
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use holdfast_core::{IdError, MoneyError, Refusal};
-use holdfast_store::StoreError;
+use holdfast::{IdError, MoneyError, Refusal, StoreError};
 use serde::Serialize;
 use thiserror::Error;
-use utoipa::ToSchema;
+use utoipa::{IntoResponses, ToSchema};
 
 #[derive(Debug, Error)]
 pub enum ApiError {
@@ -25,7 +24,7 @@ pub enum ApiError {
     RouteNotFound,
     #[error("this route does not accept that method")]
     MethodNotAllowed,
-    /// A business refusal from the store: its own status and code.
+    /// A business refusal from the engine: its own status and code.
     #[error(transparent)]
     Refused(Refusal),
     /// The database cannot answer (down, pool exhausted, timed out, contention).
@@ -48,6 +47,25 @@ pub struct ErrorDetail {
     pub code: String,
     /// Human text; may change between versions.
     pub message: String,
+}
+
+/// The errors any keyed endpoint can answer, for the handlers' documentation (never built).
+#[derive(IntoResponses)]
+#[allow(dead_code)]
+pub enum AuthErrors {
+    /// `unauthorized`: no key, or not a live key.
+    #[response(status = 401)]
+    Unauthorized(ErrorBody),
+    /// `forbidden`: the key's role may not call this; or `account_blocked` /
+    /// `account_suspended` where a submit is refused.
+    #[response(status = 403)]
+    Forbidden(ErrorBody),
+    /// `payload_too_large`: the body is over 64 KiB.
+    #[response(status = 413)]
+    PayloadTooLarge(ErrorBody),
+    /// `database_unavailable`: the database did not answer in time.
+    #[response(status = 503)]
+    Unavailable(ErrorBody),
 }
 
 impl ApiError {

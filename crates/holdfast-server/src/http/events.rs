@@ -2,15 +2,14 @@
 
 use axum::Json;
 use axum::extract::State;
-use holdfast_core::ratecard::EVENT_TYPES;
-use holdfast_store::EventFilter;
+use holdfast::EventFilter;
+use holdfast::core::ratecard::EVENT_TYPES;
 
-use super::AppState;
 use super::accounts::account_id;
 use super::auth::{Auth, ServiceRole};
-use super::docs::AuthErrors;
-use super::error::{ApiError, ApiResult, ErrorBody};
+use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{Paging, QueryPairs};
+use super::state::AppState;
 use super::wire::EventPage;
 
 fn event_type(text: &str) -> Result<String, ApiError> {
@@ -55,7 +54,7 @@ pub async fn list(
             .map(|a| a.to_string()),
         event_type: kind.as_deref().map(event_type).transpose()?,
     };
-    let page = s.engine.store().events(&filter).await?;
+    let page = s.engine.events(&filter).await?;
     Ok(Json(EventPage {
         events: page.items.into_iter().map(Into::into).collect(),
         next: page.next.map(|n| n.to_string()),

@@ -11,7 +11,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
-use holdfast_store::accounts::MAX_PAGE;
+use holdfast::MAX_PAGE;
 use serde::de::DeserializeOwned;
 
 use super::error::ApiError;

@@ -3,17 +3,15 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use holdfast_core::{IdempotencyKey, JobId};
-use holdfast_store::{CancelOutcome, Submit};
+use holdfast::{CancelOutcome, IdempotencyKey, JobId, Submit};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::AppState;
 use super::accounts::account_id;
 use super::auth::{AnyRole, Auth, ServiceRole};
-use super::docs::AuthErrors;
-use super::error::{ApiError, ApiResult, ErrorBody};
+use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{Body, BodyOrEmpty, Empty, PathText};
+use super::state::AppState;
 use super::wire::JobBody;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -84,7 +82,7 @@ pub async fn get_job(
     PathText(id): PathText,
 ) -> ApiResult<Json<JobBody>> {
     let id = job_id(&id)?;
-    Ok(Json(s.engine.store().get_job(&id).await?.into()))
+    Ok(Json(s.engine.get_job(&id).await?.into()))
 }
 
 /// Cancels a queued job (200), or asks a running cooperative one to stop (202).
@@ -107,7 +105,7 @@ pub async fn cancel(
     BodyOrEmpty(Empty {}): BodyOrEmpty<Empty>,
 ) -> ApiResult<(StatusCode, Json<JobBody>)> {
     let id = job_id(&id)?;
-    let (job, outcome) = s.engine.store().cancel(&id).await?;
+    let (job, outcome) = s.engine.cancel(&id).await?;
     let status = match outcome {
         CancelOutcome::Canceled => StatusCode::OK,
         CancelOutcome::Requested => StatusCode::ACCEPTED,

@@ -10,7 +10,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 
-use super::AppState;
+use super::state::AppState;
 
 const LATENCY_BUCKETS: &[f64] = &[
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
@@ -69,7 +69,7 @@ pub fn swept(n: u64) {
 }
 
 async fn set_gauges(s: &AppState) {
-    let stats = match s.engine.store().stats().await {
+    let stats = match s.engine.stats().await {
         Ok(stats) => stats,
         Err(e) => {
             tracing::warn!(error = %e, "metrics: database unavailable");

@@ -1,4 +1,4 @@
-//! The HTTP API of shared/API.md: `holdfast serve`.
+//! The HTTP API of docs/API.md: `holdfast serve`.
 //!
 //! [`start`] runs the server on a listener the caller bound (tests use port 0) together
 //! with the scheduled passes, and returns a [`Server`] handle to stop both gracefully.
@@ -15,29 +15,36 @@ pub mod extract;
 pub mod jobs;
 pub mod metrics;
 pub mod money;
+pub mod state;
 pub mod wire;
 pub mod workers;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::Method;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{MethodRouter, get, post, put};
+use axum::{Extension, Router};
 use holdfast::Engine;
 use holdfast::batch::BatchOptions;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use utoipa::OpenApi;
+use utoipa::openapi::path::PathItem;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::config::DbArgs;
-use auth::{EnvKey, Role};
+use auth::Role;
 use error::ApiError;
+pub use state::AppState;
+use state::EnvKey;
 
 #[derive(clap::Args, Debug)]
 pub struct ServeArgs {
@@ -54,15 +61,6 @@ pub struct ServeArgs {
     pub debit_lanes: u64,
     #[command(flatten)]
     pub db: DbArgs,
-}
-
-/// What every handler can reach.
-#[derive(Clone)]
-pub struct AppState {
-    pub engine: Engine,
-    pub env_key: EnvKey,
-    /// Turns true when the server is shutting down (long-polls answer at once).
-    pub shutdown: watch::Receiver<bool>,
 }
 
 /// How a server runs.
@@ -86,83 +84,66 @@ impl Default for ServerOptions {
     }
 }
 
-/// One route of the API: path, method, handler. The router is built from this table
-/// only, so [`served_routes`] is exactly what it serves.
-type RouteEntry = (&'static str, Method, MethodRouter<AppState>);
-
-fn table() -> Vec<RouteEntry> {
-    let acct = "/v1/accounts/{account_id}";
-    vec![
-        (acct, Method::PUT, put(accounts::put_account)),
-        (acct, Method::GET, get(accounts::get_account)),
-        (
-            "/v1/accounts/{account_id}/activity",
-            Method::POST,
-            post(accounts::activity),
-        ),
-        (
-            "/v1/accounts/{account_id}/block",
-            Method::POST,
-            post(accounts::block),
-        ),
-        (
-            "/v1/accounts/{account_id}/unblock",
-            Method::POST,
-            post(accounts::unblock),
-        ),
-        (
-            "/v1/accounts/{account_id}/top-ups",
-            Method::POST,
-            post(money::top_up),
-        ),
-        (
-            "/v1/accounts/{account_id}/debits",
-            Method::POST,
-            post(money::debit),
-        ),
-        (
-            "/v1/accounts/{account_id}/refunds",
-            Method::POST,
-            post(money::refund),
-        ),
-        (
-            "/v1/accounts/{account_id}/ledger",
-            Method::GET,
-            get(money::ledger),
-        ),
-        ("/v1/jobs", Method::POST, post(jobs::submit)),
-        ("/v1/jobs/{job_id}", Method::GET, get(jobs::get_job)),
-        ("/v1/jobs/{job_id}/cancel", Method::POST, post(jobs::cancel)),
-        ("/v1/lanes/{lane}/lease", Method::POST, post(workers::lease)),
-        (
-            "/v1/jobs/{job_id}/heartbeat",
-            Method::POST,
-            post(workers::heartbeat),
-        ),
-        (
-            "/v1/jobs/{job_id}/complete",
-            Method::POST,
-            post(workers::complete),
-        ),
-        ("/v1/jobs/{job_id}/fail", Method::POST, post(workers::fail)),
-        ("/v1/events", Method::GET, get(events::list)),
-        ("/v1/admin/sweep", Method::POST, post(admin::sweep)),
-        ("/v1/admin/reconcile", Method::POST, post(admin::reconcile)),
-        (
-            "/v1/admin/reactivate",
-            Method::POST,
-            post(admin::reactivate),
-        ),
-        ("/v1/admin/audit", Method::GET, get(admin::audit)),
-        ("/healthz", Method::GET, get(admin::healthz)),
-        ("/metrics", Method::GET, get(admin::metrics)),
-        ("/openapi.json", Method::GET, get(admin::openapi)),
-    ]
+/// The whole API in one list: each handler with the path and method of its
+/// `#[utoipa::path]` annotation. The router ([`router`]) and the OpenAPI document
+/// ([`document`]) are both built from it, so the document lists exactly what is served.
+fn api() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(docs::ApiDoc::openapi())
+        .routes(routes!(accounts::put_account, accounts::get_account))
+        .routes(routes!(accounts::activity))
+        .routes(routes!(accounts::block))
+        .routes(routes!(accounts::unblock))
+        .routes(routes!(money::top_up))
+        .routes(routes!(money::debit))
+        .routes(routes!(money::refund))
+        .routes(routes!(money::ledger))
+        .routes(routes!(jobs::submit))
+        .routes(routes!(jobs::get_job))
+        .routes(routes!(jobs::cancel))
+        .routes(routes!(workers::lease))
+        .routes(routes!(workers::heartbeat))
+        .routes(routes!(workers::complete))
+        .routes(routes!(workers::fail))
+        .routes(routes!(events::list))
+        .routes(routes!(admin::sweep))
+        .routes(routes!(admin::reconcile))
+        .routes(routes!(admin::reactivate))
+        .routes(routes!(admin::audit))
+        .routes(routes!(admin::healthz))
+        .routes(routes!(admin::metrics))
+        .routes(routes!(admin::openapi))
 }
 
-/// Every (method, path template) the router serves.
-pub fn served_routes() -> Vec<(Method, &'static str)> {
-    table().into_iter().map(|(p, m, _)| (m, p)).collect()
+/// The OpenAPI document served at `/openapi.json`.
+pub fn document() -> utoipa::openapi::OpenApi {
+    api().into_openapi()
+}
+
+/// The methods a path item documents, each once.
+fn methods(item: &PathItem) -> Vec<Method> {
+    let ops = [
+        (Method::GET, &item.get),
+        (Method::PUT, &item.put),
+        (Method::POST, &item.post),
+        (Method::DELETE, &item.delete),
+        (Method::OPTIONS, &item.options),
+        (Method::HEAD, &item.head),
+        (Method::PATCH, &item.patch),
+        (Method::TRACE, &item.trace),
+    ];
+    ops.into_iter()
+        .filter(|(_, op)| op.is_some())
+        .map(|(method, _)| method)
+        .collect()
+}
+
+/// Every (method, path template) the router serves: what [`api`] lists.
+pub fn served_routes() -> Vec<(Method, String)> {
+    let paths = document().paths.paths;
+    paths
+        .iter()
+        .flat_map(|(path, item)| methods(item).into_iter().map(|m| (m, path.clone())))
+        .collect()
 }
 
 async fn route_not_found() -> ApiError {
@@ -187,13 +168,12 @@ async fn time_limit(State(limit): State<Duration>, req: Request, next: Next) -> 
     }
 }
 
-/// The whole API as a router.
+/// The whole API as a router, with the document built from the same list (served by
+/// [`admin::openapi`]).
 pub fn router(state: AppState, request_timeout: Duration) -> Router {
-    let mut router = Router::new();
-    for (path, _, handler) in table() {
-        router = router.route(path, handler);
-    }
+    let (router, doc) = api().split_for_parts();
     router
+        .layer(Extension(Arc::new(doc)))
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(route_not_found)
         .layer(DefaultBodyLimit::max(extract::MAX_BODY_BYTES))
@@ -268,12 +248,11 @@ pub async fn start(
 /// With no key configured at all — none in the environment, none live in the database —
 /// creates an admin key and returns it (to be shown once). Otherwise `None`.
 pub async fn first_admin_key(engine: &Engine, env_key_set: bool) -> anyhow::Result<Option<String>> {
-    if env_key_set || engine.store().live_key_count().await? > 0 {
+    if env_key_set || engine.live_key_count().await? > 0 {
         return Ok(None);
     }
     let key = auth::new_key();
     engine
-        .store()
         .create_key(Role::Admin.as_str(), &key)
         .await
         .context("creating the first admin key")?;

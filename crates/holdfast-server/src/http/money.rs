@@ -3,28 +3,36 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use holdfast_core::{IdempotencyKey, Micros};
-use holdfast_store::{CreditKind, MoneyResult, Usage};
-use serde::Deserialize;
+use holdfast::{CreditKind, IdempotencyKey, Micros, MoneyResult, Usage};
+use serde::{Deserialize, Deserializer};
 use utoipa::ToSchema;
 
-use super::AppState;
 use super::accounts::account_id;
 use super::auth::{Auth, ServiceRole};
-use super::docs::AuthErrors;
-use super::error::{ApiError, ApiResult, ErrorBody};
+use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{Body, Paging, PathText, QueryPairs};
+use super::state::AppState;
 use super::wire::{LedgerPage, MoneyResultBody};
 
 /// Longest `job_ref` a debit may carry.
 const MAX_JOB_REF: usize = 255;
 
-#[derive(Debug, Clone, Copy, Default, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TopUpKind {
-    #[default]
+// The wire names of the library's `CreditKind`: deserializes straight into it (serde's
+// remote derive) and gives the document its schema, which it names `TopUpKind`. (Plain
+// comments: a doc comment would become the schema's description.)
+#[derive(Deserialize, ToSchema)]
+#[serde(remote = "CreditKind", rename_all = "snake_case")]
+#[schema(as = TopUpKind)]
+enum CreditKindName {
     TopUp,
     Bonus,
+}
+
+/// An optional [`CreditKind`] by its wire name; absent or null is `None`.
+fn credit_kind<'de, D: Deserializer<'de>>(de: D) -> Result<Option<CreditKind>, D::Error> {
+    #[derive(Deserialize)]
+    struct Named(#[serde(with = "CreditKindName")] CreditKind);
+    Ok(Option::<Named>::deserialize(de)?.map(|Named(kind)| kind))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -36,8 +44,9 @@ pub struct TopUpRequest {
     /// 1–255 characters, unique per account.
     pub idempotency_key: String,
     /// `top_up` (default) or `bonus`.
-    #[serde(default)]
-    pub kind: Option<TopUpKind>,
+    #[serde(default, deserialize_with = "credit_kind")]
+    #[schema(value_type = Option<CreditKindName>)]
+    pub kind: Option<CreditKind>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -49,10 +58,13 @@ pub struct UsageRequest {
     pub seconds: i64,
 }
 
+// The JSON body of a debit. Not `DebitRequest`: that is the library's type, the debit this
+// body becomes. The document still calls it `DebitRequest`, like the other request bodies.
 /// Exactly one of `amount` and `usage`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct DebitRequest {
+#[schema(as = DebitRequest)]
+pub struct DebitBody {
     #[schema(pattern = r"^(0|[1-9][0-9]*)(\.[0-9]{1,6})?$")]
     #[serde(default)]
     pub amount: Option<String>,
@@ -77,8 +89,8 @@ fn positive(field: &str, text: &str) -> Result<Micros, ApiError> {
     Micros::parse_positive(text).map_err(|e| ApiError::money(field, e))
 }
 
-/// 201 for a new entry, 200 for a replay.
-fn answer(r: MoneyResult) -> (StatusCode, Json<MoneyResultBody>) {
+/// The money result with 201 for a new entry, 200 for a replay.
+fn created_unless_replay(r: MoneyResult) -> (StatusCode, Json<MoneyResultBody>) {
     let status = if r.replay {
         StatusCode::OK
     } else {
@@ -109,15 +121,12 @@ pub async fn top_up(
     let amount = positive("amount", &req.amount)?;
     let key = IdempotencyKey::parse(&req.idempotency_key)?;
     let id = account_id(&id)?;
-    let kind = match req.kind.unwrap_or_default() {
-        TopUpKind::TopUp => CreditKind::TopUp,
-        TopUpKind::Bonus => CreditKind::Bonus,
-    };
-    let r = s.engine.store().credit(&id, amount, kind, &key).await?;
-    Ok(answer(r))
+    let kind = req.kind.unwrap_or(CreditKind::TopUp);
+    let r = s.engine.credit(&id, amount, kind, &key).await?;
+    Ok(created_unless_replay(r))
 }
 
-fn usage_of(req: &DebitRequest) -> Result<Usage, ApiError> {
+fn usage_of(req: &DebitBody) -> Result<Usage, ApiError> {
     match (&req.amount, &req.usage) {
         (Some(amount), None) => Ok(Usage::Amount(positive("amount", amount)?)),
         (None, Some(u)) if u.seconds > 0 => Ok(Usage::Metered {
@@ -136,7 +145,7 @@ fn usage_of(req: &DebitRequest) -> Result<Usage, ApiError> {
 /// Metered usage, as money or meter seconds; may dip into the overdraft buffer.
 #[utoipa::path(post, path = "/v1/accounts/{account_id}/debits", tag = "money",
     params(("account_id" = String, Path)),
-    request_body = DebitRequest,
+    request_body = DebitBody,
     responses(
         (status = 201, description = "Debited", body = MoneyResultBody),
         (status = 200, description = "A replay of the same idempotency key", body = MoneyResultBody),
@@ -151,7 +160,7 @@ pub async fn debit(
     _: Auth<ServiceRole>,
     State(s): State<AppState>,
     PathText(id): PathText,
-    Body(req): Body<DebitRequest>,
+    Body(req): Body<DebitBody>,
 ) -> ApiResult<(StatusCode, Json<MoneyResultBody>)> {
     let usage = usage_of(&req)?;
     let key = IdempotencyKey::parse(&req.idempotency_key)?;
@@ -173,7 +182,7 @@ pub async fn debit(
     if !r.replay {
         super::metrics::debited(-r.entry.delta);
     }
-    Ok(answer(r))
+    Ok(created_unless_replay(r))
 }
 
 /// A forced debit refunding (part of) a top-up.
@@ -200,8 +209,8 @@ pub async fn refund(
         .map_err(|e| ApiError::invalid(format!("top_up_idempotency_key: {}", e.reason)))?;
     let key = IdempotencyKey::parse(&req.idempotency_key)?;
     let id = account_id(&id)?;
-    let r = s.engine.store().refund(&id, &top_up, amount, &key).await?;
-    Ok(answer(r))
+    let r = s.engine.refund(&id, &top_up, amount, &key).await?;
+    Ok(created_unless_replay(r))
 }
 
 /// The account's ledger, oldest first, by cursor.
@@ -227,13 +236,41 @@ pub async fn ledger(
     let [limit, after] = query.take(["limit", "after"])?;
     let paging = Paging::parse(limit.as_deref(), after.as_deref())?;
     let id = account_id(&id)?;
-    let page = s
-        .engine
-        .store()
-        .ledger(&id, paging.after, paging.limit)
-        .await?;
+    let page = s.engine.ledger(&id, paging.after, paging.limit).await?;
     Ok(Json(LedgerPage {
         entries: page.items.into_iter().map(Into::into).collect(),
         next: page.next.map(|n| n.to_string()),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::extract::parse_json;
+    use super::*;
+
+    fn kind_of(body: &str) -> Result<Option<CreditKind>, String> {
+        parse_json::<TopUpRequest>(body.as_bytes())
+            .map(|t| t.kind)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_top_up_kind_is_read_by_its_wire_name() {
+        let body = |kind: &str| format!(r#"{{"amount":"1","idempotency_key":"k"{kind}}}"#);
+        assert_eq!(
+            kind_of(&body(r#","kind":"bonus""#)),
+            Ok(Some(CreditKind::Bonus))
+        );
+        assert_eq!(
+            kind_of(&body(r#","kind":"top_up""#)),
+            Ok(Some(CreditKind::TopUp))
+        );
+        assert_eq!(kind_of(&body(r#","kind":null"#)), Ok(None));
+        assert_eq!(kind_of(&body("")), Ok(None));
+        let e = kind_of(&body(r#","kind":"gift""#)).unwrap_err();
+        assert!(
+            e.starts_with("kind: unknown variant `gift`, expected `top_up` or `bonus`"),
+            "{e}"
+        );
+    }
 }

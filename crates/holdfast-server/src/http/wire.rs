@@ -1,14 +1,12 @@
-//! What goes over the wire: response shapes built from the store's results. Money leaves
+//! What goes over the wire: response shapes built from the engine's results. Money leaves
 //! as a decimal string with an integer `<field>_micros` beside it; allowance amounts as
 //! integers; times as RFC 3339 UTC; row ids as opaque strings.
 
 use std::collections::BTreeMap;
 
-use holdfast_core::decide::PocketAmount;
-use holdfast_core::{MONEY, Micros};
-use holdfast_store::{
-    AccountView, AllowanceView, Event, Heartbeat, Job, Lease, LedgerEntry, MoneyResult, PassReport,
-    Violation,
+use holdfast::{
+    AccountView, AllowanceView, Event, Heartbeat, Job, Lease, LedgerEntry, MONEY, Micros,
+    MoneyResult, PassReport, PocketAmount, Violation,
 };
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;

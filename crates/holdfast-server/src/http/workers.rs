@@ -6,19 +6,16 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use holdfast_core::decide::PocketAmount;
-use holdfast_core::{MONEY, Micros, WorkerId};
-use holdfast_store::Lease;
+use holdfast::{Lease, MONEY, Micros, PocketAmount, Refusal, WorkerId};
 use serde::Deserialize;
 use tokio::time::Instant;
 use utoipa::ToSchema;
 
-use super::AppState;
 use super::auth::{Auth, WorkerRole};
-use super::docs::AuthErrors;
-use super::error::{ApiError, ApiResult, ErrorBody};
+use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{Body, PathText};
 use super::jobs::job_id;
+use super::state::AppState;
 use super::wire::{Amount, HeartbeatBody, JobBody, LeaseBody};
 
 /// The longest a lease request may wait for work.
@@ -114,8 +111,7 @@ async fn lease_waiting(s: &AppState, lane: &str, ask: &LeaseAsk) -> ApiResult<Op
         let notified = notify.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
-        let store = s.engine.store();
-        if let Some(lease) = store.lease(lane, &ask.worker, ask.lease_seconds).await? {
+        if let Some(lease) = s.engine.lease(lane, &ask.worker, ask.lease_seconds).await? {
             return Ok(Some(lease));
         }
         let now = Instant::now();
@@ -151,7 +147,7 @@ pub async fn lease(
 ) -> ApiResult<Response> {
     let ask = lease_ask(&s, req)?;
     if !s.engine.card().is_lane(&lane) {
-        return Err(holdfast_core::Refusal::UnknownLane(lane).into());
+        return Err(Refusal::UnknownLane(lane).into());
     }
     Ok(match lease_waiting(&s, &lane, &ask).await? {
         Some(lease) => Json(LeaseBody::from(lease)).into_response(),
@@ -178,7 +174,7 @@ pub async fn heartbeat(
     Body(req): Body<HeartbeatRequest>,
 ) -> ApiResult<Json<HeartbeatBody>> {
     let id = job_id(&id)?;
-    let beat = s.engine.store().heartbeat(&id, &req.lease_token).await?;
+    let beat = s.engine.heartbeat(&id, &req.lease_token).await?;
     Ok(Json(beat.into()))
 }
 
@@ -236,7 +232,6 @@ pub async fn complete(
     let id = job_id(&id)?;
     let job = s
         .engine
-        .store()
         .complete(&id, &req.lease_token, capture.as_deref())
         .await?;
     Ok(Json(job.into()))
@@ -268,7 +263,6 @@ pub async fn fail(
     let id = job_id(&id)?;
     let job = s
         .engine
-        .store()
         .fail(&id, &req.lease_token, req.reason.as_deref())
         .await?;
     Ok(Json(job.into()))

@@ -1,0 +1,40 @@
+//! What every handler can reach: the engine, the environment's admin key, and whether the
+//! server is stopping.
+
+use holdfast::{Engine, key_hash};
+use subtle::ConstantTimeEq;
+use tokio::sync::watch;
+
+/// The engine, the environment's admin key, and whether the server is stopping.
+#[derive(Clone)]
+pub struct AppState {
+    pub engine: Engine,
+    pub env_key: EnvKey,
+    /// Turns true when the server is shutting down (long-polls answer at once).
+    pub shutdown: watch::Receiver<bool>,
+}
+
+/// The admin key given in the environment, kept as its hash.
+#[derive(Clone, Default)]
+pub struct EnvKey {
+    hash: Option<String>,
+}
+
+impl EnvKey {
+    pub fn new(key: Option<&str>) -> EnvKey {
+        EnvKey {
+            hash: key.filter(|k| !k.is_empty()).map(key_hash),
+        }
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.hash.is_some()
+    }
+
+    /// Whether `hash` is this key's hash (in constant time).
+    pub fn matches(&self, hash: &str) -> bool {
+        self.hash
+            .as_deref()
+            .is_some_and(|h| bool::from(h.as_bytes().ct_eq(hash.as_bytes())))
+    }
+}

@@ -1,0 +1,74 @@
+//! Jobs: as the service sees them (submit, read, list, cancel) and as workers do (lease,
+//! heartbeat, complete, fail).
+
+use holdfast_core::{JobId, PocketAmount, WorkerId};
+use holdfast_store::{
+    CancelOutcome, Heartbeat, Job, JobFilter, Lease, StoreError, Submit, Submitted,
+};
+
+use super::Engine;
+
+impl Engine {
+    /// Submits a job (holds its price and queues it, in one transaction; idempotent by
+    /// key) and wakes a worker waiting on its lane.
+    pub async fn submit(&self, req: &Submit) -> Result<Submitted, StoreError> {
+        let submitted = self.store.submit(req).await?;
+        if !submitted.replay {
+            self.lane_notify(&submitted.job.lane).notify_one();
+        }
+        Ok(submitted)
+    }
+
+    /// A job as it is now (`job_not_found` if none).
+    pub async fn get_job(&self, job: &JobId) -> Result<Job, StoreError> {
+        self.store.get_job(job).await
+    }
+
+    /// Jobs matching `filter`, newest first; a lane no kind uses is `unknown_lane`.
+    pub async fn list_jobs(&self, filter: &JobFilter) -> Result<Vec<Job>, StoreError> {
+        self.store.list_jobs(filter).await
+    }
+
+    /// Cancels a job: a queued one at once (its hold released); a running one is
+    /// `already_started`, or asked to stop when its kind is cooperative.
+    pub async fn cancel(&self, job: &JobId) -> Result<(Job, CancelOutcome), StoreError> {
+        self.store.cancel(job).await
+    }
+
+    /// Hands the oldest leasable job of `lane` to `worker` for `lease_seconds`, or `None`
+    /// when there is none now (this does not wait; see [`Engine::lane_notify`]).
+    pub async fn lease(
+        &self,
+        lane: &str,
+        worker: &WorkerId,
+        lease_seconds: i64,
+    ) -> Result<Option<Lease>, StoreError> {
+        self.store.lease(lane, worker, lease_seconds).await
+    }
+
+    /// Extends a valid lease by its length; tells the worker whether a cancel was asked.
+    pub async fn heartbeat(&self, job: &JobId, token: &str) -> Result<Heartbeat, StoreError> {
+        self.store.heartbeat(job, token).await
+    }
+
+    /// Completes a job with its lease: captures the hold, or with `capture` each listed
+    /// pocket up to its hold, the rest released. A repeat charges nothing more.
+    pub async fn complete(
+        &self,
+        job: &JobId,
+        token: &str,
+        capture: Option<&[PocketAmount]>,
+    ) -> Result<Job, StoreError> {
+        self.store.complete(job, token, capture).await
+    }
+
+    /// Fails a job with its lease: the hold is released, nothing is charged.
+    pub async fn fail(
+        &self,
+        job: &JobId,
+        token: &str,
+        reason: Option<&str>,
+    ) -> Result<Job, StoreError> {
+        self.store.fail(job, token, reason).await
+    }
+}

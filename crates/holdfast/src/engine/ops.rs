@@ -1,0 +1,51 @@
+//! Operations: the passes run on demand, the audit, the database clock, the numbers behind
+//! the metrics.
+
+use holdfast_core::Timestamp;
+use holdfast_store::stats::Stats;
+use holdfast_store::{PassReport, StoreError, Violation};
+
+use super::Engine;
+
+impl Engine {
+    /// The sweeper: expires in-progress jobs whose lease passed and open jobs older than
+    /// the card's `stale_after_seconds`, releasing their holds; at most `max_jobs`.
+    pub async fn sweep(&self, max_jobs: u64) -> Result<PassReport, StoreError> {
+        self.store.sweep(max_jobs).await
+    }
+
+    /// The notice pass: `job.waiting` once for each open job whose notice time passed; at
+    /// most `max_jobs`.
+    pub async fn notices(&self, max_jobs: u64) -> Result<PassReport, StoreError> {
+        self.store.notices(max_jobs).await
+    }
+
+    /// Reconciliation: every pocket of up to `max_accounts` accounts against its ledger,
+    /// going on from where the previous run stopped; a difference is explained by one
+    /// `adjustment` entry, drift in `held` or the counters is reported.
+    pub async fn reconcile(&self, max_accounts: u64) -> Result<PassReport, StoreError> {
+        self.store.reconcile(max_accounts).await
+    }
+
+    /// Reactivation: refills up to `max_accounts` idle accounts below quota whose window
+    /// has passed, emitting `allowance.refilled` for each.
+    pub async fn reactivate(&self, max_accounts: u64) -> Result<PassReport, StoreError> {
+        self.store.reactivate(max_accounts).await
+    }
+
+    /// Checks the invariants of DESIGN.md over the whole database; empty when all hold.
+    pub async fn audit(&self) -> Result<Vec<Violation>, StoreError> {
+        self.store.audit().await
+    }
+
+    /// The database clock. Also the health check: an error means the database does not
+    /// answer.
+    pub async fn now(&self) -> Result<Timestamp, StoreError> {
+        self.store.now().await
+    }
+
+    /// The numbers behind the gauges: jobs per lane and status, open holds, money held.
+    pub async fn stats(&self) -> Result<Stats, StoreError> {
+        self.store.stats().await
+    }
+}
