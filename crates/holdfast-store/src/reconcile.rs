@@ -17,7 +17,7 @@ use serde_json::json;
 
 use crate::db::Tx;
 use crate::error::StoreError;
-use crate::model::PassReport;
+use crate::model::{LedgerEntry, PassReport};
 use crate::passes::CHUNK;
 use crate::statement::{BindByName, Params, Statement, Stmt};
 use crate::store::{EntryFacts, Store, emit, lock_account, write_ledger};
@@ -215,27 +215,9 @@ impl Store {
         let delta = stored
             .checked_sub(facts.sum)
             .ok_or_else(|| StoreError::Corrupt(format!("pocket {pocket}: difference overflows")))?;
-        let (available_after, buffer) = if pocket == MONEY {
-            (Some(stored - snap.held), Some(snap.buffer(self.card()).0))
-        } else {
-            let held = snap.allowances.get(pocket).map_or(0, |p| p.held);
-            (Some(stored - held), None)
-        };
-        let entry = write_ledger(
-            tx,
-            account.as_str(),
-            snap.now,
-            EntryFacts {
-                pocket,
-                delta,
-                kind: "adjustment",
-                amount_after: stored,
-                available_after,
-                buffer,
-                reference: Some("reconcile".to_owned()),
-            },
-        )
-        .await?;
+        let entry = self
+            .write_adjustment(tx, account, snap, pocket, stored, delta)
+            .await?;
         let data = json!({
             "pocket": pocket,
             "delta": delta,
@@ -253,24 +235,63 @@ impl Store {
             snap.now,
         )
         .await?;
-        metrics::counter!("holdfast_ledger_adjustments_total", "pocket" => pocket.to_owned())
-            .increment(1);
-        tracing::warn!(
-            account = account.as_str(),
-            pocket,
-            delta,
-            stored,
-            ledger_sum = facts.sum,
-            last_amount_after = ?facts.last_after,
-            entry_id = entry.entry_id,
-            "reconciliation: pocket disagreed with its ledger; wrote an adjustment entry"
-        );
+        report_adjustment(account, pocket, stored, &facts, &entry);
         outcome.adjusted += 1;
         facts.last_entry_id = entry.entry_id;
         facts.sum = stored;
         facts.last_after = Some(stored);
         Ok(facts)
     }
+
+    /// Writes the `adjustment` ledger entry that brings the pocket's ledger to `stored`.
+    async fn write_adjustment(
+        &self,
+        tx: &mut Tx,
+        account: &AccountId,
+        snap: &AccountSnapshot,
+        pocket: &str,
+        stored: i64,
+        delta: i64,
+    ) -> Result<LedgerEntry, StoreError> {
+        let (available_after, buffer) = if pocket == MONEY {
+            (Some(stored - snap.held), Some(snap.buffer(self.card()).0))
+        } else {
+            let held = snap.allowances.get(pocket).map_or(0, |p| p.held);
+            (Some(stored - held), None)
+        };
+        let facts = EntryFacts {
+            pocket,
+            delta,
+            kind: "adjustment",
+            amount_after: stored,
+            available_after,
+            buffer,
+            reference: Some("reconcile".to_owned()),
+        };
+        write_ledger(tx, account.as_str(), snap.now, facts).await
+    }
+}
+
+/// The metric and the warning of an adjustment entry; `facts` are the ledger's before it.
+fn report_adjustment(
+    account: &AccountId,
+    pocket: &str,
+    stored: i64,
+    facts: &LedgerFacts,
+    entry: &LedgerEntry,
+) {
+    metrics::counter!("holdfast_ledger_adjustments_total", "pocket" => pocket.to_owned())
+        .increment(1);
+    tracing::warn!(
+        account = account.as_str(),
+        pocket,
+        delta = entry.delta,
+        stored,
+        ledger_sum = facts.sum,
+        last_amount_after = ?facts.last_after,
+        entry_id = entry.entry_id,
+        "reconciliation: pocket disagreed with its ledger; wrote an adjustment entry"
+    );
 }
 
 fn report_drift(account: &AccountId, pocket: &str, what: &'static str, stored: i64, source: i64) {
