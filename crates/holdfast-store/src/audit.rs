@@ -6,13 +6,24 @@ use std::collections::BTreeMap;
 use holdfast_core::MONEY;
 use holdfast_core::decide::JobStatus;
 
-use crate::args;
-use crate::db::{Dialect, Sql, Tx};
+use crate::db::Tx;
 use crate::error::StoreError;
-use crate::in_read_tx;
-use crate::jobs::{job_columns, job_from};
-use crate::model::Violation;
+use crate::jobs::job_from;
+use crate::model::{Job, Violation};
+use crate::statement::Stmt;
 use crate::store::Store;
+use crate::{in_read_tx, params, statement};
+
+static MONEY_POCKETS: Stmt = statement!(shared "audit_money_pockets");
+static ALLOWANCE_POCKETS: Stmt = statement!(shared "audit_allowance_pockets");
+static LEDGER_BY_POCKET: Stmt = statement!(shared "audit_ledger_by_pocket");
+static CAPTURE_ENTRIES_BY_JOB: Stmt = statement!(shared "audit_capture_entries_by_job");
+static JOBS: Stmt = statement!(shared "audit_jobs");
+static DEBITS_BELOW_BUFFER: Stmt = statement!(shared "audit_debits_below_buffer");
+static IDEMPOTENCY_ENTRIES: Stmt = statement!(shared "audit_idempotency_entries");
+static ENTRIES_WITHOUT_KEY: Stmt = statement!(shared "audit_entries_without_key");
+static ACCOUNT_COUNTERS: Stmt = statement!(shared "audit_account_counters");
+static RECONCILE_CHECKPOINTS: Stmt = statement!(shared "audit_reconcile_checkpoints");
 
 fn v(invariant: u8, account: &str, job: Option<&str>, message: String) -> Violation {
     Violation {
@@ -37,14 +48,8 @@ struct PocketFacts {
 impl Store {
     /// Checks invariants 1–8 of DESIGN.md.
     pub async fn audit(&self) -> Result<Vec<Violation>, StoreError> {
+        // One snapshot: `Pool::begin_read` opens it REPEATABLE READ on PostgreSQL.
         in_read_tx!(self, |tx| async {
-            if tx.dialect() == Dialect::Postgres {
-                tx.execute(
-                    Sql::both("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"),
-                    args![],
-                )
-                .await?;
-            }
             let mut out = Vec::new();
             let mut pockets = pocket_facts(tx).await?;
             check_jobs(tx, &mut pockets, &mut out).await?;
@@ -85,43 +90,21 @@ impl Store {
 
 async fn pocket_facts(tx: &mut Tx) -> Result<BTreeMap<(String, String), PocketFacts>, StoreError> {
     let mut pockets: BTreeMap<(String, String), PocketFacts> = BTreeMap::new();
-    for r in tx
-        .fetch_all(
-            Sql::both("SELECT account_id, balance, held FROM accounts"),
-            args![],
-        )
-        .await?
-    {
+    for r in tx.rows(&MONEY_POCKETS, params! {}).await? {
         let f = pockets
             .entry((r.text("account_id")?, MONEY.to_owned()))
             .or_default();
         f.stored = Some(r.int("balance")?);
         f.held = r.int("held")?;
     }
-    for r in tx
-        .fetch_all(
-            Sql::both("SELECT account_id, pocket, remaining, held FROM allowances"),
-            args![],
-        )
-        .await?
-    {
+    for r in tx.rows(&ALLOWANCE_POCKETS, params! {}).await? {
         let f = pockets
             .entry((r.text("account_id")?, r.text("pocket")?))
             .or_default();
         f.stored = Some(r.int("remaining")?);
         f.held = r.int("held")?;
     }
-    let sums = tx
-        .fetch_all(
-            Sql::both(
-                "SELECT l.account_id, l.pocket, s.total, l.amount_after FROM ledger l JOIN \
-                 (SELECT account_id, pocket, CAST(SUM(delta) AS BIGINT) AS total, MAX(entry_id) AS last_id FROM ledger GROUP BY account_id, pocket) s \
-                 ON l.entry_id = s.last_id",
-            ),
-            args![],
-        )
-        .await?;
-    for r in sums {
+    for r in tx.rows(&LEDGER_BY_POCKET, params! {}).await? {
         let f = pockets
             .entry((r.text("account_id")?, r.text("pocket")?))
             .or_default();
@@ -131,37 +114,17 @@ async fn pocket_facts(tx: &mut Tx) -> Result<BTreeMap<(String, String), PocketFa
     Ok(pockets)
 }
 
+/// Per (job, pocket): how many capture entries the ledger has and what they took.
+type Captures = BTreeMap<(String, String), (i64, i64)>;
+
 /// Invariants 2 (held = open hold lines), 5 (charged ≤ hold, once) and 6 (concurrency).
 async fn check_jobs(
     tx: &mut Tx,
     pockets: &mut BTreeMap<(String, String), PocketFacts>,
     out: &mut Vec<Violation>,
 ) -> Result<(), StoreError> {
-    let captures = tx
-        .fetch_all(
-            Sql::both(
-                "SELECT account_id, ref, pocket, COUNT(*) AS n, CAST(SUM(-delta) AS BIGINT) AS total FROM ledger \
-                 WHERE kind = 'capture' GROUP BY account_id, ref, pocket",
-            ),
-            args![],
-        )
-        .await?;
-    let mut captured: BTreeMap<(String, String), (i64, i64)> = BTreeMap::new();
-    for r in captures {
-        let job = r.opt_text("ref")?.unwrap_or_default();
-        captured.insert((job, r.text("pocket")?), (r.int("n")?, r.int("total")?));
-    }
-    let rows = tx
-        .fetch_all(
-            Sql::both(concat!(
-                "SELECT ",
-                job_columns!(),
-                ", limit_at_submit, open_at_submit FROM jobs"
-            )),
-            args![],
-        )
-        .await?;
-    for r in rows {
+    let mut captured = capture_entries(tx).await?;
+    for r in tx.rows(&JOBS, params! {}).await? {
         let j = job_from(&r)?.job;
         let (limit, open) = (r.int("limit_at_submit")?, r.int("open_at_submit")?);
         if open > limit {
@@ -180,52 +143,8 @@ async fn check_jobs(
                     .open_held += h.amount;
             }
         }
-        let uncharged = matches!(j.status, JobStatus::Failed | JobStatus::Expired)
-            || (j.status == JobStatus::Canceled && j.started_at.is_none())
-            || j.status.is_open();
-        if uncharged && !j.charged.is_empty() {
-            out.push(v(
-                5,
-                &j.account_id,
-                Some(&j.job_id),
-                format!("{} job was charged", j.status.as_str()),
-            ));
-        }
-        for c in &j.charged {
-            let held = j
-                .hold
-                .iter()
-                .find(|h| h.pocket == c.pocket)
-                .map_or(0, |h| h.amount);
-            if c.amount > held {
-                out.push(v(
-                    5,
-                    &j.account_id,
-                    Some(&j.job_id),
-                    format!("charged {} of {} but held {held}", c.amount, c.pocket),
-                ));
-            }
-        }
-        for h in &j.hold {
-            let charged = j
-                .charged
-                .iter()
-                .find(|c| c.pocket == h.pocket)
-                .map_or(0, |c| c.amount);
-            // Every charge has exactly one capture entry behind it, and no capture is
-            // without its charge.
-            let (n, total) = captured
-                .remove(&(j.job_id.clone(), h.pocket.clone()))
-                .unwrap_or((0, 0));
-            if n == 0 && charged == 0 {
-                continue;
-            }
-            if n != 1 || total != charged || total > h.amount {
-                out.push(v(5, &j.account_id, Some(&j.job_id), format!(
-                    "{n} capture entries of {} totalling {total}; job says charged {charged}, held {}", h.pocket, h.amount
-                )));
-            }
-        }
+        check_charges(&j, out);
+        check_captures(&j, &mut captured, out);
     }
     for ((job, pocket), (n, _)) in captured {
         out.push(Violation {
@@ -238,18 +157,79 @@ async fn check_jobs(
     Ok(())
 }
 
+async fn capture_entries(tx: &mut Tx) -> Result<Captures, StoreError> {
+    let mut captured = Captures::new();
+    for r in tx.rows(&CAPTURE_ENTRIES_BY_JOB, params! {}).await? {
+        let job = r.opt_text("ref")?.unwrap_or_default();
+        captured.insert((job, r.text("pocket")?), (r.int("n")?, r.int("total")?));
+    }
+    Ok(captured)
+}
+
+/// Invariant 5 on the job row: a job that ends uncharged was not charged, and no charge
+/// exceeds the hold of its pocket.
+fn check_charges(j: &Job, out: &mut Vec<Violation>) {
+    let uncharged = matches!(j.status, JobStatus::Failed | JobStatus::Expired)
+        || (j.status == JobStatus::Canceled && j.started_at.is_none())
+        || j.status.is_open();
+    if uncharged && !j.charged.is_empty() {
+        out.push(v(
+            5,
+            &j.account_id,
+            Some(&j.job_id),
+            format!("{} job was charged", j.status.as_str()),
+        ));
+    }
+    for c in &j.charged {
+        let held = j
+            .hold
+            .iter()
+            .find(|h| h.pocket == c.pocket)
+            .map_or(0, |h| h.amount);
+        if c.amount > held {
+            out.push(v(
+                5,
+                &j.account_id,
+                Some(&j.job_id),
+                format!("charged {} of {} but held {held}", c.amount, c.pocket),
+            ));
+        }
+    }
+}
+
+/// Invariant 5 against the ledger: every charge has exactly one capture entry behind it,
+/// and no capture is without its charge. Takes the job's captures out of `captured`.
+fn check_captures(j: &Job, captured: &mut Captures, out: &mut Vec<Violation>) {
+    for h in &j.hold {
+        let charged = j
+            .charged
+            .iter()
+            .find(|c| c.pocket == h.pocket)
+            .map_or(0, |c| c.amount);
+        let (n, total) = captured
+            .remove(&(j.job_id.clone(), h.pocket.clone()))
+            .unwrap_or((0, 0));
+        if n == 0 && charged == 0 {
+            continue;
+        }
+        if n != 1 || total != charged || total > h.amount {
+            out.push(v(5, &j.account_id, Some(&j.job_id), format!(
+                "{n} capture entries of {} totalling {total}; job says charged {charged}, held {}", h.pocket, h.amount
+            )));
+        }
+    }
+}
+
 /// Invariants 3 (debits within the buffer), 7 (idempotency) and 8 (counters).
 async fn check_entries(tx: &mut Tx, out: &mut Vec<Violation>) -> Result<(), StoreError> {
-    let bad_debits = tx
-        .fetch_all(
-            Sql::both(
-                "SELECT account_id, entry_id, available_after, buffer FROM ledger \
-                 WHERE kind = 'debit' AND (available_after IS NULL OR buffer IS NULL OR available_after < -buffer)",
-            ),
-            args![],
-        )
-        .await?;
-    for r in bad_debits {
+    check_debits(tx, out).await?;
+    check_idempotency(tx, out).await?;
+    check_counters(tx, out).await
+}
+
+/// Invariant 3: no debit left available money below -buffer.
+async fn check_debits(tx: &mut Tx, out: &mut Vec<Violation>) -> Result<(), StoreError> {
+    for r in tx.rows(&DEBITS_BELOW_BUFFER, params! {}).await? {
         out.push(v(
             3,
             &r.text("account_id")?,
@@ -262,16 +242,13 @@ async fn check_entries(tx: &mut Tx, out: &mut Vec<Violation>) -> Result<(), Stor
             ),
         ));
     }
-    let idem = tx
-        .fetch_all(
-            Sql::both(
-                "SELECT i.account_id, i.key, i.operation, i.entry_id, l.account_id AS entry_account, l.kind AS entry_kind \
-                 FROM idempotency i LEFT JOIN ledger l ON l.entry_id = i.entry_id WHERE i.entry_id IS NOT NULL",
-            ),
-            args![],
-        )
-        .await?;
-    for r in idem {
+    Ok(())
+}
+
+/// Invariant 7: every idempotency key points at its own entry, and every keyed entry has
+/// its key.
+async fn check_idempotency(tx: &mut Tx, out: &mut Vec<Violation>) -> Result<(), StoreError> {
+    for r in tx.rows(&IDEMPOTENCY_ENTRIES, params! {}).await? {
         let account = r.text("account_id")?;
         let matches = r.opt_text("entry_account")?.as_deref() == Some(account.as_str())
             && r.opt_text("entry_kind")?.as_deref() == Some(r.text("operation")?.as_str());
@@ -287,16 +264,7 @@ async fn check_entries(tx: &mut Tx, out: &mut Vec<Violation>) -> Result<(), Stor
             ));
         }
     }
-    let twice = tx
-        .fetch_all(
-            Sql::both(
-                "SELECT l.account_id, l.entry_id FROM ledger l WHERE l.kind IN ('top_up', 'bonus', 'debit', 'refund') \
-                 AND NOT EXISTS (SELECT 1 FROM idempotency i WHERE i.entry_id = l.entry_id)",
-            ),
-            args![],
-        )
-        .await?;
-    for r in twice {
+    for r in tx.rows(&ENTRIES_WITHOUT_KEY, params! {}).await? {
         out.push(v(
             7,
             &r.text("account_id")?,
@@ -307,18 +275,12 @@ async fn check_entries(tx: &mut Tx, out: &mut Vec<Violation>) -> Result<(), Stor
             ),
         ));
     }
-    let counters = tx
-        .fetch_all(
-            Sql::both(
-                "SELECT a.account_id, a.total_credited, a.total_spent, \
-                 COALESCE((SELECT CAST(SUM(delta) AS BIGINT) FROM ledger l WHERE l.account_id = a.account_id AND l.kind IN ('top_up', 'bonus')), 0) AS credited, \
-                 COALESCE((SELECT CAST(SUM(-delta) AS BIGINT) FROM ledger l WHERE l.account_id = a.account_id AND l.pocket = 'money' \
-                   AND l.kind IN ('debit', 'capture')), 0) AS spent FROM accounts a",
-            ),
-            args![],
-        )
-        .await?;
-    for r in counters {
+    Ok(())
+}
+
+/// Invariant 8: the account counters equal what the ledger says.
+async fn check_counters(tx: &mut Tx, out: &mut Vec<Violation>) -> Result<(), StoreError> {
+    for r in tx.rows(&ACCOUNT_COUNTERS, params! {}).await? {
         let account = r.text("account_id")?;
         let (tc, c) = (r.int("total_credited")?, r.int("credited")?);
         let (ts, s) = (r.int("total_spent")?, r.int("spent")?);
@@ -338,18 +300,7 @@ async fn check_entries(tx: &mut Tx, out: &mut Vec<Violation>) -> Result<(), Stor
 /// of its pocket's ledger up to the entry it names (else the next run would adjust by the
 /// checkpoint's error).
 async fn check_checkpoints(tx: &mut Tx, out: &mut Vec<Violation>) -> Result<(), StoreError> {
-    let rows = tx
-        .fetch_all(
-            Sql::both(
-                "SELECT c.account_id, c.pocket, c.last_entry_id, c.ledger_sum, \
-                 COALESCE((SELECT CAST(SUM(l.delta) AS BIGINT) FROM ledger l WHERE l.account_id = c.account_id \
-                 AND l.pocket = c.pocket AND l.entry_id <= c.last_entry_id), 0) AS actual \
-                 FROM reconcile_checkpoints c",
-            ),
-            args![],
-        )
-        .await?;
-    for r in rows {
+    for r in tx.rows(&RECONCILE_CHECKPOINTS, params! {}).await? {
         let (claimed, actual) = (r.int("ledger_sum")?, r.int("actual")?);
         if claimed != actual {
             out.push(v(

@@ -6,12 +6,12 @@
 //! page in `(xid, event_id)` order: that prefix is final, so a cursor never skips an event
 //! that commits late. SQLite has one writer at a time, so ids are in commit order.
 
-use crate::args;
-use crate::db::{Row, Sql};
+use crate::db::Row;
 use crate::error::StoreError;
-use crate::in_read_tx;
 use crate::model::{Event, Page};
+use crate::statement::Stmt;
 use crate::store::Store;
+use crate::{in_read_tx, params, statement};
 
 /// Filters of an event listing.
 #[derive(Debug, Clone, Default)]
@@ -22,16 +22,7 @@ pub struct EventFilter {
     pub event_type: Option<String>,
 }
 
-const LIST: Sql = Sql {
-    postgres: "SELECT e.event_id, e.type, e.account_id, e.job_id, e.data, e.created_at FROM events e \
-               WHERE e.xid < pg_snapshot_xmin(pg_current_snapshot()) \
-               AND ($1::bigint = 0 OR (e.xid, e.event_id) > (SELECT c.xid, c.event_id FROM events c WHERE c.event_id = $1)) \
-               AND ($2::text IS NULL OR e.account_id = $2) AND ($3::text IS NULL OR e.type = $3) \
-               ORDER BY e.xid, e.event_id LIMIT $4",
-    sqlite: "SELECT event_id, type, account_id, job_id, data, created_at FROM events \
-             WHERE event_id > $1 AND ($2 IS NULL OR account_id = $2) AND ($3 IS NULL OR type = $3) \
-             ORDER BY event_id LIMIT $4",
-};
+static LIST_EVENTS: Stmt = statement!("list_events");
 
 pub(crate) fn event_from(r: &Row) -> Result<Event, StoreError> {
     Ok(Event {
@@ -50,17 +41,13 @@ impl Store {
     pub async fn events(&self, f: &EventFilter) -> Result<Page<Event>, StoreError> {
         let limit = f.limit.clamp(1, crate::accounts::MAX_PAGE);
         in_read_tx!(self, |tx| async {
-            let rows = tx
-                .fetch_all(
-                    LIST,
-                    args![
-                        f.after.unwrap_or(0),
-                        f.account_id.clone(),
-                        f.event_type.clone(),
-                        limit
-                    ],
-                )
-                .await?;
+            let filter = params! {
+                after_event_id: f.after.unwrap_or(0),
+                account_id: f.account_id.clone(),
+                event_type: f.event_type.clone(),
+                limit: limit,
+            };
+            let rows = tx.rows(&LIST_EVENTS, filter).await?;
             let items = rows.iter().map(event_from).collect::<Result<Vec<_>, _>>()?;
             let next = items.last().map(|e| e.event_id).or(f.after);
             Ok(Page { items, next })

@@ -18,16 +18,6 @@ use crate::store::Store;
 use crate::writes::{apply_refills, emit_suspension, request_hash};
 use crate::{bind_by_name, in_read_tx, in_write_tx, params, statement};
 
-/// The job columns, for the statements not yet in files.
-macro_rules! job_columns {
-    () => {
-        "job_id, account_id, kind, lane, status, payload, hold, charged, created_at, started_at, \
-         finished_at, notice_at, cancel_requested, failure_reason, lease_token, lease_expires_at, \
-         lease_seconds, worker_id, finished_by"
-    };
-}
-pub(crate) use job_columns;
-
 static READ_JOB: Stmt = statement!(shared "read_job");
 static FINISH_JOB: Stmt = statement!("finish_job");
 static SUBMIT_JOB: Stmt = statement!("submit_job");

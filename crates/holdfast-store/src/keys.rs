@@ -2,12 +2,17 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::args;
-use crate::db::Sql;
 use crate::error::StoreError;
 use crate::model::ApiKey;
-use crate::store::{NOW, Store};
-use crate::{in_read_tx, in_write_tx};
+use crate::statement::Stmt;
+use crate::store::Store;
+use crate::{in_read_tx, in_write_tx, params, statement};
+
+static CREATE_API_KEY: Stmt = statement!(shared "create_api_key");
+static ROLE_OF_API_KEY_HASH: Stmt = statement!(shared "role_of_api_key_hash");
+static LIST_API_KEYS: Stmt = statement!(shared "list_api_keys");
+static REVOKE_API_KEY: Stmt = statement!(shared "revoke_api_key");
+static COUNT_LIVE_API_KEYS: Stmt = statement!(shared "count_live_api_keys");
 
 /// The hex SHA-256 of a key, as stored.
 pub fn key_hash(key: &str) -> String {
@@ -20,12 +25,14 @@ impl Store {
         let id = format!("key_{}", uuid::Uuid::now_v7().simple());
         let hash = key_hash(key);
         in_write_tx!(self, |tx| async {
-            let now = tx.fetch_one(NOW, args![]).await?.int("now")?;
-            tx.execute(
-                Sql::both("INSERT INTO api_keys (key_id, role, key_hash, created_at) VALUES ($1, $2, $3, $4)"),
-                args![id.as_str(), role, hash.as_str(), now],
-            )
-            .await?;
+            let now = crate::store::now(tx).await?;
+            let key = params! {
+                key_id: id.as_str(),
+                role: role,
+                key_hash: hash.as_str(),
+                created_at_micros: now,
+            };
+            tx.exec(&CREATE_API_KEY, key).await?;
             Ok(id.clone())
         })
     }
@@ -34,12 +41,7 @@ impl Store {
     pub async fn role_of_key_hash(&self, hash: &str) -> Result<Option<String>, StoreError> {
         in_read_tx!(self, |tx| async {
             let row = tx
-                .fetch_optional(
-                    Sql::both(
-                        "SELECT role FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL",
-                    ),
-                    args![hash],
-                )
+                .maybe_row(&ROLE_OF_API_KEY_HASH, params! { key_hash: hash })
                 .await?;
             row.map(|r| r.text("role")).transpose()
         })
@@ -47,9 +49,7 @@ impl Store {
 
     pub async fn list_keys(&self) -> Result<Vec<ApiKey>, StoreError> {
         in_read_tx!(self, |tx| async {
-            let rows = tx
-                .fetch_all(Sql::both("SELECT key_id, role, created_at, revoked_at FROM api_keys ORDER BY created_at"), args![])
-                .await?;
+            let rows = tx.rows(&LIST_API_KEYS, params! {}).await?;
             rows.iter()
                 .map(|r| {
                     Ok(ApiKey {
@@ -66,11 +66,11 @@ impl Store {
     /// Revokes a key; `false` when no live key has that id.
     pub async fn revoke_key(&self, key_id: &str) -> Result<bool, StoreError> {
         in_write_tx!(self, |tx| async {
-            let now = tx.fetch_one(NOW, args![]).await?.int("now")?;
+            let now = crate::store::now(tx).await?;
             let n = tx
-                .execute(
-                    Sql::both("UPDATE api_keys SET revoked_at = $2 WHERE key_id = $1 AND revoked_at IS NULL"),
-                    args![key_id, now],
+                .exec(
+                    &REVOKE_API_KEY,
+                    params! { key_id: key_id, revoked_at_micros: now },
                 )
                 .await?;
             Ok(n == 1)
@@ -80,12 +80,7 @@ impl Store {
     /// How many live keys exist.
     pub async fn live_key_count(&self) -> Result<i64, StoreError> {
         in_read_tx!(self, |tx| async {
-            tx.fetch_one(
-                Sql::both("SELECT COUNT(*) AS n FROM api_keys WHERE revoked_at IS NULL"),
-                args![],
-            )
-            .await?
-            .int("n")
+            tx.row(&COUNT_LIVE_API_KEYS, params! {}).await?.int("n")
         })
     }
 }

@@ -5,13 +5,13 @@ use holdfast_core::Refusal;
 use holdfast_core::decide::JobStatus;
 
 use crate::accounts::MAX_PAGE;
-use crate::args;
-use crate::db::{Sql, Tx};
+use crate::db::Tx;
 use crate::error::StoreError;
-use crate::in_read_tx;
-use crate::jobs::{job_columns, job_from};
+use crate::jobs::job_from;
 use crate::model::Job;
+use crate::statement::Stmt;
 use crate::store::Store;
+use crate::{in_read_tx, params, statement};
 
 /// Filters of a job listing; `None` matches everything.
 #[derive(Debug, Clone)]
@@ -23,20 +23,7 @@ pub struct JobFilter {
     pub limit: i64,
 }
 
-const LIST_JOBS: Sql = Sql {
-    postgres: concat!(
-        "SELECT ",
-        job_columns!(),
-        " FROM jobs WHERE ($1::text IS NULL OR lane = $1) AND ($2::text IS NULL OR status = $2) \
-         AND ($3::text IS NULL OR account_id = $3) ORDER BY created_at DESC, job_id DESC LIMIT $4"
-    ),
-    sqlite: concat!(
-        "SELECT ",
-        job_columns!(),
-        " FROM jobs WHERE ($1 IS NULL OR lane = $1) AND ($2 IS NULL OR status = $2) \
-         AND ($3 IS NULL OR account_id = $3) ORDER BY created_at DESC, job_id DESC LIMIT $4"
-    ),
-};
+static LIST_JOBS: Stmt = statement!("list_jobs");
 
 impl Store {
     /// Jobs matching `filter`, newest first, at most `filter.limit`. A lane no kind uses is
@@ -53,16 +40,12 @@ impl Store {
 }
 
 async fn list_in(tx: &mut Tx, f: &JobFilter, limit: i64) -> Result<Vec<Job>, StoreError> {
-    let rows = tx
-        .fetch_all(
-            LIST_JOBS,
-            args![
-                f.lane.clone(),
-                f.status.map(JobStatus::as_str),
-                f.account_id.clone(),
-                limit
-            ],
-        )
-        .await?;
+    let filter = params! {
+        lane: f.lane.clone(),
+        status: f.status.map(JobStatus::as_str),
+        account_id: f.account_id.clone(),
+        limit: limit,
+    };
+    let rows = tx.rows(&LIST_JOBS, filter).await?;
     rows.iter().map(|r| Ok(job_from(r)?.job)).collect()
 }

@@ -5,23 +5,24 @@ use holdfast_core::JobId;
 use holdfast_core::decide::{JobStatus, MICROS_PER_SECOND};
 use serde_json::json;
 
-use crate::args;
-use crate::db::Sql;
 use crate::error::StoreError;
 use crate::jobs::{Finish, finish_job, job_from};
 use crate::model::PassReport;
-use crate::statement;
 use crate::statement::Stmt;
-use crate::store::{NOW, Store, emit, lock_account_of_job};
+use crate::store::{Store, emit, lock_account_of_job};
+use crate::{in_read_tx, in_write_tx, params, statement};
 use holdfast_core::decide::FinishedBy;
 
 /// The job, unless a worker holds it right now (then the next pass takes it), with the
 /// account's pockets where they are read after the account lock.
 static LOCK_JOB_IF_FREE: Stmt = statement!("lock_job_if_free");
-use crate::{in_read_tx, in_write_tx};
 
 /// How many jobs one chunk of a pass takes.
 pub const CHUNK: i64 = 100;
+
+static JOBS_WITH_LEASE_PASSED: Stmt = statement!(shared "sweep_jobs_with_lease_passed");
+static STALE_OPEN_JOBS: Stmt = statement!(shared "sweep_stale_open_jobs");
+static CLAIM_DUE_NOTICES: Stmt = statement!("notice_claim_due_jobs");
 
 impl Store {
     /// Expires in-progress jobs whose lease passed and open jobs older than
@@ -52,26 +53,15 @@ impl Store {
     async fn sweep_candidates(&self, limit: i64) -> Result<Vec<JobId>, StoreError> {
         let stale_micros = self.card().timeouts.stale_after_seconds * MICROS_PER_SECOND;
         in_read_tx!(self, |tx| async {
-            let now = tx.fetch_one(NOW, args![]).await?.int("now")?;
+            let now = crate::store::now(tx).await?;
             let mut rows = tx
-                .fetch_all(
-                    Sql::both(
-                        "SELECT job_id FROM jobs WHERE status = 'in_progress' AND lease_expires_at <= $1 \
-                         ORDER BY lease_expires_at LIMIT $2",
-                    ),
-                    args![now, limit],
+                .rows(
+                    &JOBS_WITH_LEASE_PASSED,
+                    params! { now_micros: now, limit: limit },
                 )
                 .await?;
-            rows.extend(
-                tx.fetch_all(
-                    Sql::both(
-                        "SELECT job_id FROM jobs WHERE status IN ('queued', 'in_progress') AND created_at <= $1 \
-                         ORDER BY created_at LIMIT $2",
-                    ),
-                    args![now - stale_micros, limit],
-                )
-                .await?,
-            );
+            let stale = params! { created_before_micros: now - stale_micros, limit: limit };
+            rows.extend(tx.rows(&STALE_OPEN_JOBS, stale).await?);
             let mut out = Vec::with_capacity(rows.len());
             for r in rows {
                 let job = JobId::parse(&r.text("job_id")?)
@@ -122,16 +112,6 @@ impl Store {
     /// Emits `job.waiting` once for each open job whose `notice_at` has passed; a job that
     /// finished first gets nothing. At most `max_jobs` per run.
     pub async fn notices(&self, max_jobs: u64) -> Result<PassReport, StoreError> {
-        const CLAIM: Sql = Sql {
-            postgres: "UPDATE jobs SET noticed = 1 WHERE job_id IN (SELECT job_id FROM jobs \
-                       WHERE noticed = 0 AND status IN ('queued', 'in_progress') AND notice_at <= $1 \
-                       ORDER BY notice_at LIMIT $2 FOR UPDATE SKIP LOCKED) \
-                       RETURNING job_id, account_id, kind, lane, status, notice_at",
-            sqlite: "UPDATE jobs SET noticed = 1 WHERE job_id IN (SELECT job_id FROM jobs \
-                     WHERE noticed = 0 AND status IN ('queued', 'in_progress') AND notice_at <= $1 \
-                     ORDER BY notice_at LIMIT $2) \
-                     RETURNING job_id, account_id, kind, lane, status, notice_at",
-        };
         let mut report = PassReport::default();
         loop {
             let budget = (max_jobs - report.processed).min(CHUNK as u64) as i64;
@@ -139,8 +119,13 @@ impl Store {
                 break;
             }
             let n: u64 = in_write_tx!(self, |tx| async {
-                let now = tx.fetch_one(NOW, args![]).await?.int("now")?;
-                let rows = tx.fetch_all(CLAIM, args![now, budget]).await?;
+                let now = crate::store::now(tx).await?;
+                let rows = tx
+                    .rows(
+                        &CLAIM_DUE_NOTICES,
+                        params! { now_micros: now, limit: budget },
+                    )
+                    .await?;
                 for r in &rows {
                     let data = json!({ "kind": r.text("kind")?, "lane": r.text("lane")?, "status": r.text("status")? });
                     let job = r.text("job_id")?;

@@ -12,22 +12,15 @@ use holdfast_core::AccountId;
 use holdfast_core::decide::{AccountSnapshot, MICROS_PER_SECOND, Refill};
 use serde_json::json;
 
-use crate::args;
-use crate::db::Sql;
 use crate::error::StoreError;
 use crate::model::PassReport;
 use crate::reconcile::TRY_LOCK_ACCOUNT;
-use crate::store::{NOW, Store, apply_refills, emit, lock_account};
-use crate::{in_read_tx, in_write_tx};
+use crate::statement::Stmt;
+use crate::store::{Store, apply_refills, emit, lock_account};
+use crate::{in_read_tx, in_write_tx, params, statement};
 
 /// Idle, unblocked, once-active accounts with a pocket whose shortest window has passed.
-/// `$1` after, `$2` limit, `$3` idle since, `$4` cycle started before.
-const IDLE: Sql = Sql::both(
-    "SELECT a.account_id FROM accounts a WHERE a.account_id > $1 AND a.blocked_at IS NULL \
-     AND a.last_active_at IS NOT NULL AND a.last_active_at <= $3 \
-     AND EXISTS (SELECT 1 FROM allowances w WHERE w.account_id = a.account_id AND w.cycle_started_at <= $4) \
-     ORDER BY a.account_id LIMIT $2",
-);
+static IDLE_ACCOUNTS_AFTER: Stmt = statement!(shared "idle_accounts_after");
 
 impl Store {
     /// Refills up to `max_accounts` idle accounts whose window has passed and that are
@@ -37,17 +30,15 @@ impl Store {
         let Some(shortest) = self.card().allowances.values().min().copied() else {
             return Ok(report);
         };
-        let now = in_read_tx!(self, |tx| async {
-            tx.fetch_one(NOW, args![]).await?.int("now")
-        })?;
+        let now = in_read_tx!(self, |tx| async { crate::store::now(tx).await })?;
         let idle_since = now - self.card().timeouts.reactivate_after_seconds * MICROS_PER_SECOND;
         let window_from = now - shortest * MICROS_PER_SECOND;
+        let idle = params! {
+            idle_since_micros: idle_since,
+            cycle_started_before_micros: window_from,
+        };
         let candidates = self
-            .next_accounts(
-                "reactivate",
-                max_accounts,
-                Some((IDLE, args![idle_since, window_from])),
-            )
+            .next_accounts("reactivate", max_accounts, &IDLE_ACCOUNTS_AFTER, &idle)
             .await?;
         for account in candidates {
             if self.reactivate_one(&account).await? {
@@ -62,7 +53,7 @@ impl Store {
     async fn reactivate_one(&self, account: &AccountId) -> Result<bool, StoreError> {
         in_write_tx!(self, |tx| async {
             if tx
-                .fetch_optional(TRY_LOCK_ACCOUNT, args![account.as_str()])
+                .maybe_row(&TRY_LOCK_ACCOUNT, params! { account_id: account.as_str() })
                 .await?
                 .is_none()
             {

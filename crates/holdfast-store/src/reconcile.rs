@@ -15,20 +15,25 @@ use holdfast_core::decide::{AccountSnapshot, PocketAmount};
 use holdfast_core::{AccountId, MONEY};
 use serde_json::json;
 
-use crate::args;
-use crate::db::{Sql, Tx};
+use crate::db::Tx;
 use crate::error::StoreError;
-use crate::model::PassReport;
+use crate::model::{LedgerEntry, PassReport};
 use crate::passes::CHUNK;
+use crate::statement::{BindByName, Params, Statement, Stmt};
 use crate::store::{EntryFacts, Store, emit, lock_account, write_ledger};
-use crate::{in_read_tx, in_write_tx};
+use crate::{bind_by_name, in_read_tx, in_write_tx, params, statement};
 
 /// Takes the account row lock, or nothing when another transaction holds it (PostgreSQL);
 /// SQLite's `BEGIN IMMEDIATE` already holds the write lock.
-pub(crate) const TRY_LOCK_ACCOUNT: Sql = Sql {
-    postgres: "SELECT account_id FROM accounts WHERE account_id = $1 FOR UPDATE SKIP LOCKED",
-    sqlite: "SELECT account_id FROM accounts WHERE account_id = $1",
-};
+pub(crate) static TRY_LOCK_ACCOUNT: Stmt = statement!("try_lock_account");
+static ACCOUNTS_AFTER: Stmt = statement!(shared "accounts_after");
+static READ_PASS_CURSOR: Stmt = statement!(shared "read_pass_cursor");
+static SAVE_PASS_CURSOR: Stmt = statement!(shared "save_pass_cursor");
+static READ_CHECKPOINT: Stmt = statement!(shared "read_reconcile_checkpoint");
+static LEDGER_SUMS_AFTER_ENTRY: Stmt = statement!(shared "ledger_sums_after_entry");
+static ENTRY_AMOUNT_AFTER: Stmt = statement!(shared "ledger_entry_amount_after");
+static SAVE_CHECKPOINT: Stmt = statement!(shared "save_reconcile_checkpoint");
+static OPEN_JOB_HOLDS: Stmt = statement!(shared "open_job_holds_of_account");
 
 /// What the ledger says about one pocket up to its last entry.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -52,7 +57,9 @@ impl Store {
     /// stopped (wrapping around once). Accounts locked by someone else are skipped.
     pub async fn reconcile(&self, max_accounts: u64) -> Result<PassReport, StoreError> {
         let mut report = PassReport::default();
-        let ids = self.next_accounts("reconcile", max_accounts, None).await?;
+        let ids = self
+            .next_accounts("reconcile", max_accounts, &ACCOUNTS_AFTER, &params! {})
+            .await?;
         for account in ids {
             if let Some(o) = self.reconcile_one(&account).await? {
                 report.processed += 1;
@@ -64,17 +71,15 @@ impl Store {
     }
 
     /// Up to `max` account ids after the pass's cursor, wrapping around to the start once,
-    /// optionally narrowed by `filter` (a statement taking `$1` = after, `$2` = limit and
-    /// the `extra` arguments). Saves the new cursor.
+    /// as `accounts_after` gives them (a statement taking `:after_account_id`, `:limit` and
+    /// the `extra` parameters, e.g. [`ACCOUNTS_AFTER`]). Saves the new cursor.
     pub(crate) async fn next_accounts(
         &self,
         pass: &str,
         max: u64,
-        filter: Option<(Sql, Vec<crate::db::Arg>)>,
+        accounts_after: &'static Statement,
+        extra: &Params,
     ) -> Result<Vec<AccountId>, StoreError> {
-        const ALL: Sql = Sql::both(
-            "SELECT account_id FROM accounts WHERE account_id > $1 ORDER BY account_id LIMIT $2",
-        );
         let start = self.pass_cursor(pass).await?;
         let mut out: Vec<AccountId> = Vec::new();
         let mut after = start.clone();
@@ -85,10 +90,9 @@ impl Store {
             if budget == 0 {
                 break;
             }
-            let (sql, extra) = filter.clone().unwrap_or((ALL, vec![]));
-            let mut a = args![after.as_str(), budget];
-            a.extend(extra);
-            let rows = in_read_tx!(self, |tx| async { tx.fetch_all(sql, a).await })?;
+            let mut chunk = params! { after_account_id: after.as_str(), limit: budget };
+            chunk.0.extend(extra.0.iter().cloned());
+            let rows = in_read_tx!(self, |tx| async { tx.rows(accounts_after, chunk).await })?;
             let found = rows.len() as i64;
             for r in rows {
                 let id = r.text("account_id")?;
@@ -113,10 +117,7 @@ impl Store {
     async fn pass_cursor(&self, pass: &str) -> Result<String, StoreError> {
         in_read_tx!(self, |tx| async {
             let row = tx
-                .fetch_optional(
-                    Sql::both("SELECT position FROM pass_cursors WHERE pass = $1"),
-                    args![pass],
-                )
+                .maybe_row(&READ_PASS_CURSOR, params! { pass: pass })
                 .await?;
             row.map_or(Ok(String::new()), |r| r.text("position"))
         })
@@ -124,12 +125,9 @@ impl Store {
 
     async fn save_pass_cursor(&self, pass: &str, position: &str) -> Result<(), StoreError> {
         in_write_tx!(self, |tx| async {
-            tx.execute(
-                Sql::both(
-                    "INSERT INTO pass_cursors (pass, position) VALUES ($1, $2) \
-                     ON CONFLICT (pass) DO UPDATE SET position = excluded.position",
-                ),
-                args![pass, position],
+            tx.exec(
+                &SAVE_PASS_CURSOR,
+                params! { pass: pass, position: position },
             )
             .await?;
             Ok(())
@@ -144,7 +142,7 @@ impl Store {
     ) -> Result<Option<AccountOutcome>, StoreError> {
         in_write_tx!(self, |tx| async {
             if tx
-                .fetch_optional(TRY_LOCK_ACCOUNT, args![account.as_str()])
+                .maybe_row(&TRY_LOCK_ACCOUNT, params! { account_id: account.as_str() })
                 .await?
                 .is_none()
             {
@@ -217,27 +215,9 @@ impl Store {
         let delta = stored
             .checked_sub(facts.sum)
             .ok_or_else(|| StoreError::Corrupt(format!("pocket {pocket}: difference overflows")))?;
-        let (available_after, buffer) = if pocket == MONEY {
-            (Some(stored - snap.held), Some(snap.buffer(self.card()).0))
-        } else {
-            let held = snap.allowances.get(pocket).map_or(0, |p| p.held);
-            (Some(stored - held), None)
-        };
-        let entry = write_ledger(
-            tx,
-            account.as_str(),
-            snap.now,
-            EntryFacts {
-                pocket,
-                delta,
-                kind: "adjustment",
-                amount_after: stored,
-                available_after,
-                buffer,
-                reference: Some("reconcile".to_owned()),
-            },
-        )
-        .await?;
+        let entry = self
+            .write_adjustment(tx, account, snap, pocket, stored, delta)
+            .await?;
         let data = json!({
             "pocket": pocket,
             "delta": delta,
@@ -255,24 +235,63 @@ impl Store {
             snap.now,
         )
         .await?;
-        metrics::counter!("holdfast_ledger_adjustments_total", "pocket" => pocket.to_owned())
-            .increment(1);
-        tracing::warn!(
-            account = account.as_str(),
-            pocket,
-            delta,
-            stored,
-            ledger_sum = facts.sum,
-            last_amount_after = ?facts.last_after,
-            entry_id = entry.entry_id,
-            "reconciliation: pocket disagreed with its ledger; wrote an adjustment entry"
-        );
+        report_adjustment(account, pocket, stored, &facts, &entry);
         outcome.adjusted += 1;
         facts.last_entry_id = entry.entry_id;
         facts.sum = stored;
         facts.last_after = Some(stored);
         Ok(facts)
     }
+
+    /// Writes the `adjustment` ledger entry that brings the pocket's ledger to `stored`.
+    async fn write_adjustment(
+        &self,
+        tx: &mut Tx,
+        account: &AccountId,
+        snap: &AccountSnapshot,
+        pocket: &str,
+        stored: i64,
+        delta: i64,
+    ) -> Result<LedgerEntry, StoreError> {
+        let (available_after, buffer) = if pocket == MONEY {
+            (Some(stored - snap.held), Some(snap.buffer(self.card()).0))
+        } else {
+            let held = snap.allowances.get(pocket).map_or(0, |p| p.held);
+            (Some(stored - held), None)
+        };
+        let facts = EntryFacts {
+            pocket,
+            delta,
+            kind: "adjustment",
+            amount_after: stored,
+            available_after,
+            buffer,
+            reference: Some("reconcile".to_owned()),
+        };
+        write_ledger(tx, account.as_str(), snap.now, facts).await
+    }
+}
+
+/// The metric and the warning of an adjustment entry; `facts` are the ledger's before it.
+fn report_adjustment(
+    account: &AccountId,
+    pocket: &str,
+    stored: i64,
+    facts: &LedgerFacts,
+    entry: &LedgerEntry,
+) {
+    metrics::counter!("holdfast_ledger_adjustments_total", "pocket" => pocket.to_owned())
+        .increment(1);
+    tracing::warn!(
+        account = account.as_str(),
+        pocket,
+        delta = entry.delta,
+        stored,
+        ledger_sum = facts.sum,
+        last_amount_after = ?facts.last_after,
+        entry_id = entry.entry_id,
+        "reconciliation: pocket disagreed with its ledger; wrote an adjustment entry"
+    );
 }
 
 fn report_drift(account: &AccountId, pocket: &str, what: &'static str, stored: i64, source: i64) {
@@ -294,12 +313,9 @@ async fn pocket_ledger(
     pocket: &str,
 ) -> Result<LedgerFacts, StoreError> {
     let checkpoint = tx
-        .fetch_optional(
-            Sql::both(
-                "SELECT last_entry_id, ledger_sum, credited_sum, spent_sum FROM reconcile_checkpoints \
-                 WHERE account_id = $1 AND pocket = $2",
-            ),
-            args![account, pocket],
+        .maybe_row(
+            &READ_CHECKPOINT,
+            params! { account_id: account, pocket: pocket },
         )
         .await?;
     let mut f = match checkpoint {
@@ -312,17 +328,12 @@ async fn pocket_ledger(
         },
         None => LedgerFacts::default(),
     };
-    let since = tx
-        .fetch_one(
-            Sql::both(
-                "SELECT CAST(COALESCE(SUM(delta), 0) AS BIGINT) AS total, \
-                 CAST(COALESCE(SUM(CASE WHEN kind IN ('top_up', 'bonus') THEN delta ELSE 0 END), 0) AS BIGINT) AS credited, \
-                 CAST(COALESCE(SUM(CASE WHEN pocket = 'money' AND kind IN ('debit', 'capture') THEN -delta ELSE 0 END), 0) AS BIGINT) AS spent, \
-                 MAX(entry_id) AS last_id FROM ledger WHERE account_id = $1 AND pocket = $2 AND entry_id > $3",
-            ),
-            args![account, pocket, f.last_entry_id],
-        )
-        .await?;
+    let after_checkpoint = params! {
+        account_id: account,
+        pocket: pocket,
+        after_entry_id: f.last_entry_id,
+    };
+    let since = tx.row(&LEDGER_SUMS_AFTER_ENTRY, after_checkpoint).await?;
     let checked = |a: i64, b: i64| {
         a.checked_add(b)
             .ok_or_else(|| StoreError::Corrupt(format!("pocket {pocket}: ledger sum overflows")))
@@ -335,16 +346,34 @@ async fn pocket_ledger(
     }
     if f.last_entry_id > 0 {
         f.last_after = tx
-            .fetch_optional(
-                Sql::both("SELECT amount_after FROM ledger WHERE entry_id = $1"),
-                args![f.last_entry_id],
-            )
+            .maybe_row(&ENTRY_AMOUNT_AFTER, params! { entry_id: f.last_entry_id })
             .await?
             .map(|r| r.int("amount_after"))
             .transpose()?;
     }
     Ok(f)
 }
+
+/// The parameters of [`SAVE_CHECKPOINT`].
+struct Checkpoint<'a> {
+    account_id: &'a str,
+    pocket: &'a str,
+    last_entry_id: i64,
+    ledger_sum: i64,
+    credited_sum: i64,
+    spent_sum: i64,
+    checked_at_micros: i64,
+}
+
+bind_by_name!(Checkpoint<'_> {
+    account_id,
+    pocket,
+    last_entry_id,
+    ledger_sum,
+    credited_sum,
+    spent_sum,
+    checked_at_micros,
+});
 
 async fn save_checkpoint(
     tx: &mut Tx,
@@ -353,28 +382,23 @@ async fn save_checkpoint(
     f: &LedgerFacts,
     now: i64,
 ) -> Result<(), StoreError> {
-    tx.execute(
-        Sql::both(
-            "INSERT INTO reconcile_checkpoints (account_id, pocket, last_entry_id, ledger_sum, credited_sum, spent_sum, checked_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (account_id, pocket) DO UPDATE SET \
-             last_entry_id = excluded.last_entry_id, ledger_sum = excluded.ledger_sum, \
-             credited_sum = excluded.credited_sum, spent_sum = excluded.spent_sum, checked_at = excluded.checked_at",
-        ),
-        args![account, pocket, f.last_entry_id, f.sum, f.credited, f.spent, now],
-    )
-    .await?;
+    let checkpoint = Checkpoint {
+        account_id: account,
+        pocket,
+        last_entry_id: f.last_entry_id,
+        ledger_sum: f.sum,
+        credited_sum: f.credited,
+        spent_sum: f.spent,
+        checked_at_micros: now,
+    };
+    tx.exec(&SAVE_CHECKPOINT, checkpoint.params()).await?;
     Ok(())
 }
 
 /// Σ of the open hold lines per pocket of one account.
 async fn open_hold_lines(tx: &mut Tx, account: &str) -> Result<BTreeMap<String, i64>, StoreError> {
     let rows = tx
-        .fetch_all(
-            Sql::both(
-                "SELECT hold FROM jobs WHERE account_id = $1 AND status IN ('queued', 'in_progress')",
-            ),
-            args![account],
-        )
+        .rows(&OPEN_JOB_HOLDS, params! { account_id: account })
         .await?;
     let mut out: BTreeMap<String, i64> = BTreeMap::new();
     for r in rows {

@@ -1,11 +1,14 @@
 //! Numbers for dashboards (`/metrics`), read at scrape time in one snapshot. They take no
 //! part in any decision.
 
-use crate::args;
-use crate::db::Sql;
 use crate::error::StoreError;
-use crate::in_read_tx;
+use crate::statement::Stmt;
 use crate::store::Store;
+use crate::{in_read_tx, params, statement};
+
+static JOBS_BY_LANE_AND_STATUS: Stmt = statement!(shared "stats_jobs_by_lane_and_status");
+static OPEN_JOBS_HOLDING: Stmt = statement!(shared "stats_open_jobs_holding");
+static HELD_MONEY: Stmt = statement!(shared "stats_held_money");
 
 /// How many jobs are in one lane with one status.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,12 +42,7 @@ impl Store {
     /// Reads the dashboard numbers.
     pub async fn stats(&self) -> Result<Stats, StoreError> {
         in_read_tx!(self, |tx| async {
-            let rows = tx
-                .fetch_all(
-                    Sql::both("SELECT lane, status, COUNT(*) AS n FROM jobs GROUP BY lane, status"),
-                    args![],
-                )
-                .await?;
+            let rows = tx.rows(&JOBS_BY_LANE_AND_STATUS, params! {}).await?;
             let jobs = rows
                 .iter()
                 .map(|r| {
@@ -55,23 +53,8 @@ impl Store {
                     })
                 })
                 .collect::<Result<Vec<_>, StoreError>>()?;
-            let open_holds = tx
-                .fetch_one(
-                    Sql::both(
-                        "SELECT COUNT(*) AS n FROM jobs \
-                         WHERE status IN ('queued', 'in_progress') AND hold <> '[]'",
-                    ),
-                    args![],
-                )
-                .await?
-                .int("n")?;
-            let held_money_micros = tx
-                .fetch_one(
-                    Sql::both("SELECT CAST(COALESCE(SUM(held), 0) AS BIGINT) AS n FROM accounts"),
-                    args![],
-                )
-                .await?
-                .int("n")?;
+            let open_holds = tx.row(&OPEN_JOBS_HOLDING, params! {}).await?.int("n")?;
+            let held_money_micros = tx.row(&HELD_MONEY, params! {}).await?.int("n")?;
             Ok(Stats {
                 jobs,
                 open_holds,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use holdfast_core::RateCard;
 use holdfast_core::decide::Timestamp;
 
-use crate::db::{Dialect, Pool, PoolOptions, Sql, Tx};
+use crate::db::{Dialect, Pool, PoolOptions, Tx};
 use crate::error::StoreError;
 use crate::statement::Stmt;
 use crate::{params, statement};
@@ -94,12 +94,6 @@ pub struct Store {
 
 static NOW_STATEMENT: Stmt = statement!("now");
 static NAMES_IN_USE: Stmt = statement!(shared "names_in_use");
-
-/// The database clock alone, for the statements not yet bound by name.
-pub const NOW: Sql = Sql {
-    postgres: include_str!("../sql/postgres/now.sql"),
-    sqlite: include_str!("../sql/sqlite/now.sql"),
-};
 
 /// The database clock, in the caller's transaction.
 pub(crate) async fn now(tx: &mut Tx) -> Result<Timestamp, StoreError> {

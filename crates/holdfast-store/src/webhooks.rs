@@ -21,13 +21,12 @@
 use holdfast_core::decide::Timestamp;
 use serde::Serialize;
 
-use crate::args;
-use crate::db::Sql;
 use crate::error::StoreError;
 use crate::events::event_from;
 use crate::model::{Event, Page};
-use crate::store::{NOW, Store};
-use crate::{in_read_tx, in_write_tx};
+use crate::statement::{BindByName, Stmt};
+use crate::store::Store;
+use crate::{bind_by_name, in_read_tx, in_write_tx, params, statement};
 
 /// A leased delivery: the event to POST and the lease that records its outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -66,41 +65,36 @@ pub enum AfterFailure {
     LeaseLost,
 }
 
-/// Outbox events after `$1` (0 = from the start), in the one order every reader sees.
-const EVENTS_AFTER: Sql = Sql {
-    postgres: "SELECT e.event_id, e.type, e.account_id, e.job_id, e.data, e.created_at FROM events e \
-               WHERE e.xid < pg_snapshot_xmin(pg_current_snapshot()) \
-               AND ($1::bigint = 0 OR (e.xid, e.event_id) > (SELECT c.xid, c.event_id FROM events c WHERE c.event_id = $1)) \
-               ORDER BY e.xid, e.event_id LIMIT $2",
-    sqlite: "SELECT event_id, type, account_id, job_id, data, created_at FROM events \
-             WHERE event_id > $1 ORDER BY event_id LIMIT $2",
-};
+static CREATE_CURSOR: Stmt = statement!(shared "webhook_create_cursor");
+static LOCK_CURSOR: Stmt = statement!("webhook_lock_cursor");
+static EVENTS_AFTER_CURSOR: Stmt = statement!("webhook_events_after_cursor");
+static ENQUEUE_DELIVERY: Stmt = statement!(shared "webhook_enqueue_delivery");
+static ADVANCE_CURSOR: Stmt = statement!(shared "webhook_advance_cursor");
+static CLAIM_DUE_DELIVERIES: Stmt = statement!("webhook_claim_due_deliveries");
+static READ_EVENT: Stmt = statement!(shared "read_event");
+static MARK_DELIVERED: Stmt = statement!(shared "webhook_mark_delivered");
+static RECORD_FAILED_ATTEMPT: Stmt = statement!(shared "webhook_record_failed_attempt");
+static DEAD_DELIVERIES: Stmt = statement!("webhook_dead_deliveries");
+static REDELIVER: Stmt = statement!(shared "webhook_redeliver");
 
-const LOCK_CURSOR: Sql = Sql {
-    postgres: "SELECT last_event_id FROM webhook_cursors WHERE endpoint = $1 FOR UPDATE",
-    sqlite: "SELECT last_event_id FROM webhook_cursors WHERE endpoint = $1",
-};
+/// The parameters of [`RECORD_FAILED_ATTEMPT`].
+struct FailedAttempt<'a> {
+    delivery_id: i64,
+    lease_token: &'a str,
+    max_attempts: i64,
+    now_micros: i64,
+    next_attempt_at_micros: i64,
+    last_error: &'a str,
+}
 
-/// Leases the due heads of the endpoint's per-account queues. `$1` endpoint, `$2` now,
-/// `$3` lease token, `$4` lease until, `$5` limit.
-const CLAIM: Sql = Sql {
-    postgres: "UPDATE webhook_deliveries SET lease_token = $3, lease_until = $4, attempts = attempts + 1 \
-               WHERE delivery_id IN (SELECT d.delivery_id FROM webhook_deliveries d \
-               WHERE d.endpoint = $1 AND d.status = 'pending' AND d.next_attempt_at <= $2 \
-               AND (d.lease_until IS NULL OR d.lease_until <= $2) \
-               AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint = d.endpoint \
-               AND p.account_id = d.account_id AND p.status = 'pending' AND p.delivery_id < d.delivery_id) \
-               ORDER BY d.delivery_id LIMIT $5 FOR UPDATE SKIP LOCKED) \
-               RETURNING delivery_id, event_id, attempts",
-    sqlite: "UPDATE webhook_deliveries SET lease_token = $3, lease_until = $4, attempts = attempts + 1 \
-             WHERE delivery_id IN (SELECT d.delivery_id FROM webhook_deliveries d \
-             WHERE d.endpoint = $1 AND d.status = 'pending' AND d.next_attempt_at <= $2 \
-             AND (d.lease_until IS NULL OR d.lease_until <= $2) \
-             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint = d.endpoint \
-             AND p.account_id = d.account_id AND p.status = 'pending' AND p.delivery_id < d.delivery_id) \
-             ORDER BY d.delivery_id LIMIT $5) \
-             RETURNING delivery_id, event_id, attempts",
-};
+bind_by_name!(FailedAttempt<'_> {
+    delivery_id,
+    lease_token,
+    max_attempts,
+    now_micros,
+    next_attempt_at_micros,
+    last_error,
+});
 
 impl Store {
     /// Turns up to `max_events` outbox events after the endpoint's cursor into pending
@@ -114,20 +108,19 @@ impl Store {
     ) -> Result<u64, StoreError> {
         let limit = max_events.clamp(1, crate::accounts::MAX_PAGE);
         in_write_tx!(self, |tx| async {
-            tx.execute(
-                Sql::both(
-                    "INSERT INTO webhook_cursors (endpoint, last_event_id) VALUES ($1, 0) \
-                     ON CONFLICT (endpoint) DO NOTHING",
-                ),
-                args![endpoint],
-            )
-            .await?;
+            tx.exec(&CREATE_CURSOR, params! { endpoint: endpoint })
+                .await?;
             let cursor = tx
-                .fetch_one(LOCK_CURSOR, args![endpoint])
+                .row(&LOCK_CURSOR, params! { endpoint: endpoint })
                 .await?
                 .int("last_event_id")?;
-            let now = tx.fetch_one(NOW, args![]).await?.int("now")?;
-            let rows = tx.fetch_all(EVENTS_AFTER, args![cursor, limit]).await?;
+            let now = crate::store::now(tx).await?;
+            let rows = tx
+                .rows(
+                    &EVENTS_AFTER_CURSOR,
+                    params! { after_event_id: cursor, limit: limit },
+                )
+                .await?;
             let mut last = cursor;
             for r in &rows {
                 let e = event_from(r)?;
@@ -135,19 +128,18 @@ impl Store {
                 if types.is_some_and(|t| !t.contains(&e.event_type)) {
                     continue;
                 }
-                tx.execute(
-                        Sql::both(
-                            "INSERT INTO webhook_deliveries (event_id, endpoint, account_id, status, next_attempt_at, created_at) \
-                             VALUES ($1, $2, $3, 'pending', $4, $4) ON CONFLICT (event_id, endpoint) DO NOTHING",
-                        ),
-                        args![e.event_id, endpoint, e.account_id.as_str(), now],
-                    )
-                    .await?;
+                let delivery = params! {
+                    event_id: e.event_id,
+                    endpoint: endpoint,
+                    account_id: e.account_id.as_str(),
+                    now_micros: now,
+                };
+                tx.exec(&ENQUEUE_DELIVERY, delivery).await?;
             }
             if last != cursor {
-                tx.execute(
-                    Sql::both("UPDATE webhook_cursors SET last_event_id = $2 WHERE endpoint = $1"),
-                    args![endpoint, last],
+                tx.exec(
+                    &ADVANCE_CURSOR,
+                    params! { endpoint: endpoint, last_event_id: last },
                 )
                 .await?;
             }
@@ -165,22 +157,19 @@ impl Store {
     ) -> Result<Vec<Delivery>, StoreError> {
         let token = uuid::Uuid::new_v4().simple().to_string();
         in_write_tx!(self, |tx| async {
-            let now = tx.fetch_one(NOW, args![]).await?.int("now")?;
-            let claimed = tx
-                .fetch_all(
-                    CLAIM,
-                    args![endpoint, now, token.as_str(), now + lease_micros, limit],
-                )
-                .await?;
+            let now = crate::store::now(tx).await?;
+            let claim = params! {
+                endpoint: endpoint,
+                now_micros: now,
+                lease_token: token.as_str(),
+                lease_until_micros: now + lease_micros,
+                limit: limit,
+            };
+            let claimed = tx.rows(&CLAIM_DUE_DELIVERIES, claim).await?;
             let mut out = Vec::with_capacity(claimed.len());
             for c in claimed {
                 let row = tx
-                    .fetch_one(
-                        Sql::both(
-                            "SELECT event_id, type, account_id, job_id, data, created_at FROM events WHERE event_id = $1",
-                        ),
-                        args![c.int("event_id")?],
-                    )
+                    .row(&READ_EVENT, params! { event_id: c.int("event_id")? })
                     .await?;
                 out.push(Delivery {
                     delivery_id: c.int("delivery_id")?,
@@ -198,17 +187,13 @@ impl Store {
     /// Records a delivered event. False when the lease had passed to someone else.
     pub async fn delivery_succeeded(&self, d: &Delivery) -> Result<bool, StoreError> {
         in_write_tx!(self, |tx| async {
-            let now = tx.fetch_one(NOW, args![]).await?.int("now")?;
-            let n = tx
-                .execute(
-                    Sql::both(
-                        "UPDATE webhook_deliveries SET status = 'delivered', finished_at = $3, lease_token = NULL, \
-                         lease_until = NULL, last_error = NULL \
-                         WHERE delivery_id = $1 AND lease_token = $2 AND status = 'pending'",
-                    ),
-                    args![d.delivery_id, d.lease_token.as_str(), now],
-                )
-                .await?;
+            let now = crate::store::now(tx).await?;
+            let delivered = params! {
+                delivery_id: d.delivery_id,
+                lease_token: d.lease_token.as_str(),
+                now_micros: now,
+            };
+            let n = tx.exec(&MARK_DELIVERED, delivered).await?;
             Ok(n == 1)
         })
     }
@@ -224,19 +209,17 @@ impl Store {
     ) -> Result<AfterFailure, StoreError> {
         let error: String = error.chars().take(500).collect();
         in_write_tx!(self, |tx| async {
-            let now = tx.fetch_one(NOW, args![]).await?.int("now")?;
+            let now = crate::store::now(tx).await?;
+            let failed = FailedAttempt {
+                delivery_id: d.delivery_id,
+                lease_token: d.lease_token.as_str(),
+                max_attempts,
+                now_micros: now,
+                next_attempt_at_micros: now + retry_micros,
+                last_error: error.as_str(),
+            };
             let row = tx
-                .fetch_optional(
-                    Sql::both(
-                        "UPDATE webhook_deliveries SET \
-                         status = CASE WHEN attempts >= $3 THEN 'dead' ELSE 'pending' END, \
-                         finished_at = CASE WHEN attempts >= $3 THEN $4 ELSE NULL END, \
-                         next_attempt_at = $5, lease_token = NULL, lease_until = NULL, last_error = $6 \
-                         WHERE delivery_id = $1 AND lease_token = $2 AND status = 'pending' \
-                         RETURNING status, next_attempt_at",
-                    ),
-                    args![d.delivery_id, d.lease_token.as_str(), max_attempts, now, now + retry_micros, error.as_str()],
-                )
+                .maybe_row(&RECORD_FAILED_ATTEMPT, failed.params())
                 .await?;
             Ok(match row {
                 None => AfterFailure::LeaseLost,
@@ -256,23 +239,12 @@ impl Store {
     ) -> Result<Page<DeadDelivery>, StoreError> {
         let limit = limit.clamp(1, crate::accounts::MAX_PAGE);
         in_read_tx!(self, |tx| async {
-            let rows = tx
-                .fetch_all(
-                    Sql {
-                        postgres: "SELECT d.delivery_id, d.event_id, e.type, d.endpoint, d.account_id, d.attempts, \
-                                   d.last_error, d.created_at, d.finished_at FROM webhook_deliveries d \
-                                   JOIN events e ON e.event_id = d.event_id \
-                                   WHERE d.status = 'dead' AND d.delivery_id > $1 AND ($2::text IS NULL OR d.endpoint = $2) \
-                                   ORDER BY d.delivery_id LIMIT $3",
-                        sqlite: "SELECT d.delivery_id, d.event_id, e.type, d.endpoint, d.account_id, d.attempts, \
-                                 d.last_error, d.created_at, d.finished_at FROM webhook_deliveries d \
-                                 JOIN events e ON e.event_id = d.event_id \
-                                 WHERE d.status = 'dead' AND d.delivery_id > $1 AND ($2 IS NULL OR d.endpoint = $2) \
-                                 ORDER BY d.delivery_id LIMIT $3",
-                    },
-                    args![after.unwrap_or(0), endpoint, limit],
-                )
-                .await?;
+            let page = params! {
+                after_delivery_id: after.unwrap_or(0),
+                endpoint: endpoint,
+                limit: limit,
+            };
+            let rows = tx.rows(&DEAD_DELIVERIES, page).await?;
             let items = rows
                 .iter()
                 .map(|r| {
@@ -298,17 +270,13 @@ impl Store {
     /// there is no such delivery or it is still pending.
     pub async fn redeliver(&self, event_id: i64, endpoint: &str) -> Result<bool, StoreError> {
         in_write_tx!(self, |tx| async {
-            let now = tx.fetch_one(NOW, args![]).await?.int("now")?;
-            let n = tx
-                .execute(
-                    Sql::both(
-                        "UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = $3, \
-                         lease_token = NULL, lease_until = NULL, finished_at = NULL \
-                         WHERE event_id = $1 AND endpoint = $2 AND status IN ('dead', 'delivered')",
-                    ),
-                    args![event_id, endpoint, now],
-                )
-                .await?;
+            let now = crate::store::now(tx).await?;
+            let again = params! {
+                event_id: event_id,
+                endpoint: endpoint,
+                now_micros: now,
+            };
+            let n = tx.exec(&REDELIVER, again).await?;
             Ok(n == 1)
         })
     }

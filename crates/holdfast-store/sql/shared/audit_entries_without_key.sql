@@ -1,0 +1,10 @@
+-- audit_entries_without_key: keyed ledger entries (top_up, bonus, debit, refund) that no
+-- idempotency record points at.
+SELECT entry.account_id, entry.entry_id
+FROM ledger AS entry
+WHERE entry.kind IN ('top_up', 'bonus', 'debit', 'refund')
+  AND NOT EXISTS (
+    SELECT 1
+    FROM idempotency
+    WHERE idempotency.entry_id = entry.entry_id
+  )
