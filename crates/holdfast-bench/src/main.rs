@@ -162,7 +162,8 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn run(args: Args) -> anyhow::Result<()> {
+/// The workloads `args` names, `all` expanded in its order.
+fn workloads(args: &Args) -> Vec<Workload> {
     let mut list: Vec<Workload> = Vec::new();
     for w in &args.workloads {
         if *w == Workload::All {
@@ -177,6 +178,10 @@ async fn run(args: Args) -> anyhow::Result<()> {
             list.push(*w);
         }
     }
+    list
+}
+
+fn check_ranges(args: &Args) -> anyhow::Result<()> {
     anyhow::ensure!(
         args.clients >= 1 && args.clients <= 256,
         "--clients: 1 to 256"
@@ -194,6 +199,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
         args.sweep_jobs >= 1 && args.sweep_jobs <= 1_000_000,
         "--sweep-jobs: 1 to 1000000"
     );
+    Ok(())
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
+    let list = workloads(&args);
+    check_ranges(&args)?;
     let load_before = read_loadavg();
     let mut results = Vec::new();
     let mut postgres = None;

@@ -191,37 +191,22 @@ pub fn http_lifecycle(
             (client.clone(), base.clone(), auth.clone(), names.clone());
         Box::pin(async move {
             let body = json!({ "account_id": random_account(accounts), "kind": KIND, "idempotency_key": names.key() });
-            let r = client
-                .post(format!("{base}/v1/jobs"))
-                .header("authorization", &auth)
-                .json(&body)
-                .send()
-                .await?;
-            if r.status().as_u16() != 201 {
-                bail!(
-                    "submit: {} {}",
-                    r.status(),
-                    r.text().await.unwrap_or_default()
-                );
-            }
+            post(
+                &client,
+                format!("{base}/v1/jobs"),
+                &auth,
+                body,
+                &[201],
+                "submit",
+            )
+            .await?;
             for _ in 0..LEASE_TRIES {
-                let r = client
-                    .post(format!("{base}/v1/lanes/{KIND}/lease"))
-                    .header("authorization", &auth)
-                    .json(
-                        &json!({ "worker_id": format!("w{c}"), "lease_seconds": 60, "wait_ms": 0 }),
-                    )
-                    .send()
-                    .await?;
+                let body =
+                    json!({ "worker_id": format!("w{c}"), "lease_seconds": 60, "wait_ms": 0 });
+                let url = format!("{base}/v1/lanes/{KIND}/lease");
+                let r = post(&client, url, &auth, body, &[200, 204], "lease").await?;
                 if r.status().as_u16() == 204 {
                     continue;
-                }
-                if r.status().as_u16() != 200 {
-                    bail!(
-                        "lease: {} {}",
-                        r.status(),
-                        r.text().await.unwrap_or_default()
-                    );
                 }
                 let lease: serde_json::Value = r.json().await?;
                 let job = lease["job"]["job_id"]
@@ -230,24 +215,40 @@ pub fn http_lifecycle(
                 let token = lease["lease_token"]
                     .as_str()
                     .context("lease without token")?;
-                let r = client
-                    .post(format!("{base}/v1/jobs/{job}/complete"))
-                    .header("authorization", &auth)
-                    .json(&json!({ "lease_token": token }))
-                    .send()
-                    .await?;
-                if r.status().as_u16() != 200 {
-                    bail!(
-                        "complete: {} {}",
-                        r.status(),
-                        r.text().await.unwrap_or_default()
-                    );
-                }
+                let body = json!({ "lease_token": token });
+                let url = format!("{base}/v1/jobs/{job}/complete");
+                post(&client, url, &auth, body, &[200], "complete").await?;
                 return Ok(());
             }
             bail!("no job to lease")
         })
     }))
+}
+
+/// POSTs `body`; an answer whose status is not in `ok` fails, naming `what` with the
+/// status and body.
+async fn post(
+    client: &reqwest::Client,
+    url: String,
+    auth: &str,
+    body: serde_json::Value,
+    ok: &[u16],
+    what: &str,
+) -> anyhow::Result<reqwest::Response> {
+    let r = client
+        .post(url)
+        .header("authorization", auth)
+        .json(&body)
+        .send()
+        .await?;
+    if !ok.contains(&r.status().as_u16()) {
+        bail!(
+            "{what}: {} {}",
+            r.status(),
+            r.text().await.unwrap_or_default()
+        );
+    }
+    Ok(r)
 }
 
 /// Most chunks a sweep runs before it stops, whatever is left.

@@ -1,8 +1,8 @@
 //! Batching (group commit), the TigerBeetle lesson on our database. Debits are spread
-//! over a few lanes by account (one lane on SQLite, whose writers take turns anyway). A
-//! debit whose lane has nothing in flight goes straight through, on its caller's task, as
+//! over a few streams by account (one stream on SQLite, whose writers take turns anyway). A
+//! debit whose stream has nothing in flight goes straight through, on its caller's task, as
 //! a transaction of its own: without contention batching adds no latency. Debits that
-//! arrive while their lane's transaction is in flight wait in the lane's queue and are
+//! arrive while their stream's transaction is in flight wait in the stream's queue and are
 //! applied together in its next transaction ([`Store::debit_batches`]): each account's
 //! debits in arrival order, each debit with its own buffer check, ledger entry,
 //! idempotency key and result. A hot account's debits share one lock and one commit; many
@@ -27,33 +27,33 @@ pub struct BatchOptions {
     /// Most debits one transaction applies; 1 turns batching off (every debit is a
     /// transaction of its own, straight through).
     pub max_batch: usize,
-    /// Lanes on PostgreSQL: batch transactions in flight at once. Each lane's accounts
-    /// are its own (by hash), so lanes never wait for each other's locks. Fewer lanes
-    /// batch more; more lanes keep a debit stuck behind a busy account's lock from
+    /// Commit streams on PostgreSQL: batch transactions in flight at once. Each stream's accounts
+    /// are its own (by hash), so streams never wait for each other's locks. Fewer streams
+    /// batch more; more streams keep a debit stuck behind a busy account's lock from
     /// holding up as many others. (SQLite has one: its writers take turns anyway.)
-    pub postgres_lanes: u64,
+    pub postgres_streams: u64,
 }
 
 impl Default for BatchOptions {
-    /// 64 debits, 2 lanes: measured best on the bench machine (BENCHMARKS.md).
+    /// 64 debits, 2 streams: measured best on the bench machine (BENCHMARKS.md).
     fn default() -> Self {
         BatchOptions {
             max_batch: 64,
-            postgres_lanes: 2,
+            postgres_streams: 2,
         }
     }
 }
 
 type Reply = oneshot::Sender<Result<MoneyResult, StoreError>>;
 
-/// A debit waiting in a lane.
+/// A debit waiting in a stream.
 struct Waiting {
     account: AccountId,
     req: DebitRequest,
     reply: Reply,
 }
 
-/// Per lane with a transaction in flight: the debits waiting for it to finish.
+/// Per stream with a transaction in flight: the debits waiting for it to finish.
 #[derive(Default)]
 struct Queues {
     waiting: HashMap<u64, Vec<Waiting>>,
@@ -71,25 +71,25 @@ impl DebitBatcher {
             queues: Arc::default(),
             opts: BatchOptions {
                 max_batch: opts.max_batch.max(1),
-                postgres_lanes: opts.postgres_lanes.max(1),
+                postgres_streams: opts.postgres_streams.max(1),
             },
         }
     }
 
-    fn lane_of(&self, store: &Store, account: &AccountId) -> u64 {
+    fn stream_of(&self, store: &Store, account: &AccountId) -> u64 {
         match store.dialect() {
             Dialect::Sqlite => 0,
             Dialect::Postgres => {
                 let mut h = DefaultHasher::new();
                 account.as_str().hash(&mut h);
-                h.finish() % self.opts.postgres_lanes
+                h.finish() % self.opts.postgres_streams
             }
         }
     }
 }
 
 impl DebitBatcher {
-    /// Applies one debit, batched with any others of its lane.
+    /// Applies one debit, batched with any others of its stream.
     pub async fn debit(
         &self,
         store: &Store,
@@ -99,12 +99,12 @@ impl DebitBatcher {
         if self.opts.max_batch == 1 {
             return store.debit_one(account, &req).await;
         }
-        let lane = self.lane_of(store, account);
+        let stream = self.stream_of(store, account);
         let (reply, answer) = oneshot::channel();
         let lead = {
             let mut q = self.queues.lock().unwrap_or_else(|e| e.into_inner());
-            match q.waiting.get_mut(&lane) {
-                // A transaction is in flight for this lane: wait for the next batch.
+            match q.waiting.get_mut(&stream) {
+                // A transaction is in flight for this stream: wait for the next batch.
                 Some(queue) => {
                     queue.push(Waiting {
                         account: account.clone(),
@@ -114,7 +114,7 @@ impl DebitBatcher {
                     false
                 }
                 None => {
-                    q.waiting.insert(lane, Vec::new());
+                    q.waiting.insert(stream, Vec::new());
                     true
                 }
             }
@@ -126,7 +126,7 @@ impl DebitBatcher {
             let _hand_over = HandOver {
                 batcher: self.clone(),
                 store: store.clone(),
-                lane,
+                stream,
             };
             return store.debit_one(account, &req).await;
         }
@@ -137,30 +137,30 @@ impl DebitBatcher {
         }
     }
 
-    /// The next batch of `lane`, or `None` (and the lane freed) when nothing waits.
-    fn next_batch(&self, lane: u64) -> Option<Vec<Waiting>> {
+    /// The next batch of `stream`, or `None` (and the stream freed) when nothing waits.
+    fn next_batch(&self, stream: u64) -> Option<Vec<Waiting>> {
         let mut q = self.queues.lock().unwrap_or_else(|e| e.into_inner());
-        let queue = q.waiting.entry(lane).or_default();
+        let queue = q.waiting.entry(stream).or_default();
         if queue.is_empty() {
-            q.waiting.remove(&lane);
+            q.waiting.remove(&stream);
             return None;
         }
         let take = queue.len().min(self.opts.max_batch);
         Some(queue.drain(..take).collect())
     }
 
-    /// Frees a lane, dropping whatever waits in it (each waiting debit then answers
+    /// Frees a stream, dropping whatever waits in it (each waiting debit then answers
     /// itself).
-    fn release(&self, lane: u64) {
+    fn release(&self, stream: u64) {
         let mut q = self.queues.lock().unwrap_or_else(|e| e.into_inner());
-        q.waiting.remove(&lane);
+        q.waiting.remove(&stream);
     }
 
-    /// Runs batches of `lane` until its queue is empty.
-    async fn drain(&self, store: Store, lane: u64, mut batch: Vec<Waiting>) {
+    /// Runs batches of `stream` until its queue is empty.
+    async fn drain(&self, store: Store, stream: u64, mut batch: Vec<Waiting>) {
         loop {
             run_batch(&store, batch).await;
-            match self.next_batch(lane) {
+            match self.next_batch(stream) {
                 Some(next) => batch = next,
                 None => return,
             }
@@ -173,24 +173,25 @@ impl DebitBatcher {
 struct HandOver {
     batcher: DebitBatcher,
     store: Store,
-    lane: u64,
+    stream: u64,
 }
 
 impl Drop for HandOver {
     fn drop(&mut self) {
-        let Some(batch) = self.batcher.next_batch(self.lane) else {
+        let Some(batch) = self.batcher.next_batch(self.stream) else {
             return;
         };
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
-                let (batcher, store, lane) = (self.batcher.clone(), self.store.clone(), self.lane);
-                runtime.spawn(async move { batcher.drain(store, lane, batch).await });
+                let (batcher, store, stream) =
+                    (self.batcher.clone(), self.store.clone(), self.stream);
+                runtime.spawn(async move { batcher.drain(store, stream, batch).await });
             }
             // No runtime to run them on (shutting down): dropping their replies makes
             // each waiting debit answer itself.
             Err(_) => {
                 drop(batch);
-                self.batcher.release(self.lane);
+                self.batcher.release(self.stream);
             }
         }
     }

@@ -619,11 +619,11 @@ backend_test!(
             BatchOptions::default(),
             BatchOptions {
                 max_batch: 4,
-                postgres_lanes: 1,
+                postgres_streams: 1,
             },
             BatchOptions {
                 max_batch: 1,
-                postgres_lanes: 1,
+                postgres_streams: 1,
             },
         ];
         for opts in settings {

@@ -55,7 +55,8 @@ pub struct ServeArgs {
     #[arg(long, env = "HOLDFAST_DEBIT_BATCH_MAX", default_value_t = 64,
           value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub debit_batch_max: u64,
-    /// Debit batch transactions in flight at once on PostgreSQL (fewer batch more).
+    /// Debit commit streams on PostgreSQL: batch transactions in flight at once (fewer
+    /// batch more). The flag keeps its first name; these are not job lanes.
     #[arg(long, env = "HOLDFAST_DEBIT_LANES", default_value_t = 2,
           value_parser = clap::value_parser!(u64).range(1..=64))]
     pub debit_lanes: u64,
@@ -295,7 +296,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     init_tracing();
     let engine = args.db.engine().await?.with_batching(BatchOptions {
         max_batch: usize::try_from(args.debit_batch_max)?,
-        postgres_lanes: args.debit_lanes,
+        postgres_streams: args.debit_lanes,
     });
     let env_key = std::env::var("HOLDFAST_ADMIN_KEY")
         .ok()
