@@ -5,6 +5,15 @@
 //! ledger and outbox → commit). It is the only code that writes balances.
 //! Must never: take a decision of its own (those live in `holdfast-core::decide`), or
 //! write a balance without its ledger entry in the same transaction.
+//!
+//! Layout: one module per aggregate — [`accounts`], [`money`], [`jobs`], [`events`],
+//! [`webhooks`], [`keys`], [`passes`] (sweeper, notices), [`reactivate`], [`reconcile`],
+//! [`audit`] — over a small shared layer: [`store`] (the transaction and its retries),
+//! [`account_state`] (locking and reading an account), [`writes`] (ledger entries, events,
+//! refills, the money write), [`db`] and [`statement`] (the two backends, statements
+//! bound by name). Every statement lives in `sql/<dialect>/NAME.sql` or
+//! `sql/shared/NAME.sql` (see `docs/DESIGN.md`, "SQL files"); `tests/statements.rs`
+//! prepares each against a freshly migrated database of its dialect.
 
 pub mod account_state;
 pub mod accounts;

@@ -90,16 +90,6 @@ impl MoneyMove {
             MoneyMove::Credit(_) | MoneyMove::Refund(_) => 0,
         }
     }
-
-    /// The ledger entry's kind (a credit's kind, top-up or bonus, is the caller's).
-    pub fn kind(self) -> &'static str {
-        match self {
-            MoneyMove::Credit(_) => "top_up",
-            MoneyMove::Debit(_) => "debit",
-            MoneyMove::Capture(_) => "capture",
-            MoneyMove::Refund(_) => "refund",
-        }
-    }
 }
 
 /// The money pocket after a [`MoneyMove`].
@@ -259,18 +249,8 @@ mod tests {
                 MoneyMove::Capture(m),
                 MoneyMove::Refund(m)
             ]
-            .map(|c| (
-                c.delta_micros(),
-                c.credited_micros(),
-                c.spent_micros(),
-                c.kind()
-            )),
-            [
-                (5, 5, 0, "top_up"),
-                (-5, 0, 5, "debit"),
-                (-5, 0, 5, "capture"),
-                (-5, 0, 0, "refund")
-            ]
+            .map(|c| (c.delta_micros(), c.credited_micros(), c.spent_micros())),
+            [(5, 5, 0), (-5, 0, 5), (-5, 0, 5), (-5, 0, 0)]
         );
     }
 
