@@ -99,4 +99,52 @@ mod tests {
         assert!(IdempotencyKey::parse("a\u{0}b").is_err());
         assert!(IdempotencyKey::parse("click #1 — ünïcode").is_ok());
     }
+
+    #[test]
+    fn every_allowed_character_passes_and_others_are_named() {
+        let all = "AZaz09._:-";
+        assert_eq!(AccountId::parse(all).unwrap().as_str(), all);
+        assert_eq!(JobId::parse(all).unwrap().to_string(), all);
+        for text in ["a/b", "a b", "a\u{0}"] {
+            assert_eq!(
+                JobId::parse(text),
+                Err(IdError {
+                    field: "job_id",
+                    reason: "may contain only A-Z a-z 0-9 . _ : -"
+                }),
+                "{text:?}"
+            );
+        }
+        assert_eq!(
+            AccountId::parse("").unwrap_err().to_string(),
+            "account_id: must be 1 to 128 characters"
+        );
+    }
+
+    #[test]
+    fn printable_ids_refuse_control_characters() {
+        assert_eq!(
+            WorkerId::parse("worker 7 / gpu").unwrap().as_str(),
+            "worker 7 / gpu"
+        );
+        for text in ["a\nb", "\u{7f}", "tab\t"] {
+            assert_eq!(
+                WorkerId::parse(text),
+                Err(IdError {
+                    field: "worker_id",
+                    reason: "must not contain control characters"
+                }),
+                "{text:?}"
+            );
+        }
+        assert!(WorkerId::parse(&"w".repeat(255)).is_ok());
+        assert!(WorkerId::parse(&"w".repeat(256)).is_err());
+    }
+
+    #[test]
+    fn a_generated_job_id_is_kept_as_given() {
+        let id = JobId::from_generated("0190f3a2-7c1e-7d2a-9b3c-123456789abc".into());
+        assert_eq!(id.as_str(), "0190f3a2-7c1e-7d2a-9b3c-123456789abc");
+        assert_eq!(id.to_string(), "0190f3a2-7c1e-7d2a-9b3c-123456789abc");
+    }
 }

@@ -240,8 +240,35 @@ impl RateCard {
     pub fn parse(text: &str) -> Result<RateCard, RateCardError> {
         let raw: RawCard =
             toml::from_str(text).map_err(|e| RateCardError::Syntax(e.to_string()))?;
+        let timeouts = Self::timeouts(raw.timeouts)?;
+        let allowances = Self::allowances(raw.allowances)?;
+        let plans = Self::plans(raw.plans, &allowances)?;
+        if !plans.contains_key(&raw.default_plan) {
+            return Err(invalid(
+                "default_plan",
+                format!("unknown plan {:?}", raw.default_plan),
+            ));
+        }
+        let kinds = Self::kinds(raw.kinds, &allowances, &plans)?;
+        let meters = Self::meters(raw.meters)?;
+        let schedules = Self::schedules(raw.schedules)?;
+        let webhooks = Self::webhooks(raw.webhooks)?;
+        Ok(RateCard {
+            currency: raw.currency,
+            default_plan: raw.default_plan,
+            timeouts,
+            allowances,
+            plans,
+            kinds,
+            meters,
+            schedules,
+            webhooks,
+        })
+    }
+
+    fn timeouts(raw: RawTimeouts) -> Result<Timeouts, RateCardError> {
         let timeouts = Timeouts {
-            notice_delay_seconds: match raw.timeouts.notice_delay_seconds {
+            notice_delay_seconds: match raw.notice_delay_seconds {
                 Some(v) if v < 0 => {
                     return Err(invalid(
                         "timeouts.notice_delay_seconds",
@@ -250,19 +277,15 @@ impl RateCard {
                 }
                 v => v.unwrap_or(5),
             },
-            lease_seconds: positive(
-                "timeouts.lease_seconds".into(),
-                raw.timeouts.lease_seconds,
-                60,
-            )?,
+            lease_seconds: positive("timeouts.lease_seconds".into(), raw.lease_seconds, 60)?,
             stale_after_seconds: positive(
                 "timeouts.stale_after_seconds".into(),
-                raw.timeouts.stale_after_seconds,
+                raw.stale_after_seconds,
                 1800,
             )?,
             reactivate_after_seconds: positive(
                 "timeouts.reactivate_after_seconds".into(),
-                raw.timeouts.reactivate_after_seconds,
+                raw.reactivate_after_seconds,
                 86_400,
             )?,
         };
@@ -272,8 +295,14 @@ impl RateCard {
                 "must not exceed timeouts.stale_after_seconds",
             ));
         }
+        Ok(timeouts)
+    }
+
+    fn allowances(
+        raw: BTreeMap<String, RawAllowance>,
+    ) -> Result<BTreeMap<String, i64>, RateCardError> {
         let mut allowances = BTreeMap::new();
-        for (name, a) in raw.allowances {
+        for (name, a) in raw {
             if name == MONEY {
                 return Err(invalid(
                     format!("allowances.{name}"),
@@ -287,21 +316,20 @@ impl RateCard {
             )?;
             allowances.insert(name, every);
         }
-        let plans = Self::plans(raw.plans, &allowances)?;
-        if !plans.contains_key(&raw.default_plan) {
-            return Err(invalid(
-                "default_plan",
-                format!("unknown plan {:?}", raw.default_plan),
-            ));
-        }
-        let kinds = Self::kinds(raw.kinds, &allowances, &plans)?;
+        Ok(allowances)
+    }
+
+    fn meters(raw: BTreeMap<String, RawMeter>) -> Result<BTreeMap<String, Micros>, RateCardError> {
         let mut meters = BTreeMap::new();
-        for (name, m) in raw.meters {
+        for (name, m) in raw {
             let price = money(format!("meters.{name}.per_second"), &m.per_second)?;
             meters.insert(name, price);
         }
-        let s = raw.schedules;
-        let schedules = Schedules {
+        Ok(meters)
+    }
+
+    fn schedules(s: RawSchedules) -> Result<Schedules, RateCardError> {
+        Ok(Schedules {
             sweep_every_seconds: interval("sweep_every_seconds", s.sweep_every_seconds, 5.0)?,
             notices_every_seconds: interval("notices_every_seconds", s.notices_every_seconds, 1.0)?,
             reconcile_every_seconds: interval(
@@ -319,18 +347,6 @@ impl RateCard {
                 s.webhooks_every_seconds,
                 1.0,
             )?,
-        };
-        let webhooks = Self::webhooks(raw.webhooks)?;
-        Ok(RateCard {
-            currency: raw.currency,
-            default_plan: raw.default_plan,
-            timeouts,
-            allowances,
-            plans,
-            kinds,
-            meters,
-            schedules,
-            webhooks,
         })
     }
 

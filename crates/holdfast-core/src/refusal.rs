@@ -101,3 +101,57 @@ impl Refusal {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every refusal with its API.md code and HTTP status.
+    fn table() -> Vec<(Refusal, &'static str, u16)> {
+        let s = || String::from("x");
+        vec![
+            (Refusal::InvalidRequest(s()), "invalid_request", 422),
+            (Refusal::InvalidCapture(s()), "invalid_request", 422),
+            (Refusal::UnknownPlan(s()), "unknown_plan", 422),
+            (Refusal::UnknownKind(s()), "unknown_kind", 422),
+            (Refusal::UnknownMeter(s()), "unknown_meter", 422),
+            (Refusal::AccountNotFound, "account_not_found", 404),
+            (Refusal::JobNotFound, "job_not_found", 404),
+            (Refusal::UnknownLane(s()), "unknown_lane", 404),
+            (Refusal::TopUpNotFound, "top_up_not_found", 404),
+            (Refusal::IdempotencyMismatch, "idempotency_mismatch", 409),
+            (Refusal::AccountBlocked, "account_blocked", 403),
+            (Refusal::AccountSuspended, "account_suspended", 403),
+            (Refusal::Busy, "busy", 409),
+            (Refusal::InsufficientFunds, "insufficient_funds", 402),
+            (
+                Refusal::InsufficientAllowance,
+                "insufficient_allowance",
+                402,
+            ),
+            (Refusal::AmountOutOfRange, "amount_out_of_range", 422),
+            (Refusal::NotRefundable, "not_refundable", 409),
+            (Refusal::RefundExceedsTopUp, "refund_exceeds_top_up", 409),
+            (Refusal::AlreadyStarted, "already_started", 409),
+            (Refusal::AlreadyFinished, "already_finished", 409),
+            (Refusal::LeaseLost, "lease_lost", 409),
+        ]
+    }
+
+    #[test]
+    fn every_refusal_has_its_api_code_and_status() {
+        for (refusal, code, status) in table() {
+            assert_eq!(refusal.code(), code, "{refusal:?}");
+            assert_eq!(refusal.http_status(), status, "{refusal:?}");
+        }
+    }
+
+    #[test]
+    fn messages_carry_the_offending_name() {
+        assert_eq!(
+            Refusal::UnknownPlan("gold".into()).to_string(),
+            "unknown plan \"gold\""
+        );
+        assert_eq!(Refusal::InvalidRequest("bad".into()).to_string(), "bad");
+    }
+}
