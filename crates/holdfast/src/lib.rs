@@ -15,6 +15,7 @@
 pub mod batch;
 pub mod engine;
 pub mod schedules;
+#[cfg(feature = "testing")]
 pub mod testing;
 pub mod webhooks;
 
