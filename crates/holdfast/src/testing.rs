@@ -1,4 +1,6 @@
-//! Test support: a fresh database per test on each backend. Not for production use.
+//! Test support, compiled only with the `testing` feature (the test crates enable it in
+//! their dev-dependencies): a fresh database per test on each backend, and the fixtures
+//! that the suites of holdfast and holdfast-server share. Not for production use.
 //!
 //! PostgreSQL is found at `HOLDFAST_TEST_POSTGRES` (default
 //! `postgres://postgres@127.0.0.1:5432/postgres`). Each test creates its own database
@@ -7,9 +9,14 @@
 
 use std::sync::OnceLock;
 
-use holdfast_core::RateCard;
-use holdfast_store::{PoolOptions, Store};
-use sqlx::{Connection, PgConnection};
+use sqlx::{AssertSqlSafe, Connection, PgConnection, SqliteConnection};
+
+use crate::{
+    AccountId, CreditKind, Engine, Event, EventFilter, IdempotencyKey, JobId, Micros, PoolOptions,
+    PutAccount, RateCard, Refusal, Store, StoreError, Submit, WorkerId,
+};
+
+// ---------------------------------------------------------------- databases
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -22,7 +29,13 @@ pub fn admin_url() -> String {
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned())
 }
 
-/// A fresh, empty database, dropped (PostgreSQL) or deleted (SQLite) afterwards.
+/// The admin URL with another database's name.
+fn database_url(admin: &str, name: &str) -> String {
+    let base = admin.rsplit_once('/').map_or(admin, |(b, _)| b);
+    format!("{base}/{name}")
+}
+
+/// A fresh database, dropped (PostgreSQL) or deleted (SQLite) afterwards.
 pub struct TestDb {
     pub url: String,
     pub backend: Backend,
@@ -31,6 +44,22 @@ pub struct TestDb {
 }
 
 static PG_WARNED: OnceLock<()> = OnceLock::new();
+
+/// `$body` with `$c` a new connection to the test database `$db`, of its backend's type.
+macro_rules! on_own_connection {
+    ($db:expr, |$c:ident| $body:expr) => {
+        match $db.backend {
+            Backend::Sqlite => {
+                let mut $c = SqliteConnection::connect(&$db.url).await.expect("connect");
+                $body
+            }
+            Backend::Postgres => {
+                let mut $c = PgConnection::connect(&$db.url).await.expect("connect");
+                $body
+            }
+        }
+    };
+}
 
 impl TestDb {
     /// A fresh database, or `None` when PostgreSQL is unreachable outside CI.
@@ -63,16 +92,12 @@ impl TestDb {
                         return None;
                     }
                 };
-                sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+                sqlx::query(AssertSqlSafe(format!("CREATE DATABASE {name}")))
                     .execute(&mut conn)
                     .await
                     .expect("create test database");
-                let base = admin
-                    .rsplit_once('/')
-                    .map_or(admin.as_str(), |(b, _)| b)
-                    .to_owned();
                 Some(TestDb {
-                    url: format!("{base}/{name}"),
+                    url: database_url(&admin, &name),
                     backend,
                     name,
                     _dir: None,
@@ -91,6 +116,28 @@ impl TestDb {
             .await
             .expect("open store")
     }
+
+    /// Runs one statement on this database over a connection of its own, behind any
+    /// store's back; answers how many rows it changed.
+    pub async fn execute(&self, sql: &str) -> u64 {
+        let safe = || AssertSqlSafe(sql.to_owned());
+        let changed = on_own_connection!(self, |c| {
+            sqlx::query(safe())
+                .execute(&mut c)
+                .await
+                .map(|done| done.rows_affected())
+        });
+        changed.unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
+    /// The one integer a query answers, read over a connection of its own.
+    pub async fn query_i64(&self, sql: &str) -> i64 {
+        let safe = || AssertSqlSafe(sql.to_owned());
+        let answer = on_own_connection!(self, |c| {
+            sqlx::query_scalar(safe()).fetch_one(&mut c).await
+        });
+        answer.unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
 }
 
 impl Drop for TestDb {
@@ -107,7 +154,7 @@ impl Drop for TestDb {
                 .ok()?;
             rt.block_on(async {
                 let mut conn = PgConnection::connect(&admin_url()).await.ok()?;
-                sqlx::query(sqlx::AssertSqlSafe(format!(
+                sqlx::query(AssertSqlSafe(format!(
                     "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
                 )))
                 .execute(&mut conn)
@@ -117,6 +164,142 @@ impl Drop for TestDb {
         })
         .join();
     }
+}
+
+// ---------------------------------------------------------------- fixtures
+
+pub fn acct(s: &str) -> AccountId {
+    AccountId::parse(s).unwrap()
+}
+
+pub fn key(s: &str) -> IdempotencyKey {
+    IdempotencyKey::parse(s).unwrap()
+}
+
+pub fn usd(s: &str) -> Micros {
+    Micros::parse(s).unwrap()
+}
+
+pub fn job_id(s: &str) -> JobId {
+    JobId::parse(s).unwrap()
+}
+
+/// The worker `w1`.
+pub fn worker() -> WorkerId {
+    WorkerId::parse("w1").unwrap()
+}
+
+/// A fresh database with the given card and an engine on it, or `None` when PostgreSQL is
+/// unavailable locally.
+pub async fn engine_with(backend: Backend, card: RateCard) -> Option<(TestDb, Engine)> {
+    let db = TestDb::new(backend).await?;
+    let store = db.store(card).await;
+    Some((db, Engine::new(store)))
+}
+
+/// As [`engine_with`], with the built-in card.
+pub async fn engine(backend: Backend) -> Option<(TestDb, Engine)> {
+    engine_with(backend, RateCard::builtin()).await
+}
+
+/// Creates (or moves) account `id` on `plan`.
+pub async fn put(store: &Store, id: &str, plan: &str) {
+    put_limited(store, id, plan, None).await;
+}
+
+/// As [`put`], with the account's own limit of concurrent jobs.
+pub async fn put_limited(store: &Store, id: &str, plan: &str, max_concurrent_jobs: Option<i64>) {
+    store
+        .put_account(
+            &acct(id),
+            &PutAccount {
+                plan: plan.into(),
+                plan_until: None,
+                max_concurrent_jobs,
+            },
+        )
+        .await
+        .unwrap();
+}
+
+pub async fn top_up(store: &Store, id: &str, amount: &str, k: &str) {
+    store
+        .credit(&acct(id), usd(amount), CreditKind::TopUp, &key(k))
+        .await
+        .unwrap();
+}
+
+/// A submit of `kind` for `account` under key `k`, with a small payload.
+pub fn submit_req(account: &str, kind: &str, k: &str) -> Submit {
+    Submit {
+        account: acct(account),
+        kind: kind.into(),
+        payload: Some(serde_json::json!({"prompt": "a cat"})),
+        key: key(k),
+    }
+}
+
+/// The refusal a call must have answered.
+#[track_caller]
+pub fn refused<T: std::fmt::Debug>(r: Result<T, StoreError>) -> Refusal {
+    match r {
+        Err(StoreError::Refused(x)) => x,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+/// The audit must find nothing.
+pub async fn assert_clean(store: &Store) {
+    let violations = store.audit().await.unwrap();
+    assert!(violations.is_empty(), "audit violations: {violations:#?}");
+}
+
+/// Runs one statement behind the store's back, the way a bug or a hand edit would write a
+/// stored amount: it must change exactly one row.
+pub async fn behind_the_back(db: &TestDb, sql: &str) {
+    assert_eq!(db.execute(sql).await, 1, "{sql}");
+}
+
+/// The text of the default rate card with each `(from, to)` replaced once (each `from`
+/// must be there).
+pub fn card_text_with(pairs: &[(&str, &str)]) -> String {
+    let mut text = holdfast_core::ratecard::DEFAULT_RATE_CARD.to_owned();
+    for (from, to) in pairs {
+        assert!(text.contains(from), "card has no {from:?}");
+        text = text.replacen(from, to, 1);
+    }
+    text
+}
+
+/// A rate card derived from the default by text replacement ([`card_text_with`]).
+pub fn card_with(pairs: &[(&str, &str)]) -> RateCard {
+    RateCard::parse(&card_text_with(pairs)).unwrap()
+}
+
+/// A rate card's text in a temporary file (deleted when dropped), for `--rate-card`.
+pub fn card_file(text: &str) -> tempfile::NamedTempFile {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), text).unwrap();
+    file
+}
+
+/// Events of one type, waiting (up to 10 s) until at least `at_least` are visible. On
+/// PostgreSQL an event becomes visible to readers once every transaction older than it
+/// has finished (see holdfast_store::events), and tests share one cluster.
+pub async fn events_of(store: &Store, event_type: &str, at_least: usize) -> Vec<Event> {
+    let filter = EventFilter {
+        limit: 1000,
+        event_type: Some(event_type.into()),
+        ..Default::default()
+    };
+    for _ in 0..200 {
+        let items = store.events(&filter).await.unwrap().items;
+        if items.len() >= at_least {
+            return items;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    store.events(&filter).await.unwrap().items
 }
 
 /// Declares one async test per backend: `name::sqlite` and `name::postgres`. The body gets
