@@ -25,12 +25,20 @@ struct Cli {
 
 impl Cli {
     async fn new(backend: Backend) -> Option<(TestDb, Cli)> {
-        let db = TestDb::new(backend).await?;
+        Some(Cli::on(TestDb::new(backend).await?))
+    }
+
+    /// As [`Cli::new`], on a database without any schema yet.
+    async fn empty(backend: Backend) -> Option<(TestDb, Cli)> {
+        Some(Cli::on(TestDb::empty(backend).await?))
+    }
+
+    fn on(db: TestDb) -> (TestDb, Cli) {
         let cli = Cli {
             url: db.url.clone(),
             card: None,
         };
-        Some((db, cli))
+        (db, cli)
     }
 
     fn run(&self, args: &[&str]) -> Run {
@@ -111,7 +119,8 @@ fn kinds(ledger: &Value) -> Vec<&str> {
 }
 
 holdfast::backend_test!(walk_through, |backend| async move {
-    let Some((_db, cli)) = Cli::new(backend).await else {
+    // The walk-through starts as an operator would, by migrating a new database.
+    let Some((_db, cli)) = Cli::empty(backend).await else {
         return;
     };
     assert!(cli.ok(&["migrate"]).starts_with("migrated "));

@@ -3,12 +3,18 @@
 //! that the suites of holdfast and holdfast-server share. Not for production use.
 //!
 //! PostgreSQL is found at `HOLDFAST_TEST_POSTGRES` (default
-//! `postgres://postgres@127.0.0.1:5432/postgres`). Each test creates its own database
-//! with a random name and drops it afterwards. When PostgreSQL cannot be reached, the
-//! PostgreSQL half of each test fails under CI (`CI=true`) and is skipped loudly elsewhere.
+//! `postgres://postgres@127.0.0.1:5432/postgres`). Each test gets a database of its own with
+//! a random name, dropped afterwards. It is cloned (`CREATE DATABASE … TEMPLATE`) from a
+//! template that holds the migrated schema, `holdfast_tmpl_<hash>`, named after the
+//! PostgreSQL migrations' checksums so that a changed schema gets a new template. The first
+//! test of a process that finds the template missing makes it (one process at a time,
+//! under an advisory lock); later tests and runs reuse it, and nothing assumes it
+//! survives. When PostgreSQL cannot be reached, the PostgreSQL half of each test fails
+//! under CI (`CI=true`) and is skipped loudly elsewhere.
 
 use std::sync::OnceLock;
 
+use sha2::{Digest, Sha256};
 use sqlx::{AssertSqlSafe, Connection, PgConnection, SqliteConnection};
 
 use crate::{
@@ -62,8 +68,19 @@ macro_rules! on_own_connection {
 }
 
 impl TestDb {
-    /// A fresh database, or `None` when PostgreSQL is unreachable outside CI.
+    /// A fresh database with the current schema (PostgreSQL: a clone of the template;
+    /// SQLite: an empty file, migrated when a store opens it), or `None` when PostgreSQL is
+    /// unreachable outside CI.
     pub async fn new(backend: Backend) -> Option<TestDb> {
+        TestDb::create(backend, true).await
+    }
+
+    /// A fresh database without any schema, for a test of migrating itself.
+    pub async fn empty(backend: Backend) -> Option<TestDb> {
+        TestDb::create(backend, false).await
+    }
+
+    async fn create(backend: Backend, migrated: bool) -> Option<TestDb> {
         let name = format!("holdfast_test_{}", uuid::Uuid::new_v4().simple());
         match backend {
             Backend::Sqlite => {
@@ -92,10 +109,12 @@ impl TestDb {
                         return None;
                     }
                 };
-                sqlx::query(AssertSqlSafe(format!("CREATE DATABASE {name}")))
-                    .execute(&mut conn)
-                    .await
-                    .expect("create test database");
+                if migrated {
+                    clone_template(&mut conn, &admin, &name).await;
+                } else {
+                    run(&mut conn, &format!("CREATE DATABASE {name}")).await;
+                }
+                let _ = conn.close().await;
                 Some(TestDb {
                     url: database_url(&admin, &name),
                     backend,
@@ -164,6 +183,132 @@ impl Drop for TestDb {
         })
         .join();
     }
+}
+
+/// Runs one statement on an admin connection; a failure fails the test.
+async fn run(conn: &mut PgConnection, sql: &str) {
+    sqlx::query(AssertSqlSafe(sql.to_owned()))
+        .execute(&mut *conn)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
+
+// ---------------------------------------------------------------- the PostgreSQL template
+
+/// The PostgreSQL migrations, the same files `holdfast-store` embeds: here only to name
+/// the template after them (the template itself is migrated by [`Store::open`]).
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator =
+    sqlx::migrate!("../holdfast-store/migrations/postgres");
+
+/// The advisory lock (taken on the admin database) under which a process looks for the
+/// template and makes it when missing, so that two test processes never make it at once.
+const TEMPLATE_LOCK: i64 = 0x686f_6c64_6661_7374; // "holdfast"
+
+/// This process's template, once found or made.
+static TEMPLATE: tokio::sync::Mutex<Option<String>> = tokio::sync::Mutex::const_new(None);
+
+/// `holdfast_tmpl_` and the start of a SHA-256 over every migration's version,
+/// description and checksum.
+fn template_name() -> String {
+    let mut hash = Sha256::new();
+    for m in POSTGRES_MIGRATIONS.iter() {
+        hash.update(m.version.to_le_bytes());
+        hash.update(m.description.as_bytes());
+        hash.update([0]);
+        hash.update(&*m.checksum);
+    }
+    format!("holdfast_tmpl_{}", &hex::encode(hash.finalize())[..16])
+}
+
+/// The template's name, the template made first when this process has not seen it yet.
+async fn template(admin: &str) -> String {
+    let mut known = TEMPLATE.lock().await;
+    if let Some(name) = &*known {
+        return name.clone();
+    }
+    let name = template_name();
+    make_template(admin, &name).await;
+    *known = Some(name.clone());
+    name
+}
+
+/// Makes the migrated template `name` unless it exists. It is built under another name
+/// and renamed when complete, so a database of this name is always whole (a process that
+/// died half-way leaves a `_building` database, which the next one drops). No one may
+/// connect to it afterwards: `CREATE DATABASE … TEMPLATE` refuses a template anyone is
+/// connected to.
+async fn make_template(admin: &str, name: &str) {
+    let mut conn = PgConnection::connect(admin)
+        .await
+        .unwrap_or_else(|e| panic!("connect to {admin}: {e}"));
+    sqlx::query("SELECT pg_advisory_lock($1)")
+        .bind(TEMPLATE_LOCK)
+        .execute(&mut conn)
+        .await
+        .expect("take the template lock");
+    let exists: bool =
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
+            .bind(name)
+            .fetch_one(&mut conn)
+            .await
+            .expect("look for the template");
+    if !exists {
+        let building = format!("{name}_building");
+        run(
+            &mut conn,
+            &format!("DROP DATABASE IF EXISTS {building} WITH (FORCE)"),
+        )
+        .await;
+        run(&mut conn, &format!("CREATE DATABASE {building}")).await;
+        let opts = PoolOptions {
+            max_connections: 1,
+            ..PoolOptions::default()
+        };
+        let store = Store::open(&database_url(admin, &building), RateCard::builtin(), &opts)
+            .await
+            .unwrap_or_else(|e| panic!("migrate the template {building}: {e}"));
+        store.pool().close().await;
+        run(
+            &mut conn,
+            &format!("ALTER DATABASE {building} WITH ALLOW_CONNECTIONS false"),
+        )
+        .await;
+        run(
+            &mut conn,
+            &format!("ALTER DATABASE {building} RENAME TO {name}"),
+        )
+        .await;
+    }
+    // Ending the session releases the lock (as it would if this process died).
+    let _ = conn.close().await;
+}
+
+/// `CREATE DATABASE name TEMPLATE <the template>` on an admin connection. A template that
+/// has vanished since this process saw it (dropped by hand or by a clean-up) is made again.
+async fn clone_template(conn: &mut PgConnection, admin: &str, name: &str) {
+    let mut again = true;
+    loop {
+        let template = template(admin).await;
+        let sql = format!("CREATE DATABASE {name} TEMPLATE {template}");
+        match sqlx::query(AssertSqlSafe(sql)).execute(&mut *conn).await {
+            Ok(_) => return,
+            Err(e) if again && is_missing_database(&e) => {
+                again = false;
+                let mut known = TEMPLATE.lock().await;
+                if known.as_deref() == Some(template.as_str()) {
+                    *known = None;
+                }
+            }
+            Err(e) => panic!("create test database {name} from {template}: {e}"),
+        }
+    }
+}
+
+/// SQLSTATE 3D000 `invalid_catalog_name`: no database of that name.
+fn is_missing_database(e: &sqlx::Error) -> bool {
+    e.as_database_error()
+        .and_then(|d| d.code())
+        .is_some_and(|code| code == "3D000")
 }
 
 // ---------------------------------------------------------------- fixtures
