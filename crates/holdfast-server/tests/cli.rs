@@ -2,13 +2,13 @@
 //! on SQLite and PostgreSQL. Only `audit_finds_a_corrupted_balance` touches the database
 //! with SQL of its own, to break an invariant on purpose.
 
-use std::io::Write;
 use std::process::Command;
 
-use holdfast::testing::{Backend, TestDb};
-use holdfast::{AccountId, IdempotencyKey, RateCard, Submit, WorkerId};
+use holdfast::RateCard;
+use holdfast::testing::{
+    Backend, TestDb, behind_the_back, card_file, card_text_with, submit_req, worker,
+};
 use serde_json::Value;
-use sqlx::Connection;
 
 /// One run of the binary.
 struct Run {
@@ -25,12 +25,20 @@ struct Cli {
 
 impl Cli {
     async fn new(backend: Backend) -> Option<(TestDb, Cli)> {
-        let db = TestDb::new(backend).await?;
+        Some(Cli::on(TestDb::new(backend).await?))
+    }
+
+    /// As [`Cli::new`], on a database without any schema yet.
+    async fn empty(backend: Backend) -> Option<(TestDb, Cli)> {
+        Some(Cli::on(TestDb::empty(backend).await?))
+    }
+
+    fn on(db: TestDb) -> (TestDb, Cli) {
         let cli = Cli {
             url: db.url.clone(),
             card: None,
         };
-        Some((db, cli))
+        (db, cli)
     }
 
     fn run(&self, args: &[&str]) -> Run {
@@ -111,7 +119,8 @@ fn kinds(ledger: &Value) -> Vec<&str> {
 }
 
 holdfast::backend_test!(walk_through, |backend| async move {
-    let Some((_db, cli)) = Cli::new(backend).await else {
+    // The walk-through starts as an operator would, by migrating a new database.
+    let Some((_db, cli)) = Cli::empty(backend).await else {
         return;
     };
     assert!(cli.ok(&["migrate"]).starts_with("migrated "));
@@ -440,25 +449,7 @@ holdfast::backend_test!(audit_finds_a_corrupted_balance, |backend| async move {
 async fn corrupt_balance(db: &TestDb, account: &str) {
     let sql =
         format!("UPDATE accounts SET balance = balance + 1000000 WHERE account_id = '{account}'");
-    let changed = match db.backend {
-        Backend::Sqlite => {
-            let mut c = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
-            sqlx::query(sqlx::AssertSqlSafe(sql))
-                .execute(&mut c)
-                .await
-                .unwrap()
-                .rows_affected()
-        }
-        Backend::Postgres => {
-            let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
-            sqlx::query(sqlx::AssertSqlSafe(sql))
-                .execute(&mut c)
-                .await
-                .unwrap()
-                .rows_affected()
-        }
-    };
-    assert_eq!(changed, 1);
+    behind_the_back(db, &sql).await;
 }
 
 holdfast::backend_test!(jobs_and_passes, |backend| async move {
@@ -466,22 +457,17 @@ holdfast::backend_test!(jobs_and_passes, |backend| async move {
         return;
     };
     // A card whose notice is due at once, shared by the binary and the store.
-    let text = holdfast::core::ratecard::DEFAULT_RATE_CARD
-        .replace("notice_delay_seconds = 5 ", "notice_delay_seconds = 0 ");
-    let mut file = tempfile::NamedTempFile::new().unwrap();
-    file.write_all(text.as_bytes()).unwrap();
+    let text = card_text_with(&[("notice_delay_seconds = 5 ", "notice_delay_seconds = 0 ")]);
+    let file = card_file(&text);
     cli.card = Some(file.path().to_owned());
     let store = db.store(RateCard::parse(&text).unwrap()).await;
 
     cli.ok(&["account", "put", "acme", "--plan", "free"]);
-    let acme = AccountId::parse("acme").unwrap();
-    let submit = |key: &str| Submit {
-        account: acme.clone(),
-        kind: "image".into(),
-        payload: None,
-        key: IdempotencyKey::parse(key).unwrap(),
-    };
-    let job = store.submit(&submit("j1")).await.unwrap().job;
+    let job = store
+        .submit(&submit_req("acme", "image", "j1"))
+        .await
+        .unwrap()
+        .job;
 
     let listed = cli.json(&["jobs", "--status", "queued", "--lane", "image"]);
     assert_eq!(listed["jobs"].as_array().unwrap().len(), 1);
@@ -512,9 +498,8 @@ holdfast::backend_test!(jobs_and_passes, |backend| async move {
         "a notice is said once"
     );
 
-    let worker = WorkerId::parse("w1").unwrap();
     store
-        .lease("image", &worker, 1)
+        .lease("image", &worker(), 1)
         .await
         .unwrap()
         .expect("a lease");

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use holdfast::backend_test;
+use holdfast::testing::{acct, key};
 use http_support::*;
 use serde_json::{Value, json};
 
@@ -660,10 +661,10 @@ backend_test!(
         };
         let submitted = other
             .submit(&holdfast::Submit {
-                account: holdfast::AccountId::parse("other").unwrap(),
+                account: acct("other"),
                 kind: "text".into(),
                 payload: Some(json!({"prompt": "hi"})),
-                key: holdfast::IdempotencyKey::parse("k").unwrap(),
+                key: key("k"),
             })
             .await
             .unwrap();

@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use holdfast::backend_test;
-use holdfast::testing::TestDb;
+use holdfast::testing::{TestDb, engine};
 use holdfast_server::http::{ServerOptions, first_admin_key, served_routes, start};
 use http_support::*;
 use reqwest::Method;
@@ -197,10 +197,9 @@ backend_test!(health_answers_without_a_key, |b| async move {
 });
 
 backend_test!(the_first_admin_key_is_made_once_and_works, |b| async move {
-    let Some(db) = TestDb::new(b).await else {
+    let Some((_db, engine)) = engine(b).await else {
         return;
     };
-    let engine = holdfast::Engine::new(db.store(holdfast::RateCard::builtin()).await);
     assert_eq!(
         first_admin_key(&engine, true).await.unwrap(),
         None,

@@ -17,6 +17,7 @@
 pub mod batch;
 pub mod engine;
 pub mod schedules;
+#[cfg(feature = "testing")]
 pub mod testing;
 pub mod webhooks;
 

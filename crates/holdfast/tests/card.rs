@@ -1,10 +1,7 @@
 //! The rate card is the authority, and a card that no longer covers live data is refused
 //! at start, naming what is missing.
 
-mod common;
-
-use common::*;
-use holdfast::testing::TestDb;
+use holdfast::testing::*;
 use holdfast::{PoolOptions, RateCard, Store, StoreError, backend_test};
 
 async fn reopen(db: &TestDb, card: RateCard) -> Result<Store, StoreError> {
@@ -17,12 +14,16 @@ backend_test!(a_card_that_drops_a_plan_in_use_is_refused, |b| async move {
     };
     put(e.store(), "p", "premium").await;
     e.store().pool().close().await;
-    let without_premium = RateCard::parse(
-        &holdfast::core::ratecard::DEFAULT_RATE_CARD
-            .replace("[plans.premium]\nbuffer = \"1.00\"\nmax_concurrent_jobs = 1\npriority = true                    # jobs go to \"<lane>_priority\"\nallowances = { daily_images = 10 }\n", "")
-            .replace("free_for = [\"premium\"]             # these plans hold nothing for this kind", ""),
-    )
-    .unwrap();
+    let without_premium = card_with(&[
+        (
+            "[plans.premium]\nbuffer = \"1.00\"\nmax_concurrent_jobs = 1\npriority = true                    # jobs go to \"<lane>_priority\"\nallowances = { daily_images = 10 }\n",
+            "",
+        ),
+        (
+            "free_for = [\"premium\"]             # these plans hold nothing for this kind",
+            "",
+        ),
+    ]);
     assert!(!without_premium.plans.contains_key("premium"));
     match reopen(&db, without_premium).await {
         Err(StoreError::Config(msg)) => assert!(msg.contains("plan \"premium\""), "{msg}"),
@@ -41,14 +42,7 @@ backend_test!(
             return;
         };
         put(e.store(), "u", "free").await;
-        e.submit(&holdfast::Submit {
-            account: acct("u"),
-            kind: "ci".into(),
-            payload: None,
-            key: key("k"),
-        })
-        .await
-        .unwrap();
+        e.submit(&submit_req("u", "ci", "k")).await.unwrap();
         e.store().pool().close().await;
         let card = card_with(&[(
             "[kinds.ci]\nlane = \"runners\"",

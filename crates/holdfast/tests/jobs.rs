@@ -1,40 +1,13 @@
 //! Jobs and two-phase holds on SQLite and PostgreSQL, each scenario followed by the audit.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use common::*;
 use holdfast::store::CancelOutcome;
+use holdfast::testing::*;
 use holdfast::{
-    Engine, JobId, JobStatus, PocketAmount, PutAccount, Refusal, StoreError, Submit, Usage,
-    WorkerId, backend_test,
+    Engine, JobStatus, PocketAmount, Refusal, StoreError, Usage, WorkerId, backend_test,
 };
-
-fn refused<T: std::fmt::Debug>(r: Result<T, StoreError>) -> Refusal {
-    match r {
-        Err(StoreError::Refused(x)) => x,
-        other => panic!("expected a refusal, got {other:?}"),
-    }
-}
-
-fn submit_req(account: &str, kind: &str, k: &str) -> Submit {
-    Submit {
-        account: acct(account),
-        kind: kind.into(),
-        payload: Some(serde_json::json!({"prompt": "a cat"})),
-        key: key(k),
-    }
-}
-
-fn worker() -> WorkerId {
-    WorkerId::parse("w1").unwrap()
-}
-
-fn job_id(s: &str) -> JobId {
-    JobId::parse(s).unwrap()
-}
 
 async fn submit(
     e: &Engine,
@@ -50,20 +23,6 @@ fn money(amount: i64) -> Vec<PocketAmount> {
         pocket: "money".into(),
         amount,
     }]
-}
-
-async fn set_limit(e: &Engine, account: &str, plan: &str, limit: Option<i64>) {
-    e.store()
-        .put_account(
-            &acct(account),
-            &PutAccount {
-                plan: plan.into(),
-                plan_until: None,
-                max_concurrent_jobs: limit,
-            },
-        )
-        .await
-        .unwrap();
 }
 
 /// A card where the free plan has exactly one daily image.
@@ -140,7 +99,7 @@ backend_test!(
         };
         put(e.store(), "u", "free").await;
         top_up(e.store(), "u", "5.00", "t").await;
-        set_limit(&e, "u", "free", Some(3)).await;
+        put_limited(e.store(), "u", "free", Some(3)).await;
         for i in 0..3 {
             submit(&e, "u", "video", &format!("v{i}")).await.unwrap();
         }
@@ -848,7 +807,7 @@ backend_test!(
         let Some((_db, e)) = engine(b).await else {
             return;
         };
-        set_limit(&e, "u", "free", Some(1000)).await;
+        put_limited(e.store(), "u", "free", Some(1000)).await;
         top_up(e.store(), "u", "100.00", "t").await;
         let mut leases = Vec::new();
         for i in 0..40 {
@@ -886,7 +845,7 @@ backend_test!(
                 let s = e.store().clone();
                 tokio::spawn(async move {
                     tokio::time::sleep(Duration::from_millis(800 + 10 * i as u64)).await;
-                    let id = JobId::parse(&lease.job.job_id).unwrap();
+                    let id = job_id(&lease.job.job_id);
                     (id.clone(), s.complete(&id, &lease.lease_token, None).await)
                 })
             })
@@ -969,7 +928,7 @@ backend_test!(
         let Some((_db, e)) = engine(b).await else {
             return;
         };
-        set_limit(&e, "u", "free", Some(1)).await;
+        put_limited(e.store(), "u", "free", Some(1)).await;
         top_up(e.store(), "u", "100.00", "t").await;
         // A money hold leaves the pockets as they were: only the open-job count stands
         // between these submits and a second job.
@@ -1060,7 +1019,7 @@ backend_test!(
         let Some((_db, e)) = engine_with(b, card).await else {
             return;
         };
-        set_limit(&e, "u", "free", Some(100)).await;
+        put_limited(e.store(), "u", "free", Some(100)).await;
         let first = submit(&e, "u", "image", "first").await.unwrap();
         let l = e
             .store()

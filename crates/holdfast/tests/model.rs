@@ -1,12 +1,9 @@
 //! Random sequences of money operations (with reused idempotency keys) checked against a
 //! simple in-memory model of DESIGN.md's rules, on both backends, followed by the audit.
 
-mod common;
-
 use std::collections::HashMap;
 
-use common::*;
-use holdfast::testing::Backend;
+use holdfast::testing::*;
 use holdfast::{CreditKind, DebitRequest, Micros, Refusal, Store, StoreError, Usage};
 use proptest::prelude::*;
 
@@ -210,7 +207,7 @@ fn check(backend: Backend, cases: u32, batched: bool) {
         .enable_all()
         .build()
         .unwrap();
-    let Some((_db, engine)) = rt.block_on(common::engine(backend)) else {
+    let Some((_db, engine)) = rt.block_on(engine(backend)) else {
         return;
     };
     let store = engine.store().clone();

@@ -1,18 +1,9 @@
 //! The money pocket and the ledger, on SQLite and PostgreSQL, each scenario followed by
 //! the audit.
 
-mod common;
-
-use common::*;
 use holdfast::batch::BatchOptions;
+use holdfast::testing::*;
 use holdfast::{CreditKind, DebitRequest, Refusal, StoreError, Usage, backend_test};
-
-fn refused(r: Result<impl std::fmt::Debug, StoreError>) -> Refusal {
-    match r {
-        Err(StoreError::Refused(x)) => x,
-        other => panic!("expected a refusal, got {other:?}"),
-    }
-}
 
 backend_test!(hundred_debits_race_to_the_buffer, |b| async move {
     let Some((_db, e)) = engine(b).await else {
@@ -432,19 +423,9 @@ backend_test!(
             )
             .await;
         assert!(matches!(refused(r), Refusal::InvalidRequest(_)));
-        let job = e
-            .submit(&holdfast::Submit {
-                account: acct("u"),
-                kind: "video".into(),
-                payload: None,
-                key: key("v"),
-            })
-            .await
-            .unwrap()
-            .job;
-        let worker = holdfast::WorkerId::parse("w").unwrap();
-        let l = s.lease("video", &worker, 60).await.unwrap().unwrap();
-        let id = holdfast::JobId::parse(&job.job_id).unwrap();
+        let job = e.submit(&submit_req("u", "video", "v")).await.unwrap().job;
+        let l = s.lease("video", &worker(), 60).await.unwrap().unwrap();
+        let id = job_id(&job.job_id);
         assert!(matches!(
             refused(s.fail(&id, &l.lease_token, Some("bad\0reason")).await),
             Refusal::InvalidRequest(_)

@@ -2,56 +2,25 @@
 //! corrupted pocket), reactivation (idle accounts get their allowances back), and webhook
 //! delivery to a real HTTP receiver on 127.0.0.1.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::*;
 use hmac::{Hmac, Mac};
-use holdfast::testing::{Backend, TestDb};
+use holdfast::testing::*;
 use holdfast::webhooks::{Dispatcher, SIGNATURE_HEADER, WebhookOptions};
-use holdfast::{CreditKind, Engine, EventFilter, Store, Submit, Usage, WorkerId, backend_test};
-use sqlx::Connection;
+use holdfast::{CreditKind, Engine, EventFilter, Store, Usage, backend_test};
 
 // ---------------------------------------------------------------- helpers
-
-/// Runs one statement on the test database behind the store's back: the only place a
-/// test writes a stored amount, to play a bug or a hand edit.
-async fn behind_the_back(db: &TestDb, sql: &'static str) {
-    match db.backend {
-        Backend::Sqlite => {
-            let mut c = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
-            let n = sqlx::query(sql).execute(&mut c).await.unwrap();
-            assert_eq!(n.rows_affected(), 1, "{sql}");
-        }
-        Backend::Postgres => {
-            let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
-            let n = sqlx::query(sql).execute(&mut c).await.unwrap();
-            assert_eq!(n.rows_affected(), 1, "{sql}");
-        }
-    }
-}
 
 /// Every event in the outbox, once the cursor shows them all: on PostgreSQL a committed
 /// event becomes visible to readers only when every older transaction in the cluster has
 /// ended (DESIGN.md "Events"), so this waits (bounded) until the listing has caught up
 /// with the table.
 async fn all_events(db: &TestDb, store: &Store) -> Vec<holdfast::Event> {
-    const COUNT: &str = "SELECT COUNT(*) FROM events";
     for _ in 0..500 {
-        let committed: i64 = match db.backend {
-            Backend::Sqlite => {
-                let mut c = sqlx::SqliteConnection::connect(&db.url).await.unwrap();
-                sqlx::query_scalar(COUNT).fetch_one(&mut c).await.unwrap()
-            }
-            Backend::Postgres => {
-                let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
-                sqlx::query_scalar(COUNT).fetch_one(&mut c).await.unwrap()
-            }
-        };
+        let committed = db.query_i64("SELECT COUNT(*) FROM events").await;
         let items = store
             .events(&EventFilter {
                 limit: 1000,
@@ -80,26 +49,17 @@ async fn ledger_of(store: &Store, id: &str) -> Vec<holdfast::LedgerEntry> {
     store.ledger(&acct(id), None, 1000).await.unwrap().items
 }
 
-fn submit_req(account: &str, kind: &str, k: &str) -> Submit {
-    Submit {
-        account: acct(account),
-        kind: kind.into(),
-        payload: None,
-        key: key(k),
-    }
-}
-
 /// Submits a job of `kind` and has a worker complete it (the whole hold captured).
 async fn run_job(e: &Engine, account: &str, kind: &str, lane: &str, k: &str) -> String {
     let job = e.submit(&submit_req(account, kind, k)).await.unwrap().job;
     let lease = e
         .store()
-        .lease(lane, &WorkerId::parse("w1").unwrap(), 60)
+        .lease(lane, &worker(), 60)
         .await
         .unwrap()
         .expect("a job to lease");
     assert_eq!(lease.job.job_id, job.job_id);
-    let id = holdfast::JobId::parse(&job.job_id).unwrap();
+    let id = job_id(&job.job_id);
     e.store()
         .complete(&id, &lease.lease_token, None)
         .await
@@ -624,7 +584,7 @@ async fn make_events(e: &Engine) {
         .await
         .unwrap();
     let queued = e.submit(&submit_req("bob", "text", "b-j2")).await.unwrap();
-    let id = holdfast::JobId::parse(&queued.job.job_id).unwrap();
+    let id = job_id(&queued.job.job_id);
     s.cancel(&id).await.unwrap();
     run_fail(e, "alice").await;
 }
@@ -637,11 +597,11 @@ async fn run_fail(e: &Engine, account: &str) {
         .job;
     let lease = e
         .store()
-        .lease("image", &WorkerId::parse("w1").unwrap(), 60)
+        .lease("image", &worker(), 60)
         .await
         .unwrap()
         .unwrap();
-    let id = holdfast::JobId::parse(&job.job_id).unwrap();
+    let id = job_id(&job.job_id);
     e.store()
         .fail(&id, &lease.lease_token, Some("provider down"))
         .await
@@ -841,9 +801,7 @@ backend_test!(
             .submit(&submit_req("carol", "text", "c-j2"))
             .await
             .unwrap();
-        s.cancel(&holdfast::JobId::parse(&queued.job.job_id).unwrap())
-            .await
-            .unwrap();
+        s.cancel(&job_id(&queued.job.job_id)).await.unwrap();
         let outbox = outbox_by_account(&db, &s).await;
         assert_eq!(outbox["carol"].len(), 2);
         let d = Dispatcher::new(s.clone(), fast(3, 150)).unwrap();

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use holdfast::testing::{Backend, TestDb};
+use holdfast::testing::{Backend, TestDb, engine_with};
 use holdfast::{Engine, RateCard};
 use holdfast_server::http::{Server, ServerOptions, start};
 use reqwest::Method;
@@ -66,8 +66,7 @@ pub async fn api_with(backend: Backend, card: RateCard) -> Option<Api> {
 
 /// As [`api_with`], with the server's request time limit.
 pub async fn api_opts(backend: Backend, card: RateCard, request_timeout: Duration) -> Option<Api> {
-    let db = TestDb::new(backend).await?;
-    let engine = Engine::new(db.store(card).await);
+    let (db, engine) = engine_with(backend, card).await?;
     let service = holdfast_server::http::auth::new_key();
     let worker = holdfast_server::http::auth::new_key();
     engine
