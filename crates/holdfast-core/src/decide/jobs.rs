@@ -382,6 +382,38 @@ mod tests {
     }
 
     #[test]
+    fn the_entry_counts_other_jobs_holds_in_what_is_available() {
+        // Another job still holds 30 after this one's hold of 50 is released.
+        let mut snap = snapshot(100);
+        snap.held = 80;
+        let plan = plan_finish(&snap, &money(50), 20, Micros(0)).unwrap();
+        assert_eq!((plan.after.balance, plan.after.held), (80, 30));
+        let entry = plan.entry.expect("a capture entry");
+        assert_eq!((entry.amount_after, entry.available_after), (80, 50));
+
+        snap.allowances.insert(
+            "daily_images".into(),
+            AllowancePocket {
+                remaining: 10,
+                held: 5,
+                cycle_started_at: 0,
+            },
+        );
+        let hold = vec![PocketAmount {
+            pocket: "daily_images".into(),
+            amount: 2,
+        }];
+        let plan = plan_finish(&snap, &hold, 1, Micros(0)).unwrap();
+        let p = &plan.after.allowances["daily_images"];
+        assert_eq!((p.remaining, p.held), (9, 3));
+        let entry = plan.entry.expect("a capture entry");
+        assert_eq!(
+            (entry.delta, entry.amount_after, entry.available_after),
+            (-1, 9, 6)
+        );
+    }
+
+    #[test]
     fn a_release_takes_nothing_and_writes_no_entry() {
         let mut snap = snapshot(100);
         snap.held = 50;

@@ -240,6 +240,27 @@ mod tests {
     }
 
     #[test]
+    fn metered_usage_may_cost_exactly_the_largest_request() {
+        let mut card = RateCard::builtin();
+        card.meters.insert("one".into(), Micros(1));
+        let usage = |seconds| Usage::Metered {
+            meter: "one".into(),
+            seconds,
+        };
+        assert_eq!(
+            price(&card, &usage(MAX_REQUEST_AMOUNT.0)),
+            Ok(MAX_REQUEST_AMOUNT)
+        );
+        assert_eq!(
+            price(&card, &usage(MAX_REQUEST_AMOUNT.0 + 1)),
+            Err(Refusal::InvalidRequest(
+                "usage.seconds: too large for this meter".into()
+            ))
+        );
+        assert_eq!(price(&card, &usage(1)), Ok(Micros(1)));
+    }
+
+    #[test]
     fn each_move_sets_its_own_counters() {
         let m = Micros(5);
         assert_eq!(
