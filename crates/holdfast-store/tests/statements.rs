@@ -134,13 +134,14 @@ fn every_statement_file_is_used_by_the_code() {
             code.push_str(&std::fs::read_to_string(path).unwrap());
         }
     }
+    // Each dialect's listing includes the shared folder: every file once.
+    let all: std::collections::BTreeSet<PathBuf> =
+        ["postgres", "sqlite"].into_iter().flat_map(files).collect();
     let mut unused = Vec::new();
-    for dialect in ["postgres", "sqlite"] {
-        for path in files(dialect) {
-            let name = path.file_stem().unwrap().to_str().unwrap();
-            if !code.contains(&format!("\"{name}\")")) {
-                unused.push(path.display().to_string());
-            }
+    for path in all {
+        let name = path.file_stem().unwrap().to_str().unwrap();
+        if !code.contains(&format!("\"{name}\")")) {
+            unused.push(path.display().to_string());
         }
     }
     assert!(
