@@ -7,6 +7,7 @@
 //! write a balance itself — every change goes through the engine's operations.
 
 mod fmt;
+mod ingest;
 mod lists;
 mod money;
 mod parse;
@@ -48,6 +49,10 @@ pub enum Command {
     Debit(money::DebitArgs),
     /// Refund (part of) a top-up: a forced debit, no buffer check.
     Refund(money::RefundArgs),
+    /// Debits from a file, one JSON object per line, applied in batches; refused lines
+    /// are written to a file to fix and ingest again. Safe to run again: applied lines
+    /// replay.
+    Ingest(ingest::IngestArgs),
     /// An account's ledger, oldest first.
     Ledger(lists::LedgerArgs),
     /// Jobs, newest first, by lane, status and account.
@@ -78,6 +83,7 @@ pub async fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Migrate { opts } => migrate(&opts).await,
         Command::Account { command, opts } => money::account(command, &opts).await,
         Command::TopUp(a) => money::top_up(a).await,
+        Command::Ingest(a) => ingest::ingest(a).await,
         Command::Debit(a) => money::debit(a).await,
         Command::Refund(a) => money::refund(a).await,
         Command::Ledger(a) => lists::ledger(a).await,

@@ -529,3 +529,94 @@ holdfast::backend_test!(jobs_and_passes, |backend| async move {
     assert_eq!(expired["events"].as_array().unwrap().len(), 1);
     assert!(cli.run(&["audit"]).ok);
 });
+
+holdfast::backend_test!(
+    ingest_a_file_refused_lines_kept_and_a_rerun_replays,
+    |backend| async move {
+        let Some((_db, cli)) = Cli::new(backend).await else {
+            return;
+        };
+        cli.ok(&["account", "put", "a", "--plan", "free"]);
+        cli.ok(&["top-up", "a", "1.00", "--key", "t"]);
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("usage.jsonl");
+        let mut lines: Vec<String> = (0..25)
+            .map(|i| {
+                format!(r#"{{"account_id": "a", "amount": "0.10", "idempotency_key": "d{i}"}}"#)
+            })
+            .collect();
+        lines.insert(
+            3,
+            r#"{"account_id": "nobody", "amount": "0.10", "idempotency_key": "x"}"#.into(),
+        );
+        lines.insert(5, "not json".into());
+        lines.insert(7, String::new());
+        lines.push(r#"{"account_id": "a", "usage": {"meter": "nope", "seconds": 1}, "idempotency_key": "m"}"#.into());
+        std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+        let path = file.to_str().unwrap();
+        // Batches of 4: 1.00 of balance and 1.00 of buffer take 20 of the 25 debits.
+        let r = cli.run(&["ingest", path, "--batch", "4", "--json"]);
+        assert!(!r.ok, "refused lines make the exit non-zero");
+        let out: Value = serde_json::from_str(&r.stdout).expect(&r.stdout);
+        assert_eq!(out["lines"], 28);
+        assert_eq!(out["applied"], 20);
+        assert_eq!(out["replayed"], 0);
+        assert_eq!(out["refused"], 8);
+        assert_eq!(out["refused_by_code"]["insufficient_funds"], 5);
+        assert_eq!(out["refused_by_code"]["account_not_found"], 1);
+        assert_eq!(out["refused_by_code"]["invalid_request"], 1);
+        assert_eq!(out["refused_by_code"]["unknown_meter"], 1);
+        assert!(
+            r.stderr.contains("line 6: invalid_request: "),
+            "{}",
+            r.stderr
+        );
+        let refused_file = dir.path().join("usage.refused.jsonl");
+        assert_eq!(out["refused_file"], refused_file.to_str().unwrap());
+        let refused = std::fs::read_to_string(&refused_file).unwrap();
+        let refused: Vec<&str> = refused.lines().collect();
+        assert_eq!(refused.len(), 8);
+        assert_eq!(
+            refused[1], "not json",
+            "lines are kept as they were, in order"
+        );
+        assert_eq!(
+            kinds(&cli.json(&["ledger", "a"]))
+                .iter()
+                .filter(|k| **k == "debit")
+                .count(),
+            20
+        );
+        // Run again: the applied lines replay, nothing is charged twice.
+        let r = cli.run(&[
+            "ingest",
+            path,
+            "--batch",
+            "10",
+            "--json",
+            "--refused",
+            dir.path().join("again.jsonl").to_str().unwrap(),
+        ]);
+        let again: Value = serde_json::from_str(&r.stdout).expect(&r.stdout);
+        assert_eq!(
+            (again["applied"].as_u64(), again["replayed"].as_u64()),
+            (Some(0), Some(20))
+        );
+        assert_eq!(cli.json(&["account", "show", "a"])["balance"], "-1.00");
+        let out = cli.ok(&["audit"]);
+        assert!(out.contains("clean"), "{out}");
+        // A file that is all good exits 0 and writes no refused file.
+        let good = dir.path().join("good.jsonl");
+        std::fs::write(
+            &good,
+            r#"{"account_id": "a", "amount": "0.10", "idempotency_key": "d0"}"#,
+        )
+        .unwrap();
+        let out = cli.ok(&["ingest", good.to_str().unwrap()]);
+        assert!(
+            out.starts_with("ingest: 1 line(s): 0 applied, 1 replayed, 0 refused"),
+            "{out}"
+        );
+        assert!(!dir.path().join("good.refused.jsonl").exists());
+    }
+);

@@ -53,6 +53,7 @@ const CONTRACT: &[(&str, &str)] = &[
     ("POST", "/v1/accounts/{account_id}/activity"),
     ("POST", "/v1/accounts/{account_id}/top-ups"),
     ("POST", "/v1/accounts/{account_id}/debits"),
+    ("POST", "/v1/debits"),
     ("POST", "/v1/accounts/{account_id}/refunds"),
     ("GET", "/v1/accounts/{account_id}/ledger"),
     ("POST", "/v1/jobs"),

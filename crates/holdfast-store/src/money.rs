@@ -3,6 +3,8 @@
 //! work: lock the account, let `holdfast_core::decide` decide, write it with its ledger
 //! entry and events, commit.
 
+use std::collections::HashMap;
+
 use holdfast_core::decide::{self, MoneyMove, Usage};
 use holdfast_core::{AccountId, IdempotencyKey, Micros, Refusal};
 use serde_json::json;
@@ -170,6 +172,46 @@ impl Store {
         results
             .pop()
             .ok_or_else(|| StoreError::Corrupt("a batch answered no account".into()))
+    }
+
+    /// Debits of any accounts in ONE transaction, answered in the order given: each
+    /// account's debits apply in that order, each exactly as a single debit (its own
+    /// buffer check, entry, key and refusal; a key repeated in the call is a replay of its
+    /// first use). The outer error fails the transaction as a whole: nothing is written.
+    pub async fn debit_many(
+        &self,
+        items: &[(AccountId, DebitRequest)],
+    ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
+        let mut groups: Vec<(AccountId, Vec<DebitRequest>)> = Vec::new();
+        let mut group_of: HashMap<&AccountId, usize> = HashMap::new();
+        // Where each item's answer is: (its account's group, its place in the group).
+        let mut places = Vec::with_capacity(items.len());
+        for (account, req) in items {
+            let g = *group_of.entry(account).or_insert_with(|| {
+                groups.push((account.clone(), Vec::new()));
+                groups.len() - 1
+            });
+            places.push((g, groups[g].1.len()));
+            groups[g].1.push(req.clone());
+        }
+        let mut answers: Vec<Vec<Option<Result<MoneyResult, Refusal>>>> = self
+            .debit_batches(&groups)
+            .await?
+            .into_iter()
+            .map(|group| group.into_iter().map(Some).collect())
+            .collect();
+        places
+            .into_iter()
+            .map(|(g, i)| {
+                answers
+                    .get_mut(g)
+                    .and_then(|group| group.get_mut(i))
+                    .and_then(Option::take)
+                    .ok_or_else(|| {
+                        StoreError::Corrupt(format!("debit {i} of group {g} unanswered"))
+                    })
+            })
+            .collect()
     }
 
     /// [`Store::debit_batch`] for several accounts in ONE transaction (group commit). The

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
-use holdfast_core::{AccountId, Refusal};
+use holdfast_core::AccountId;
 use holdfast_store::{DebitRequest, Dialect, MoneyResult, Store, StoreError};
 use tokio::sync::oneshot;
 
@@ -197,34 +197,22 @@ impl Drop for HandOver {
     }
 }
 
-/// Applies a batch in one transaction, the debits grouped by account in arrival order.
+/// Applies a batch in one transaction ([`Store::debit_many`]: each account's debits in
+/// arrival order). When the transaction fails as a whole, each debit is answered on its own.
 async fn run_batch(store: &Store, batch: Vec<Waiting>) {
-    let mut groups: Vec<(AccountId, Vec<DebitRequest>)> = Vec::new();
-    let mut replies: Vec<Vec<Reply>> = Vec::new();
-    let mut index: HashMap<AccountId, usize> = HashMap::new();
-    for w in batch {
-        let i = *index.entry(w.account.clone()).or_insert_with(|| {
-            groups.push((w.account.clone(), Vec::new()));
-            replies.push(Vec::new());
-            groups.len() - 1
-        });
-        groups[i].1.push(w.req);
-        replies[i].push(w.reply);
-    }
-    match store.debit_batches(&groups).await {
+    let (items, replies): (Vec<(AccountId, DebitRequest)>, Vec<Reply>) = batch
+        .into_iter()
+        .map(|w| ((w.account, w.req), w.reply))
+        .unzip();
+    match store.debit_many(&items).await {
         Ok(results) => {
-            for (replies, results) in replies.into_iter().zip(results) {
-                for (reply, result) in replies.into_iter().zip(results) {
-                    let _ = reply.send(result.map_err(|r: Refusal| StoreError::Refused(r)));
-                }
+            for (reply, result) in replies.into_iter().zip(results) {
+                let _ = reply.send(result.map_err(StoreError::Refused));
             }
         }
         Err(_) => {
-            for ((account, requests), replies) in groups.into_iter().zip(replies) {
-                for (req, reply) in requests.into_iter().zip(replies) {
-                    let result = store.debit_one(&account, &req).await;
-                    let _ = reply.send(result);
-                }
+            for ((account, req), reply) in items.iter().zip(replies) {
+                let _ = reply.send(store.debit_one(account, req).await);
             }
         }
     }

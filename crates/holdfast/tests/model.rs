@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 
 use holdfast::testing::*;
-use holdfast::{CreditKind, DebitRequest, Micros, Refusal, Store, StoreError, Usage};
+use holdfast::{
+    AccountId, CreditKind, DebitRequest, Micros, MoneyResult, Refusal, Store, StoreError, Usage,
+};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -174,31 +176,35 @@ async fn run(store: &Store, account: &str, op: &Op) -> Outcome {
     }
 }
 
+/// The debit an `Op::Debit` stands for.
+fn debit_request(op: &Op) -> DebitRequest {
+    match op {
+        Op::Debit { amount, key: k } => DebitRequest {
+            usage: Usage::Amount(Micros(*amount)),
+            key: key(&format!("k{k}")),
+            job_ref: None,
+        },
+        other => panic!("not a debit: {other:?}"),
+    }
+}
+
+/// What one debit of a batch answered, as the model says it.
+fn outcome(r: Result<MoneyResult, Refusal>) -> Outcome {
+    match r {
+        Ok(m) if m.replay => Outcome::Replayed(m.entry.delta),
+        Ok(m) => Outcome::Applied(m.entry.delta),
+        Err(x) => Outcome::Refused(x),
+    }
+}
+
 /// A run of debits applied in one transaction.
 async fn run_batch(store: &Store, account: &str, ops: &[Op]) -> Vec<Outcome> {
-    let requests: Vec<DebitRequest> = ops
-        .iter()
-        .map(|op| match op {
-            Op::Debit { amount, key: k } => DebitRequest {
-                usage: Usage::Amount(Micros(*amount)),
-                key: key(&format!("k{k}")),
-                job_ref: None,
-            },
-            other => panic!("not a debit: {other:?}"),
-        })
-        .collect();
+    let requests: Vec<DebitRequest> = ops.iter().map(debit_request).collect();
     let results = store
         .debit_batch(&acct(account), &requests)
         .await
         .expect("batch");
-    results
-        .into_iter()
-        .map(|r| match r {
-            Ok(m) if m.replay => Outcome::Replayed(m.entry.delta),
-            Ok(m) => Outcome::Applied(m.entry.delta),
-            Err(x) => Outcome::Refused(x),
-        })
-        .collect()
+    results.into_iter().map(outcome).collect()
 }
 
 fn check(backend: Backend, cases: u32, batched: bool) {
@@ -246,6 +252,70 @@ fn check(backend: Backend, cases: u32, batched: bool) {
         prop_assert_eq!(a.suspended_at.is_some(), model.suspended);
     });
     rt.block_on(assert_clean(&store));
+}
+
+/// Batch ingest: calls of debits over three accounts (keys reused within and across
+/// calls), each call through `Engine::debit_many`, between top-ups; every item's answer
+/// must be what the single-debit model of its own account says, in order.
+fn check_ingest(backend: Backend, cases: u32) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let Some((_db, engine)) = rt.block_on(engine(backend)) else {
+        return;
+    };
+    let store = engine.store().clone();
+    let n = std::sync::atomic::AtomicU32::new(0);
+    let config = ProptestConfig {
+        cases,
+        ..ProptestConfig::default()
+    };
+    let item = (0usize..3, 1i64..3_000_000, 0u8..8)
+        .prop_map(|(a, amount, key)| (a, Op::Debit { amount, key }));
+    let call = (1i64..5_000_000, proptest::collection::vec(item, 1..30));
+    proptest!(config, |(calls in proptest::collection::vec(call, 1..6))| {
+        let case = n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let accounts: Vec<String> = (0..3).map(|a| format!("ingest-{case}-{a}")).collect();
+        let mut models: Vec<Model> = (0..3).map(|_| Model::default()).collect();
+        for id in &accounts {
+            rt.block_on(put(&store, id, "free"));
+        }
+        for (round, (top_up, items)) in calls.iter().enumerate() {
+            for (a, id) in accounts.iter().enumerate() {
+                // Keys 100 and up are the top-ups', never a debit's.
+                let op = Op::TopUp { amount: *top_up, key: 100 + round as u8 };
+                prop_assert_eq!(rt.block_on(run(&store, id, &op)), models[a].apply(&op));
+            }
+            let requests: Vec<(AccountId, DebitRequest)> = items
+                .iter()
+                .map(|(a, op)| (acct(&accounts[*a]), debit_request(op)))
+                .collect();
+            let got = rt.block_on(engine.debit_many(&requests)).expect("ingest");
+            prop_assert_eq!(got.len(), items.len());
+            for (j, ((a, op), r)) in items.iter().zip(got).enumerate() {
+                prop_assert_eq!(outcome(r), models[*a].apply(op), "call {} item {} {:?}", round, j, op);
+            }
+        }
+        for (a, id) in accounts.iter().enumerate() {
+            let got = rt.block_on(store.get_account(&acct(id))).unwrap();
+            let m = &models[a];
+            prop_assert_eq!((got.balance, got.total_credited, got.total_spent), (m.balance, m.credited, m.spent));
+            prop_assert_eq!(got.suspended_at.is_some(), m.suspended);
+        }
+    });
+    rt.block_on(assert_clean(&store));
+}
+
+#[test]
+fn ingest_matches_the_single_debit_model_sqlite() {
+    check_ingest(Backend::Sqlite, 24);
+}
+
+#[test]
+fn ingest_matches_the_single_debit_model_postgres() {
+    check_ingest(Backend::Postgres, 12);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use holdfast::batch::BatchOptions;
 use holdfast::testing::*;
-use holdfast::{CreditKind, DebitRequest, Refusal, StoreError, Usage, backend_test};
+use holdfast::{AccountId, CreditKind, DebitRequest, Refusal, StoreError, Usage, backend_test};
 
 backend_test!(hundred_debits_race_to_the_buffer, |b| async move {
     let Some((_db, e)) = engine(b).await else {
@@ -667,4 +667,72 @@ async fn race_debits_over_five_accounts(b: holdfast::testing::Backend, opts: Bat
         "each account suspended exactly once ({opts:?})"
     );
     assert_clean(e.store()).await;
+}
+
+backend_test!(
+    ingest_calls_race_single_debits_on_the_same_accounts,
+    |b| async move {
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        let e = std::sync::Arc::new(e);
+        let accounts = ["g0", "g1"];
+        for id in accounts {
+            put(e.store(), id, "free").await;
+            top_up(e.store(), id, "1.00", "t").await;
+        }
+        // Per account: 6 ingest calls of 5 debits of 0.10 (calls c and c + 3 share keys)
+        // and 20 single debits with keys of their own, all at once. 1.00 of balance and
+        // 1.00 of buffer: exactly 20 debits apply per account, whichever path they took.
+        let debit = || Usage::Amount(usd("0.10"));
+        let mut tasks = Vec::new();
+        for c in 0..6 {
+            let e = e.clone();
+            let items: Vec<(AccountId, DebitRequest)> = (0..10)
+                .map(|i| {
+                    let k = key(&format!("batch{}-{}", c % 3, i / 2));
+                    (acct(accounts[i % 2]), DebitRequest::new(&debit(), &k, None))
+                })
+                .collect();
+            tasks.push(tokio::spawn(async move {
+                let got = e.debit_many(&items).await.expect("ingest");
+                let ids = items.iter().map(|(a, _)| a.as_str().to_owned());
+                ids.zip(got.into_iter().map(|r| r.map(|m| m.replay)))
+                    .collect::<Vec<_>>()
+            }));
+        }
+        for i in 0..40 {
+            let e = e.clone();
+            tasks.push(tokio::spawn(async move {
+                let id = accounts[i % 2];
+                let k = key(&format!("one{i}"));
+                let r = e.debit(&acct(id), &debit(), &k, None).await;
+                vec![(id.to_owned(), r.map(|m| m.replay).map_err(refusal))]
+            }));
+        }
+        let mut applied: std::collections::HashMap<String, usize> = Default::default();
+        for t in tasks {
+            for (id, r) in t.await.unwrap() {
+                match r {
+                    Ok(false) => *applied.entry(id).or_default() += 1,
+                    Ok(true) | Err(Refusal::InsufficientFunds) => {}
+                    Err(other) => panic!("unexpected {other:?}"),
+                }
+            }
+        }
+        for id in accounts {
+            assert_eq!(applied.get(id), Some(&20), "{id}");
+            let a = e.store().get_account(&acct(id)).await.unwrap();
+            assert_eq!(a.balance, -1_000_000, "{id}");
+        }
+        assert_eq!(events_of(e.store(), "account.suspended", 2).await.len(), 2);
+        assert_clean(e.store()).await;
+    }
+);
+
+fn refusal(e: StoreError) -> Refusal {
+    match e {
+        StoreError::Refused(r) => r,
+        other => panic!("unexpected {other}"),
+    }
 }

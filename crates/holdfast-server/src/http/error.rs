@@ -16,7 +16,7 @@ pub enum ApiError {
     Unauthorized,
     #[error("this key's role may not call this endpoint")]
     Forbidden,
-    #[error("the request body is larger than 64 KiB")]
+    #[error("the request body is larger than its limit (64 KiB; 1 MiB for POST /v1/debits)")]
     PayloadTooLarge,
     #[error("{0}")]
     InvalidRequest(String),
@@ -60,7 +60,7 @@ pub enum AuthErrors {
     /// `account_suspended` where a submit is refused.
     #[response(status = 403)]
     Forbidden(ErrorBody),
-    /// `payload_too_large`: the body is over 64 KiB.
+    /// `payload_too_large`: the body is over 64 KiB (1 MiB for `POST /v1/debits`).
     #[response(status = 413)]
     PayloadTooLarge(ErrorBody),
     /// `database_unavailable`: the database did not answer in time.

@@ -1,5 +1,5 @@
 //! Request extractors that answer in API.md's terms instead of axum's rejections: a body
-//! over 64 KiB is 413 `payload_too_large`; malformed JSON, a missing Content-Type, an
+//! over 64 KiB (1 MiB for a batch ingest) is 413 `payload_too_large`; malformed JSON, a missing Content-Type, an
 //! unknown or missing field, a wrong type, a bad path or query value are 422
 //! `invalid_request` with a message that names the field.
 
@@ -19,12 +19,24 @@ use super::error::ApiError;
 /// The largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
+/// The largest body of a batch ingest (`POST /v1/debits`, up to 1,000 debits).
+pub const MAX_BATCH_BODY_BYTES: usize = 1024 * 1024;
+
+/// The largest body `path` accepts.
+pub fn body_limit(path: &str) -> usize {
+    if path == "/v1/debits" {
+        MAX_BATCH_BODY_BYTES
+    } else {
+        MAX_BODY_BYTES
+    }
+}
+
 /// How much of an oversized body is read and dropped so that the client, still sending,
 /// reads its 413 (or 401/403) instead of a reset connection. Past this the connection is
 /// simply closed.
-const DRAIN_BYTES: usize = 1024 * 1024;
+const DRAIN_BYTES: usize = 2 * MAX_BATCH_BODY_BYTES;
 
-/// Marks a request whose body was over [`MAX_BODY_BYTES`] (its body is then empty).
+/// Marks a request whose body was over its [`body_limit`] (its body is then empty).
 #[derive(Clone, Copy)]
 struct Oversized;
 
@@ -33,8 +45,9 @@ struct Oversized;
 /// empty one and marked; [`Body`] answers 413 for it after auth has run.
 pub async fn buffer_body(req: Request, next: Next) -> Response {
     let (mut parts, body) = req.into_parts();
+    let limit = body_limit(parts.uri.path());
     let bytes = match axum::body::to_bytes(body, DRAIN_BYTES).await {
-        Ok(bytes) if bytes.len() <= MAX_BODY_BYTES => bytes,
+        Ok(bytes) if bytes.len() <= limit => bytes,
         // Over the limit, or unreadable (over the drain cap, or the client went away).
         _ => {
             parts.extensions.insert(Oversized);
@@ -98,6 +111,20 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             ApiError::invalid(format!("{what}: {inner}"))
         } else {
             ApiError::invalid(format!("{path}: {inner}"))
+        }
+    })
+}
+
+/// Parses one part of a body that was read as JSON already, naming the field a problem
+/// is in after `at` (e.g. `debits[3].amount: …`).
+pub fn parse_value<T: DeserializeOwned>(at: &str, value: serde_json::Value) -> Result<T, ApiError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." {
+            ApiError::invalid(format!("{at}: {inner}"))
+        } else {
+            ApiError::invalid(format!("{at}.{path}: {inner}"))
         }
     })
 }

@@ -12,6 +12,7 @@ pub mod docs;
 pub mod error;
 pub mod events;
 pub mod extract;
+pub mod ingest;
 pub mod jobs;
 pub mod metrics;
 pub mod money;
@@ -96,6 +97,7 @@ fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(accounts::unblock))
         .routes(routes!(money::top_up))
         .routes(routes!(money::debit))
+        .routes(routes!(ingest::ingest))
         .routes(routes!(money::refund))
         .routes(routes!(money::ledger))
         .routes(routes!(jobs::submit))
@@ -177,7 +179,7 @@ pub fn router(state: AppState, request_timeout: Duration) -> Router {
         .layer(Extension(Arc::new(doc)))
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(route_not_found)
-        .layer(DefaultBodyLimit::max(extract::MAX_BODY_BYTES))
+        .layer(DefaultBodyLimit::max(extract::MAX_BATCH_BODY_BYTES))
         .layer(middleware::from_fn(extract::buffer_body))
         .layer(middleware::from_fn_with_state(request_timeout, time_limit))
         .layer(middleware::from_fn(metrics::track))

@@ -3,7 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use holdfast::{CreditKind, IdempotencyKey, Micros, MoneyResult, Usage};
+use holdfast::{CreditKind, DebitRequest, IdempotencyKey, Micros, MoneyResult, Usage};
 use serde::{Deserialize, Deserializer};
 use utoipa::ToSchema;
 
@@ -162,7 +162,22 @@ pub async fn debit(
     PathText(id): PathText,
     Body(req): Body<DebitBody>,
 ) -> ApiResult<(StatusCode, Json<MoneyResultBody>)> {
-    let usage = usage_of(&req)?;
+    let debit = debit_request(&req)?;
+    let id = account_id(&id)?;
+    // Through the engine: concurrent debits of one account share a transaction.
+    let r = s
+        .engine
+        .debit(&id, &debit.usage, &debit.key, debit.job_ref.as_deref())
+        .await?;
+    if !r.replay {
+        super::metrics::debited(-r.entry.delta);
+    }
+    Ok(created_unless_replay(r))
+}
+
+/// The debit a body asks for, its shape checked (the account is checked after it).
+pub(super) fn debit_request(req: &DebitBody) -> Result<DebitRequest, ApiError> {
+    let usage = usage_of(req)?;
     let key = IdempotencyKey::parse(&req.idempotency_key)?;
     if req
         .job_ref
@@ -173,16 +188,7 @@ pub async fn debit(
             "job_ref: must be 1 to {MAX_JOB_REF} characters"
         )));
     }
-    let id = account_id(&id)?;
-    // Through the engine: concurrent debits of one account share a transaction.
-    let r = s
-        .engine
-        .debit(&id, &usage, &key, req.job_ref.as_deref())
-        .await?;
-    if !r.replay {
-        super::metrics::debited(-r.entry.delta);
-    }
-    Ok(created_unless_replay(r))
+    Ok(DebitRequest::new(&usage, &key, req.job_ref.as_deref()))
 }
 
 /// A forced debit refunding (part of) a top-up.
