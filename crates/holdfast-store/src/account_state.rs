@@ -121,7 +121,7 @@ pub(crate) struct AccountState {
 }
 
 impl AccountState {
-    fn from_row(account: &AccountId, row: &Row) -> Result<AccountState, StoreError> {
+    pub(crate) fn from_row(account: &AccountId, row: &Row) -> Result<AccountState, StoreError> {
         let mut state = AccountState {
             account: account.clone(),
             snap: snapshot_from(row)?,

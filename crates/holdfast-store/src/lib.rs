@@ -21,6 +21,7 @@ pub mod audit;
 pub mod db;
 pub mod error;
 pub mod events;
+pub mod ingest;
 pub mod jobs;
 pub mod keys;
 pub mod listing;

@@ -64,10 +64,10 @@ struct UseOfKey<'k> {
 }
 
 /// A debit priced from the card and hashed, ready to apply.
-struct PricedDebit<'r> {
-    req: &'r DebitRequest,
-    amount: Micros,
-    hash: String,
+pub(crate) struct PricedDebit<'r> {
+    pub req: &'r DebitRequest,
+    pub amount: Micros,
+    pub hash: String,
 }
 
 /// Largest page a listing returns.
@@ -268,7 +268,10 @@ impl Store {
         Ok(out)
     }
 
-    fn price_debit<'r>(&self, req: &'r DebitRequest) -> Result<PricedDebit<'r>, Refusal> {
+    pub(crate) fn price_debit<'r>(
+        &self,
+        req: &'r DebitRequest,
+    ) -> Result<PricedDebit<'r>, Refusal> {
         if req.job_ref.as_deref().is_some_and(|r| r.contains('\0')) {
             return Err(Refusal::InvalidRequest(
                 "job_ref: must not contain NUL characters".into(),

@@ -272,8 +272,17 @@ fn check_ingest(backend: Backend, cases: u32) {
         cases,
         ..ProptestConfig::default()
     };
-    let item = (0usize..3, 1i64..3_000_000, 0u8..8)
-        .prop_map(|(a, amount, key)| (a, Op::Debit { amount, key }));
+    // Few amounts, so that a reused key is often the same request (a replay), not only
+    // another one (a mismatch).
+    let item = (0usize..3, 1i64..5, 0u8..8).prop_map(|(a, units, key)| {
+        (
+            a,
+            Op::Debit {
+                amount: units * 450_000,
+                key,
+            },
+        )
+    });
     let call = (1i64..5_000_000, proptest::collection::vec(item, 1..30));
     proptest!(config, |(calls in proptest::collection::vec(call, 1..6))| {
         let case = n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

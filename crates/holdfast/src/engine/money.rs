@@ -33,27 +33,15 @@ impl Engine {
 
     /// Debits of any accounts in one call (batch ingest), answered in the order given,
     /// each exactly as [`Engine::debit`] would answer it: its own buffer check, entry, key
-    /// and refusal; each account's debits apply in the order given. Applied in ONE
-    /// transaction; when that transaction fails as a whole because one debit's result is
-    /// out of range, each debit is applied on its own instead, so every item still gets
-    /// its own answer. Not atomic across items. A database error ends the call: what was
-    /// applied before it stays applied, and a retry with the same keys replays it.
+    /// and refusal; each account's debits apply in the order given. Applied set-based in
+    /// ONE transaction (see `holdfast_store::ingest`). Not atomic across items: what one
+    /// item answers does not depend on another. A database error ends the call with
+    /// nothing of it written; a retry with the same keys is safe.
     pub async fn debit_many(
         &self,
         items: &[(AccountId, DebitRequest)],
     ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
-        match self.store.debit_many(items).await {
-            Err(StoreError::BatchAborted(_)) => {}
-            other => return other,
-        }
-        let mut out = Vec::with_capacity(items.len());
-        for (account, req) in items {
-            out.push(match self.store.debit_one(account, req).await {
-                Err(StoreError::Refused(refusal)) => Err(refusal),
-                other => Ok(other?),
-            });
-        }
-        Ok(out)
+        self.store.ingest(items).await
     }
 
     /// A forced debit refunding (part of) the top-up keyed `top_up_key`: no buffer check,

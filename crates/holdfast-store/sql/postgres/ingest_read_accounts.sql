@@ -1,0 +1,24 @@
+-- ingest_read_accounts: the locked accounts of a batch ingest, each with the database
+-- clock, its allowance pockets, its open jobs and the idempotency records of the keys
+-- the batch names for it. Runs after ingest_lock_accounts, so it reads them current.
+--
+-- :account_ids  the accounts, as a JSON array of strings
+-- :keys         the keys named, as a JSON array of [account_id, key] pairs
+WITH named_key AS (
+    SELECT pair->>0 AS account_id, pair->>1 AS key
+      FROM jsonb_array_elements(:keys::jsonb) AS pair
+)
+SELECT accounts.*,
+       (extract(epoch from clock_timestamp()) * 1000000)::bigint AS now,
+       (SELECT COALESCE(json_agg(json_build_array(pocket, remaining, held, cycle_started_at) ORDER BY pocket), '[]')::text
+          FROM allowances WHERE allowances.account_id = accounts.account_id) AS allowances,
+       (SELECT COUNT(*) FROM jobs
+         WHERE jobs.account_id = accounts.account_id
+           AND status IN ('queued', 'in_progress')) AS open_jobs,
+       (SELECT COALESCE(json_agg(json_build_array(i.key, i.operation, i.request_hash, i.entry_id, i.job_id)), '[]')::text
+          FROM idempotency i
+          JOIN named_key ON named_key.account_id = i.account_id AND named_key.key = i.key
+         WHERE i.account_id = accounts.account_id) AS keys
+  FROM accounts
+ WHERE account_id IN (SELECT jsonb_array_elements_text(:account_ids::jsonb))
+ ORDER BY account_id
