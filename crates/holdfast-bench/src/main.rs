@@ -33,6 +33,9 @@ enum Workload {
     HttpLifecycle,
     /// The sweeper over `--sweep-jobs` in-progress jobs whose lease expired.
     Sweep,
+    /// Batch ingest: calls of `--ingest-batch` debits over `--ingest-accounts` accounts,
+    /// library and HTTP, against a set-based floor and the single debit.
+    Ingest,
     /// All of the above.
     All,
 }
@@ -77,6 +80,12 @@ struct Args {
     /// Expired jobs the sweep workload creates for each side.
     #[arg(long, default_value_t = 20_000)]
     sweep_jobs: i64,
+    /// Debits per call of the `ingest` workload (1 to 1000).
+    #[arg(long, default_value_t = 100)]
+    ingest_batch: usize,
+    /// Accounts the `ingest` workload spreads its debits over (instead of `--accounts`).
+    #[arg(long, default_value_t = 10_000)]
+    ingest_accounts: u64,
     /// Print JSON instead of the table.
     #[arg(long)]
     json: bool,
@@ -173,6 +182,7 @@ fn workloads(args: &Args) -> Vec<Workload> {
                 Workload::Lifecycle,
                 Workload::HttpLifecycle,
                 Workload::Sweep,
+                Workload::Ingest,
             ]);
         } else {
             list.push(*w);
@@ -198,6 +208,14 @@ fn check_ranges(args: &Args) -> anyhow::Result<()> {
     anyhow::ensure!(
         args.sweep_jobs >= 1 && args.sweep_jobs <= 1_000_000,
         "--sweep-jobs: 1 to 1000000"
+    );
+    anyhow::ensure!(
+        args.ingest_batch >= 1 && args.ingest_batch <= 1000,
+        "--ingest-batch: 1 to 1000"
+    );
+    anyhow::ensure!(
+        args.ingest_accounts >= 1 && args.ingest_accounts <= 1_000_000,
+        "--ingest-accounts: 1 to 1000000"
     );
     Ok(())
 }
@@ -323,12 +341,13 @@ async fn run_workload(args: &Args, w: Workload, target: &Target) -> anyhow::Resu
     let engine = open_engine(&target.url, args.clients).await?;
     let floor = FloorPool::connect(&target.url, u32::try_from(args.clients)?).await?;
     let names = Names::new();
-    let accounts = if w == Workload::DebitHot {
-        1
-    } else {
-        args.accounts
+    let accounts = match w {
+        Workload::DebitHot => 1,
+        Workload::Ingest => args.ingest_accounts,
+        _ => args.accounts,
     };
     workloads::create_accounts(&engine, accounts, &names).await?;
+    floor.analyze().await?;
     let result = match w {
         Workload::Debit | Workload::DebitHot => {
             let sides = vec![
@@ -362,6 +381,7 @@ async fn run_workload(args: &Args, w: Workload, target: &Target) -> anyhow::Resu
             http_lifecycle(args, &engine, &floor, accounts, &names, target.backend).await
         }
         Workload::Sweep => sweep(args, &engine, &floor, &names, target.backend).await,
+        Workload::Ingest => ingest(args, &engine, &floor, accounts, &names, target.backend).await,
         Workload::All => unreachable!("expanded before"),
     };
     floor.close().await;
@@ -421,6 +441,67 @@ async fn http_lifecycle(
         }
     ));
     out.rss_mb = rss;
+    Ok(out)
+}
+
+/// Batch ingest: the engine (library) and HTTP calls of `--ingest-batch` debits against
+/// the set-based floor, with the single debit path as a fourth side for the speed-up.
+async fn ingest(
+    args: &Args,
+    engine: &Engine,
+    floor: &FloorPool,
+    accounts: u64,
+    names: &Arc<Names>,
+    backend: Backend,
+) -> anyhow::Result<Outcome> {
+    use holdfast_server::http;
+    let batch = args.ingest_batch;
+    let key = format!("bench{}", uuid::Uuid::new_v4().simple());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let opts = http::ServerOptions {
+        admin_key: Some(key.clone()),
+        run_passes: false,
+        ..http::ServerOptions::default()
+    };
+    let server = http::start(engine.clone(), listener, opts).await?;
+    let base = format!("http://{}", server.addr());
+    let sides = vec![
+        (
+            "engine".to_owned(),
+            workloads::engine_ingest(engine, accounts, batch, names),
+        ),
+        (
+            "http".to_owned(),
+            workloads::http_ingest(&base, &key, accounts, batch, names)?,
+        ),
+        (
+            "single".to_owned(),
+            workloads::engine_debit(engine, accounts, names),
+        ),
+        (
+            "floor".to_owned(),
+            workloads::floor_ingest(floor, accounts, batch, names),
+        ),
+    ];
+    let samples = interleave(args, &sides).await;
+    server.shutdown().await?;
+    let audit = engine.store().audit().await?;
+    let unit = "calls (of --ingest-batch debits; single: debits)";
+    let mut out = outcome(Workload::Ingest, backend, &sides, samples, unit);
+    let rate = |i: usize| out.sides[i].summary.per_second;
+    let (lib, web, single) = (rate(0) * batch as f64, rate(1) * batch as f64, rate(2));
+    out.note = Some(format!(
+        "{batch} debits per call over {accounts} accounts: library {lib:.0} debits/s, http \
+         {web:.0} debits/s, single debit {single:.0}/s; library / single = {:.1}, http / \
+         single = {:.1}; audit after: {}",
+        if single > 0.0 { lib / single } else { 0.0 },
+        if single > 0.0 { web / single } else { 0.0 },
+        if audit.is_empty() {
+            "clean".to_owned()
+        } else {
+            format!("{} VIOLATIONS", audit.len())
+        }
+    ));
     Ok(out)
 }
 

@@ -288,3 +288,88 @@ pub async fn floor_sweep(floor: &FloorPool) -> anyhow::Result<Sample> {
     }
     Ok(s)
 }
+
+/// `batch` debits (1 s of `linux-small` each) over random accounts, with fresh keys.
+fn ingest_batch(accounts: u64, batch: usize, names: &Names) -> (Vec<String>, Vec<String>) {
+    (0..batch)
+        .map(|_| (random_account(accounts), names.key()))
+        .unzip()
+}
+
+/// The engine's batch ingest (`Engine::debit_many`): one call per `batch` debits. Every
+/// debit must apply (the bench accounts have far more money than a run takes).
+pub fn engine_ingest(engine: &Engine, accounts: u64, batch: usize, names: &Arc<Names>) -> Op {
+    let engine = engine.clone();
+    let names = names.clone();
+    Arc::new(move |_, _| {
+        let (engine, names) = (engine.clone(), names.clone());
+        Box::pin(async move {
+            let (ids, keys) = ingest_batch(accounts, batch, &names);
+            let usage = Usage::Metered {
+                meter: METER.into(),
+                seconds: 1,
+            };
+            let items = ids
+                .iter()
+                .zip(&keys)
+                .map(|(a, k)| {
+                    let (a, k) = (AccountId::parse(a)?, IdempotencyKey::parse(k)?);
+                    Ok((a, holdfast::DebitRequest::new(&usage, &k, None)))
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            for r in engine.debit_many(&items).await? {
+                r.context("an ingested debit was refused")?;
+            }
+            Ok(())
+        })
+    })
+}
+
+/// The same over HTTP: `POST /v1/debits` with `batch` debits.
+pub fn http_ingest(
+    base: &str,
+    key: &str,
+    accounts: u64,
+    batch: usize,
+    names: &Arc<Names>,
+) -> anyhow::Result<Op> {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(256)
+        .timeout(Duration::from_secs(30))
+        .build()?;
+    let url = format!("{base}/v1/debits");
+    let auth = format!("Bearer {key}");
+    let names = names.clone();
+    Ok(Arc::new(move |_, _| {
+        let (client, url, auth, names) = (client.clone(), url.clone(), auth.clone(), names.clone());
+        Box::pin(async move {
+            let (ids, keys) = ingest_batch(accounts, batch, &names);
+            let debits: Vec<serde_json::Value> = ids
+                .iter()
+                .zip(&keys)
+                .map(|(a, k)| json!({ "account_id": a, "usage": { "meter": METER, "seconds": 1 }, "idempotency_key": k }))
+                .collect();
+            let body = json!({ "debits": debits });
+            let r = post(&client, url, &auth, body, &[200], "ingest").await?;
+            let answer: serde_json::Value = r.json().await?;
+            let results = answer["results"].as_array().context("no results")?;
+            if results.len() != batch || results.iter().any(|r| r["status"] != 201) {
+                bail!("ingest: not every debit applied: {answer}");
+            }
+            Ok(())
+        })
+    }))
+}
+
+/// The set-based floor of an ingest: one transaction per `batch` debits.
+pub fn floor_ingest(floor: &FloorPool, accounts: u64, batch: usize, names: &Arc<Names>) -> Op {
+    let floor = floor.clone();
+    let names = names.clone();
+    Arc::new(move |_, _| {
+        let (floor, names) = (floor.clone(), names.clone());
+        Box::pin(async move {
+            let (ids, keys) = ingest_batch(accounts, batch, &names);
+            floor.ingest(&ids, &keys).await
+        })
+    })
+}

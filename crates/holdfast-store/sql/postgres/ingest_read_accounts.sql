@@ -7,6 +7,13 @@
 WITH named_key AS (
     SELECT pair->>0 AS account_id, pair->>1 AS key
       FROM jsonb_array_elements(:keys::jsonb) AS pair
+),
+found_keys AS (
+    SELECT i.account_id,
+           json_agg(json_build_array(i.key, i.operation, i.request_hash, i.entry_id, i.job_id))::text AS keys
+      FROM named_key
+      JOIN idempotency i ON i.account_id = named_key.account_id AND i.key = named_key.key
+     GROUP BY i.account_id
 )
 SELECT accounts.*,
        (extract(epoch from clock_timestamp()) * 1000000)::bigint AS now,
@@ -15,10 +22,8 @@ SELECT accounts.*,
        (SELECT COUNT(*) FROM jobs
          WHERE jobs.account_id = accounts.account_id
            AND status IN ('queued', 'in_progress')) AS open_jobs,
-       (SELECT COALESCE(json_agg(json_build_array(i.key, i.operation, i.request_hash, i.entry_id, i.job_id)), '[]')::text
-          FROM idempotency i
-          JOIN named_key ON named_key.account_id = i.account_id AND named_key.key = i.key
-         WHERE i.account_id = accounts.account_id) AS keys
+       COALESCE(found_keys.keys, '[]') AS keys
   FROM accounts
- WHERE account_id IN (SELECT jsonb_array_elements_text(:account_ids::jsonb))
- ORDER BY account_id
+  LEFT JOIN found_keys ON found_keys.account_id = accounts.account_id
+ WHERE accounts.account_id = ANY (ARRAY(SELECT jsonb_array_elements_text(:account_ids::jsonb)))
+ ORDER BY accounts.account_id

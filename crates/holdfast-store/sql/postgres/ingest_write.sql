@@ -43,6 +43,8 @@ changed_account AS (
            suspended_at = change.suspended_at
       FROM change
      WHERE accounts.account_id = change.account_id
+       -- the same accounts again as an array: an index scan, not a hash join over all
+       AND accounts.account_id = ANY (ARRAY(SELECT account_id FROM change))
        AND accounts.balance + change.delta = change.balance_after
        AND accounts.balance - accounts.held + change.delta >= -change.buffer
     RETURNING 1
