@@ -63,6 +63,8 @@ const CONTRACT: &[(&str, &str)] = &[
     ("POST", "/v1/jobs/{job_id}/heartbeat"),
     ("POST", "/v1/jobs/{job_id}/complete"),
     ("POST", "/v1/jobs/{job_id}/fail"),
+    ("POST", "/v1/jobs/complete"),
+    ("POST", "/v1/jobs/fail"),
     ("GET", "/v1/events"),
     ("POST", "/v1/admin/sweep"),
     ("POST", "/v1/admin/reconcile"),

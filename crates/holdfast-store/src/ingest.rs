@@ -55,6 +55,9 @@ impl Store {
             items.iter().map(|(_, r)| self.price_debit(r)).collect();
         in_write_tx!(self, |tx| async {
             let mut states = lock_and_read(tx, items).await?;
+            // Ids under the locks: taken before them, another transaction's entry on one
+            // of these accounts could get a higher id yet commit first, and the ledger's
+            // order would not be the order of application (the audit finds it).
             let wanted = priced.iter().filter(|p| p.is_ok()).count();
             let mut ids = reserve_entry_ids(tx, wanted).await?.into_iter();
             let mut write = IngestWrite::default();

@@ -18,6 +18,7 @@ pub mod metrics;
 pub mod money;
 pub mod state;
 pub mod wire;
+pub mod worker_batch;
 pub mod workers;
 
 use std::net::SocketAddr;
@@ -107,6 +108,8 @@ fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(workers::heartbeat))
         .routes(routes!(workers::complete))
         .routes(routes!(workers::fail))
+        .routes(routes!(worker_batch::complete_many))
+        .routes(routes!(worker_batch::fail_many))
         .routes(routes!(events::list))
         .routes(routes!(admin::sweep))
         .routes(routes!(admin::reconcile))

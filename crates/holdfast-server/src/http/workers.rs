@@ -7,7 +7,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use holdfast::{Lease, MONEY, Micros, PocketAmount, Refusal, WorkerId};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 use utoipa::ToSchema;
 
@@ -17,6 +17,7 @@ use super::extract::{Body, PathText};
 use super::jobs::job_id;
 use super::state::AppState;
 use super::wire::{Amount, HeartbeatBody, JobBody, LeaseBody};
+use super::worker_batch::MAX_ITEMS;
 
 /// The longest a lease request may wait for work.
 pub const MAX_WAIT_MS: i64 = 30_000;
@@ -38,6 +39,10 @@ pub struct LeaseRequest {
     /// 0 … 30000: how long to wait for a job before answering 204.
     #[serde(default)]
     pub wait_ms: Option<i64>,
+    /// 1 … 100: lease up to this many jobs at once (waiting `wait_ms` for the first
+    /// only). With it the answer is `{"jobs": [...]}`, empty when nothing came, never 204.
+    #[serde(default)]
+    pub max_jobs: Option<i64>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -76,6 +81,7 @@ struct LeaseAsk {
     worker: WorkerId,
     lease_seconds: i64,
     wait: Duration,
+    max_jobs: Option<usize>,
 }
 
 fn lease_ask(s: &AppState, req: LeaseRequest) -> Result<LeaseAsk, ApiError> {
@@ -94,10 +100,15 @@ fn lease_ask(s: &AppState, req: LeaseRequest) -> Result<LeaseAsk, ApiError> {
             "wait_ms: must be 0 to {MAX_WAIT_MS}"
         )));
     }
+    let max = MAX_ITEMS as i64;
+    if req.max_jobs.is_some_and(|n| !(1..=max).contains(&n)) {
+        return Err(ApiError::invalid(format!("max_jobs: must be 1 to {max}")));
+    }
     Ok(LeaseAsk {
         worker,
         lease_seconds,
         wait: Duration::from_millis(wait_ms.unsigned_abs()),
+        max_jobs: req.max_jobs.map(|n| n.unsigned_abs() as usize),
     })
 }
 
@@ -127,13 +138,45 @@ async fn lease_waiting(s: &AppState, lane: &str, ask: &LeaseAsk) -> ApiResult<Op
     }
 }
 
-/// Hands the oldest leasable job of a lane to a worker, waiting up to `wait_ms`.
+/// Up to `max` jobs of a lane: the first waited for as a single lease is, the others only
+/// if they are leasable right away.
+async fn lease_many(s: &AppState, lane: &str, ask: &LeaseAsk, max: usize) -> ApiResult<Vec<Lease>> {
+    let mut jobs = Vec::new();
+    if let Some(first) = lease_waiting(s, lane, ask).await? {
+        jobs.push(first);
+    }
+    while !jobs.is_empty() && jobs.len() < max {
+        match s.engine.lease(lane, &ask.worker, ask.lease_seconds).await? {
+            Some(lease) => jobs.push(lease),
+            None => break,
+        }
+    }
+    Ok(jobs)
+}
+
+/// One lease, or several when `max_jobs` was given.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum LeaseAnswer {
+    One(Box<LeaseBody>),
+    Many(LeaseBatchBody),
+}
+
+/// The jobs a lease with `max_jobs` handed out, oldest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LeaseBatchBody {
+    pub jobs: Vec<LeaseBody>,
+}
+
+/// Hands the oldest leasable job of a lane to a worker (or up to `max_jobs` of them),
+/// waiting up to `wait_ms`.
 #[utoipa::path(post, path = "/v1/lanes/{lane}/lease", tag = "workers",
     params(("lane" = String, Path)),
     request_body = LeaseRequest,
     responses(
-        (status = 200, description = "A job and its lease", body = LeaseBody),
-        (status = 204, description = "Nothing leasable within `wait_ms`"),
+        (status = 200, description = "A job and its lease; with `max_jobs`, `{\"jobs\": [...]}` \
+            (empty when nothing came within `wait_ms`)", body = LeaseAnswer),
+        (status = 204, description = "Nothing leasable within `wait_ms` (without `max_jobs`)"),
         (status = 404, description = "`unknown_lane`", body = ErrorBody),
         (status = 422, description = "`invalid_request`", body = ErrorBody),
         AuthErrors,
@@ -149,8 +192,13 @@ pub async fn lease(
     if !s.engine.card().is_lane(&lane) {
         return Err(Refusal::UnknownLane(lane).into());
     }
+    if let Some(max) = ask.max_jobs {
+        let jobs = lease_many(&s, &lane, &ask, max).await?;
+        let jobs = jobs.into_iter().map(LeaseBody::from).collect();
+        return Ok(Json(LeaseAnswer::Many(LeaseBatchBody { jobs })).into_response());
+    }
     Ok(match lease_waiting(&s, &lane, &ask).await? {
-        Some(lease) => Json(LeaseBody::from(lease)).into_response(),
+        Some(lease) => Json(LeaseAnswer::One(Box::new(lease.into()))).into_response(),
         None => StatusCode::NO_CONTENT.into_response(),
     })
 }
@@ -178,7 +226,7 @@ pub async fn heartbeat(
     Ok(Json(beat.into()))
 }
 
-fn capture_lines(lines: Vec<CaptureLine>) -> Result<Vec<PocketAmount>, ApiError> {
+pub(super) fn capture_lines(lines: Vec<CaptureLine>) -> Result<Vec<PocketAmount>, ApiError> {
     lines
         .into_iter()
         .enumerate()
@@ -255,15 +303,21 @@ pub async fn fail(
     PathText(id): PathText,
     Body(req): Body<FailRequest>,
 ) -> ApiResult<Json<JobBody>> {
-    if req.reason.as_ref().is_some_and(|r| r.len() > MAX_REASON) {
-        return Err(ApiError::invalid(format!(
-            "reason: at most {MAX_REASON} bytes"
-        )));
-    }
+    checked_reason(req.reason.as_deref())?;
     let id = job_id(&id)?;
     let job = s
         .engine
         .fail(&id, &req.lease_token, req.reason.as_deref())
         .await?;
     Ok(Json(job.into()))
+}
+
+/// A failure reason within [`MAX_REASON`] bytes.
+pub(super) fn checked_reason(reason: Option<&str>) -> Result<(), ApiError> {
+    if reason.is_some_and(|r| r.len() > MAX_REASON) {
+        return Err(ApiError::invalid(format!(
+            "reason: at most {MAX_REASON} bytes"
+        )));
+    }
+    Ok(())
 }

@@ -1,0 +1,184 @@
+//! Batched worker calls: `POST /v1/jobs/complete` and `POST /v1/jobs/fail` with up to
+//! [`MAX_ITEMS`] jobs each, so a pool that handles many small jobs pays one round trip
+//! per batch. Each item is exactly the single call (same fencing by lease token, same
+//! charges, same events), answered in its place; a bad item never stops the others.
+
+use axum::Json;
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::auth::{Auth, WorkerRole};
+use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody, ErrorDetail};
+use super::extract::{Body, parse_value};
+use super::jobs::job_id;
+use super::state::AppState;
+use super::wire::JobBody;
+use super::workers::{CaptureLine, capture_lines, checked_reason};
+
+/// Most jobs one batched call may carry (and one lease may hand out).
+pub const MAX_ITEMS: usize = 100;
+
+/// `{"items": [...]}`: 1 to 100 jobs to complete.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompleteBatchRequest {
+    /// Each item is checked on its own: a malformed item is answered 422 in its place.
+    #[schema(value_type = Vec<CompleteItem>, min_items = 1, max_items = 100)]
+    pub items: Vec<serde_json::Value>,
+}
+
+/// One job to complete: the single complete's body with the job it is for.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompleteItem {
+    pub job_id: String,
+    pub lease_token: String,
+    #[serde(default)]
+    pub capture: Option<Vec<CaptureLine>>,
+}
+
+/// `{"items": [...]}`: 1 to 100 jobs to fail.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FailBatchRequest {
+    /// Each item is checked on its own: a malformed item is answered 422 in its place.
+    #[schema(value_type = Vec<FailItem>, min_items = 1, max_items = 100)]
+    pub items: Vec<serde_json::Value>,
+}
+
+/// One job to fail: the single fail's body with the job it is for.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FailItem {
+    pub job_id: String,
+    pub lease_token: String,
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// The answers, one per item, in request order.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct JobBatchResults {
+    pub results: Vec<JobItemResult>,
+}
+
+/// One item's answer: the status and body the single call would have answered.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct JobItemResult {
+    /// 200, or the refusal's status (404, 409, 422).
+    pub status: u16,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job: Option<JobBody>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorDetail>,
+}
+
+impl From<Result<holdfast::Job, ApiError>> for JobItemResult {
+    fn from(r: Result<holdfast::Job, ApiError>) -> JobItemResult {
+        match r {
+            Ok(job) => JobItemResult {
+                status: 200,
+                job: Some(job.into()),
+                error: None,
+            },
+            Err(e) => JobItemResult {
+                status: e.status().as_u16(),
+                job: None,
+                error: Some(ErrorDetail {
+                    code: e.code().to_owned(),
+                    message: e.to_string(),
+                }),
+            },
+        }
+    }
+}
+
+/// The items of a batch, 1 to [`MAX_ITEMS`] of them.
+fn items_in_range(items: &[serde_json::Value]) -> Result<(), ApiError> {
+    let n = items.len();
+    if n == 0 || n > MAX_ITEMS {
+        return Err(ApiError::invalid(format!(
+            "items: 1 to {MAX_ITEMS} items, got {n}"
+        )));
+    }
+    Ok(())
+}
+
+/// A database outage ends the whole call (503: retry it; each item is idempotent by
+/// nature: a job completed already answers `already_finished`); anything else is the
+/// item's own answer.
+fn item_result(r: Result<holdfast::Job, ApiError>) -> ApiResult<JobItemResult> {
+    match r {
+        Err(ApiError::Unavailable(cause)) => Err(ApiError::Unavailable(cause)),
+        other => Ok(other.into()),
+    }
+}
+
+async fn complete_one(
+    s: &AppState,
+    at: usize,
+    item: serde_json::Value,
+) -> ApiResult<holdfast::Job> {
+    let item: CompleteItem = parse_value(&format!("items[{at}]"), item)?;
+    let capture = item.capture.map(capture_lines).transpose()?;
+    let id = job_id(&item.job_id)?;
+    Ok(s.engine
+        .complete(&id, &item.lease_token, capture.as_deref())
+        .await?)
+}
+
+async fn fail_one(s: &AppState, at: usize, item: serde_json::Value) -> ApiResult<holdfast::Job> {
+    let item: FailItem = parse_value(&format!("items[{at}]"), item)?;
+    checked_reason(item.reason.as_deref())?;
+    let id = job_id(&item.job_id)?;
+    Ok(s.engine
+        .fail(&id, &item.lease_token, item.reason.as_deref())
+        .await?)
+}
+
+/// Completes many jobs in one call, each as `POST /v1/jobs/{job_id}/complete`.
+#[utoipa::path(post, path = "/v1/jobs/complete", tag = "workers",
+    request_body = CompleteBatchRequest,
+    responses(
+        (status = 200, description = "One answer per item, in request order", body = JobBatchResults),
+        (status = 422, description = "`invalid_request`: the envelope is malformed (no `items`, \
+            0 or more than 100 items); nothing was done", body = ErrorBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn complete_many(
+    _: Auth<WorkerRole>,
+    State(s): State<AppState>,
+    Body(req): Body<CompleteBatchRequest>,
+) -> ApiResult<Json<JobBatchResults>> {
+    items_in_range(&req.items)?;
+    let mut results = Vec::with_capacity(req.items.len());
+    for (at, item) in req.items.into_iter().enumerate() {
+        results.push(item_result(complete_one(&s, at, item).await)?);
+    }
+    Ok(Json(JobBatchResults { results }))
+}
+
+/// Fails many jobs in one call, each as `POST /v1/jobs/{job_id}/fail`.
+#[utoipa::path(post, path = "/v1/jobs/fail", tag = "workers",
+    request_body = FailBatchRequest,
+    responses(
+        (status = 200, description = "One answer per item, in request order", body = JobBatchResults),
+        (status = 422, description = "`invalid_request`: the envelope is malformed (no `items`, \
+            0 or more than 100 items); nothing was done", body = ErrorBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn fail_many(
+    _: Auth<WorkerRole>,
+    State(s): State<AppState>,
+    Body(req): Body<FailBatchRequest>,
+) -> ApiResult<Json<JobBatchResults>> {
+    items_in_range(&req.items)?;
+    let mut results = Vec::with_capacity(req.items.len());
+    for (at, item) in req.items.into_iter().enumerate() {
+        results.push(item_result(fail_one(&s, at, item).await)?);
+    }
+    Ok(Json(JobBatchResults { results }))
+}
