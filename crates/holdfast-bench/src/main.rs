@@ -389,14 +389,11 @@ async fn run_workload(args: &Args, w: Workload, target: &Target) -> anyhow::Resu
     result
 }
 
-async fn http_lifecycle(
-    args: &Args,
+/// The HTTP server on the bench's engine, on 127.0.0.1:0 with an admin key of its own
+/// and no passes: the server, its base URL and the key.
+async fn start_server(
     engine: &Engine,
-    floor: &FloorPool,
-    accounts: u64,
-    names: &Arc<Names>,
-    backend: Backend,
-) -> anyhow::Result<Outcome> {
+) -> anyhow::Result<(holdfast_server::http::Server, String, String)> {
     use holdfast_server::http;
     let key = format!("bench{}", uuid::Uuid::new_v4().simple());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -407,6 +404,18 @@ async fn http_lifecycle(
     };
     let server = http::start(engine.clone(), listener, opts).await?;
     let base = format!("http://{}", server.addr());
+    Ok((server, base, key))
+}
+
+async fn http_lifecycle(
+    args: &Args,
+    engine: &Engine,
+    floor: &FloorPool,
+    accounts: u64,
+    names: &Arc<Names>,
+    backend: Backend,
+) -> anyhow::Result<Outcome> {
+    let (server, base, key) = start_server(engine).await?;
     let sides = vec![
         (
             "http".to_owned(),
@@ -454,17 +463,8 @@ async fn ingest(
     names: &Arc<Names>,
     backend: Backend,
 ) -> anyhow::Result<Outcome> {
-    use holdfast_server::http;
     let batch = args.ingest_batch;
-    let key = format!("bench{}", uuid::Uuid::new_v4().simple());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let opts = http::ServerOptions {
-        admin_key: Some(key.clone()),
-        run_passes: false,
-        ..http::ServerOptions::default()
-    };
-    let server = http::start(engine.clone(), listener, opts).await?;
-    let base = format!("http://{}", server.addr());
+    let (server, base, key) = start_server(engine).await?;
     let sides = vec![
         (
             "engine".to_owned(),

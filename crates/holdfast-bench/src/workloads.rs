@@ -179,10 +179,7 @@ pub fn http_lifecycle(
     accounts: u64,
     names: &Arc<Names>,
 ) -> anyhow::Result<Op> {
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(256)
-        .timeout(Duration::from_secs(30))
-        .build()?;
+    let client = http_client()?;
     let base = base.to_owned();
     let auth = format!("Bearer {key}");
     let names = names.clone();
@@ -223,6 +220,14 @@ pub fn http_lifecycle(
             bail!("no job to lease")
         })
     }))
+}
+
+/// The keep-alive client of the HTTP workloads.
+fn http_client() -> anyhow::Result<reqwest::Client> {
+    Ok(reqwest::Client::builder()
+        .pool_max_idle_per_host(256)
+        .timeout(Duration::from_secs(30))
+        .build()?)
 }
 
 /// POSTs `body`; an answer whose status is not in `ok` fails, naming `what` with the
@@ -333,10 +338,7 @@ pub fn http_ingest(
     batch: usize,
     names: &Arc<Names>,
 ) -> anyhow::Result<Op> {
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(256)
-        .timeout(Duration::from_secs(30))
-        .build()?;
+    let client = http_client()?;
     let url = format!("{base}/v1/debits");
     let auth = format!("Bearer {key}");
     let names = names.clone();

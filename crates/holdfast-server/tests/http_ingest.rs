@@ -27,15 +27,6 @@ async fn ledger(api: &Api, id: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-fn statuses(body: &Value) -> Vec<u64> {
-    body["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["status"].as_u64().unwrap())
-        .collect()
-}
-
 backend_test!(each_item_is_answered_as_the_single_debit, |b| async move {
     let Some(api) = api(b).await else { return };
     api.account("a", "free").await;

@@ -43,15 +43,6 @@ async fn lease_many(api: &Api, max_jobs: i64) -> Vec<(String, String)> {
         .collect()
 }
 
-fn statuses(body: &Value) -> Vec<u64> {
-    body["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["status"].as_u64().unwrap())
-        .collect()
-}
-
 backend_test!(
     lease_several_then_complete_and_fail_in_batches,
     |b| async move {

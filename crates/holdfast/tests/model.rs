@@ -207,12 +207,17 @@ async fn run_batch(store: &Store, account: &str, ops: &[Op]) -> Vec<Outcome> {
     results.into_iter().map(outcome).collect()
 }
 
-fn check(backend: Backend, cases: u32, batched: bool) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
+/// The runtime the model tests drive the engine on.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+fn check(backend: Backend, cases: u32, batched: bool) {
+    let rt = runtime();
     let Some((_db, engine)) = rt.block_on(engine(backend)) else {
         return;
     };
@@ -258,11 +263,7 @@ fn check(backend: Backend, cases: u32, batched: bool) {
 /// calls), each call through `Engine::debit_many`, between top-ups; every item's answer
 /// must be what the single-debit model of its own account says, in order.
 fn check_ingest(backend: Backend, cases: u32) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let Some((_db, engine)) = rt.block_on(engine(backend)) else {
         return;
     };

@@ -105,6 +105,24 @@ fn items_in_range(items: &[serde_json::Value]) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// Runs `one` on each item in order (1 to [`MAX_ITEMS`] of them), each answer in its
+/// place; a database outage ends the call (see [`item_result`]).
+async fn each_item<F, Fut>(
+    items: Vec<serde_json::Value>,
+    one: F,
+) -> ApiResult<Json<JobBatchResults>>
+where
+    F: Fn(usize, serde_json::Value) -> Fut,
+    Fut: Future<Output = ApiResult<holdfast::Job>>,
+{
+    items_in_range(&items)?;
+    let mut results = Vec::with_capacity(items.len());
+    for (at, item) in items.into_iter().enumerate() {
+        results.push(item_result(one(at, item).await)?);
+    }
+    Ok(Json(JobBatchResults { results }))
+}
+
 /// A database outage ends the whole call (503: retry it; each item is idempotent by
 /// nature: a job completed already answers `already_finished`); anything else is the
 /// item's own answer.
@@ -152,12 +170,7 @@ pub async fn complete_many(
     State(s): State<AppState>,
     Body(req): Body<CompleteBatchRequest>,
 ) -> ApiResult<Json<JobBatchResults>> {
-    items_in_range(&req.items)?;
-    let mut results = Vec::with_capacity(req.items.len());
-    for (at, item) in req.items.into_iter().enumerate() {
-        results.push(item_result(complete_one(&s, at, item).await)?);
-    }
-    Ok(Json(JobBatchResults { results }))
+    each_item(req.items, |at, item| complete_one(&s, at, item)).await
 }
 
 /// Fails many jobs in one call, each as `POST /v1/jobs/{job_id}/fail`.
@@ -175,10 +188,5 @@ pub async fn fail_many(
     State(s): State<AppState>,
     Body(req): Body<FailBatchRequest>,
 ) -> ApiResult<Json<JobBatchResults>> {
-    items_in_range(&req.items)?;
-    let mut results = Vec::with_capacity(req.items.len());
-    for (at, item) in req.items.into_iter().enumerate() {
-        results.push(item_result(fail_one(&s, at, item).await)?);
-    }
-    Ok(Json(JobBatchResults { results }))
+    each_item(req.items, |at, item| fail_one(&s, at, item)).await
 }

@@ -42,6 +42,7 @@ pub struct LeaseRequest {
     /// 1 … 100: lease up to this many jobs at once (waiting `wait_ms` for the first
     /// only). With it the answer is `{"jobs": [...]}`, empty when nothing came, never 204.
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 100)]
     pub max_jobs: Option<i64>,
 }
 

@@ -313,3 +313,13 @@ pub fn listen_address(lines: &[String]) -> String {
     let at = line.find("listening on ").unwrap() + "listening on ".len();
     line[at..].split_whitespace().next().unwrap().to_owned()
 }
+
+/// The `status` of each item of a batch answer (`{"results": [{"status", …}, …]}`).
+pub fn statuses(body: &Value) -> Vec<u64> {
+    body["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| r["status"].as_u64().expect("status"))
+        .collect()
+}
