@@ -201,9 +201,13 @@ pub const EVENT_TYPES: &[&str] = &[
     "job.failed",
     "job.canceled",
     "job.expired",
+    "job.refunded",
     "account.suspended",
     "account.unsuspended",
+    "account.banned",
+    "account.unbanned",
     "allowance.refilled",
+    "allowance.granted",
     "ledger.adjusted",
 ];
 

@@ -25,6 +25,8 @@ pub enum Refusal {
     TopUpNotFound,
     #[error("this idempotency key was used for a different request")]
     IdempotencyMismatch,
+    #[error("the account is banned")]
+    AccountBanned,
     #[error("the account is blocked")]
     AccountBlocked,
     #[error("the account is suspended: its balance is below zero")]
@@ -41,6 +43,10 @@ pub enum Refusal {
     NotRefundable,
     #[error("the refund is more than the top-up has left to refund")]
     RefundExceedsTopUp,
+    #[error("only a succeeded job that was charged can be refunded")]
+    JobNotRefundable,
+    #[error("the refund is more than the job has left to refund of its charge")]
+    RefundExceedsCharge,
     #[error("the job has already started")]
     AlreadyStarted,
     #[error("the job has already finished")]
@@ -62,13 +68,15 @@ impl Refusal {
             Refusal::UnknownLane(_) => "unknown_lane",
             Refusal::TopUpNotFound => "top_up_not_found",
             Refusal::IdempotencyMismatch => "idempotency_mismatch",
+            Refusal::AccountBanned => "account_banned",
             Refusal::AccountBlocked => "account_blocked",
             Refusal::AccountSuspended => "account_suspended",
             Refusal::Busy => "busy",
             Refusal::InsufficientFunds => "insufficient_funds",
             Refusal::InsufficientAllowance => "insufficient_allowance",
             Refusal::AmountOutOfRange => "amount_out_of_range",
-            Refusal::NotRefundable => "not_refundable",
+            Refusal::NotRefundable | Refusal::JobNotRefundable => "not_refundable",
+            Refusal::RefundExceedsCharge => "refund_exceeds_charge",
             Refusal::RefundExceedsTopUp => "refund_exceeds_top_up",
             Refusal::AlreadyStarted => "already_started",
             Refusal::AlreadyFinished => "already_finished",
@@ -89,12 +97,14 @@ impl Refusal {
             | Refusal::JobNotFound
             | Refusal::UnknownLane(_)
             | Refusal::TopUpNotFound => 404,
-            Refusal::AccountBlocked | Refusal::AccountSuspended => 403,
+            Refusal::AccountBanned | Refusal::AccountBlocked | Refusal::AccountSuspended => 403,
             Refusal::InsufficientFunds | Refusal::InsufficientAllowance => 402,
             Refusal::IdempotencyMismatch
             | Refusal::Busy
             | Refusal::NotRefundable
             | Refusal::RefundExceedsTopUp
+            | Refusal::JobNotRefundable
+            | Refusal::RefundExceedsCharge
             | Refusal::AlreadyStarted
             | Refusal::AlreadyFinished
             | Refusal::LeaseLost => 409,
@@ -120,6 +130,7 @@ mod tests {
             (Refusal::UnknownLane(s()), "unknown_lane", 404),
             (Refusal::TopUpNotFound, "top_up_not_found", 404),
             (Refusal::IdempotencyMismatch, "idempotency_mismatch", 409),
+            (Refusal::AccountBanned, "account_banned", 403),
             (Refusal::AccountBlocked, "account_blocked", 403),
             (Refusal::AccountSuspended, "account_suspended", 403),
             (Refusal::Busy, "busy", 409),
@@ -132,6 +143,8 @@ mod tests {
             (Refusal::AmountOutOfRange, "amount_out_of_range", 422),
             (Refusal::NotRefundable, "not_refundable", 409),
             (Refusal::RefundExceedsTopUp, "refund_exceeds_top_up", 409),
+            (Refusal::JobNotRefundable, "not_refundable", 409),
+            (Refusal::RefundExceedsCharge, "refund_exceeds_charge", 409),
             (Refusal::AlreadyStarted, "already_started", 409),
             (Refusal::AlreadyFinished, "already_finished", 409),
             (Refusal::LeaseLost, "lease_lost", 409),

@@ -41,6 +41,7 @@ fn snap(balance: i64, images: i64) -> AccountSnapshot {
         total_spent: 0,
         suspended_at: None,
         blocked_at: None,
+        banned_at: None,
         created_at: 0,
         last_active_at: None,
         allowances,
@@ -235,6 +236,12 @@ fn a_debit_may_reach_the_buffer_exactly_and_not_a_micro_past_it() {
         Err(Refusal::InsufficientFunds)
     );
     assert_eq!(check_debit(&s, Micros(400_000), Micros::ZERO), Ok(()));
+    s.banned_at = Some(1);
+    assert_eq!(
+        check_debit(&s, Micros(1), buffer),
+        Err(Refusal::AccountBanned),
+        "a banned account is not debited, whatever its balance"
+    );
 }
 
 #[test]
@@ -388,11 +395,18 @@ fn free_kinds_and_empty_takes_hold_nothing() {
 }
 
 #[test]
-fn submit_refuses_in_order_blocked_suspended_busy_funds() {
+fn submit_refuses_in_order_banned_blocked_suspended_busy_funds() {
     let card = RateCard::builtin();
     let video = &card.kinds["video"];
     let mut s = snap(0, 0);
+    s.banned_at = Some(1);
     s.blocked_at = Some(1);
+    s.suspended_at = Some(1);
+    assert_eq!(
+        decide_submit(&s, 1, video, &card),
+        Err(Refusal::AccountBanned)
+    );
+    s.banned_at = None;
     s.suspended_at = Some(1);
     assert_eq!(
         decide_submit(&s, 1, video, &card),

@@ -6,6 +6,7 @@
 //! its stable code (`holdfast: insufficient_funds: not enough money: …`). Must never:
 //! write a balance itself — every change goes through the engine's operations.
 
+mod export;
 mod fmt;
 mod ingest;
 mod lists;
@@ -36,7 +37,7 @@ pub enum Command {
     },
     /// API keys for `holdfast serve`: create (printed once), list, revoke.
     Key(crate::keys_cli::KeyArgs),
-    /// Accounts: put, show, block, unblock.
+    /// Accounts: put, show, block, unblock, ban, unban.
     Account {
         #[command(subcommand)]
         command: money::AccountCommand,
@@ -49,10 +50,18 @@ pub enum Command {
     Debit(money::DebitArgs),
     /// Refund (part of) a top-up: a forced debit, no buffer check.
     Refund(money::RefundArgs),
+    /// Refund (part of) what a succeeded job was charged, to the pocket it came from.
+    RefundJob(money::RefundJobArgs),
+    /// Grant allowance items to an account's pocket, until its next refill.
+    Grant(money::GrantArgs),
     /// Debits from a file, one JSON object per line, applied in batches; refused lines
     /// are written to a file to fix and ingest again. Safe to run again: applied lines
     /// replay.
     Ingest(ingest::IngestArgs),
+    /// Accounts in id order, by --prefix, --plan and --status.
+    Accounts(lists::AccountsArgs),
+    /// The books of a time range across accounts, as CSV or JSON lines, to a file or stdout.
+    Export(export::ExportArgs),
     /// An account's ledger, oldest first.
     Ledger(lists::LedgerArgs),
     /// Jobs, newest first, by lane, status and account.
@@ -86,6 +95,10 @@ pub async fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Ingest(a) => ingest::ingest(a).await,
         Command::Debit(a) => money::debit(a).await,
         Command::Refund(a) => money::refund(a).await,
+        Command::RefundJob(a) => money::refund_job(a).await,
+        Command::Grant(a) => money::grant(a).await,
+        Command::Accounts(a) => lists::accounts(a).await,
+        Command::Export(a) => export::export(a).await,
         Command::Ledger(a) => lists::ledger(a).await,
         Command::Jobs(a) => lists::jobs(a).await,
         Command::Events(a) => lists::events(a).await,

@@ -4,6 +4,7 @@
 //! CLI. Must never: write a balance or decide a billing question itself — every such
 //! call goes through the engine.
 
+pub mod books;
 pub mod cli;
 pub mod config;
 pub mod http;

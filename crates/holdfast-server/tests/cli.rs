@@ -6,7 +6,7 @@ use std::process::Command;
 
 use holdfast::RateCard;
 use holdfast::testing::{
-    Backend, TestDb, behind_the_back, card_file, card_text_with, submit_req, worker,
+    Backend, TestDb, behind_the_back, card_file, card_text_with, job_id, submit_req, worker,
 };
 use serde_json::Value;
 
@@ -620,3 +620,151 @@ holdfast::backend_test!(
         assert!(!dir.path().join("good.refused.jsonl").exists());
     }
 );
+
+holdfast::backend_test!(refund_a_job_and_grant_allowance, |backend| async move {
+    let Some((db, cli)) = Cli::new(backend).await else {
+        return;
+    };
+    let store = db.store(RateCard::builtin()).await;
+    cli.ok(&["account", "put", "acme", "--plan", "free"]);
+    let job = store
+        .submit(&submit_req("acme", "image", "j1"))
+        .await
+        .unwrap()
+        .job;
+    let l = store.lease("image", &worker(), 60).await.unwrap().unwrap();
+    store
+        .complete(&job_id(&job.job_id), &l.lease_token, None)
+        .await
+        .unwrap();
+    let id = job.job_id.as_str();
+    cli.refused(
+        &["refund-job", id, "0.5", "--reason", "blank", "--key", "r"],
+        "invalid_request",
+    );
+    cli.refused(
+        &["refund-job", "nope", "--reason", "blank", "--key", "r"],
+        "job_not_found",
+    );
+    let r = cli.json(&["refund-job", id, "--reason", "blank", "--key", "r"]);
+    assert_eq!(r["entries"][0]["kind"], "job_refund");
+    assert_eq!(r["job"]["refunded"][0]["amount"], 1);
+    assert_eq!(r["account"]["allowances"]["daily_images"]["remaining"], 3);
+    let again = cli.ok(&["refund-job", id, "--reason", "blank", "--key", "r"]);
+    assert!(again.contains("a replay"), "{again}");
+    cli.refused(
+        &["refund-job", id, "--reason", "blank", "--key", "r2"],
+        "refund_exceeds_charge",
+    );
+
+    cli.refused(
+        &[
+            "grant",
+            "acme",
+            "daily_images",
+            "two",
+            "--reason",
+            "x",
+            "--key",
+            "g",
+        ],
+        "invalid_request",
+    );
+    let text = cli.ok(&[
+        "grant",
+        "acme",
+        "daily_images",
+        "2",
+        "--reason",
+        "outage",
+        "--key",
+        "g",
+    ]);
+    assert!(
+        text.contains("grant #") && text.contains("+2 on acme"),
+        "{text}"
+    );
+    let a = cli.json(&["account", "show", "acme"]);
+    assert_eq!(a["allowances"]["daily_images"]["remaining"], 5);
+    assert!(cli.run(&["audit"]).ok);
+});
+
+holdfast::backend_test!(list_accounts_and_ban_one, |backend| async move {
+    let Some((_db, cli)) = Cli::new(backend).await else {
+        return;
+    };
+    for id in ["acme-1", "acme-2", "zeta"] {
+        cli.ok(&["account", "put", id, "--plan", "free"]);
+    }
+    let page = cli.json(&["accounts", "--prefix", "acme", "--limit", "1"]);
+    assert_eq!(page["accounts"][0]["account_id"], "acme-1");
+    assert_eq!(page["next"], "acme-1");
+    let text = cli.ok(&["accounts", "--after", "acme-1"]);
+    assert!(
+        text.contains("acme-2") && text.contains("zeta") && !text.contains("acme-1 "),
+        "{text}"
+    );
+    let banned = cli.ok(&["account", "ban", "zeta", "--reason", "abuse"]);
+    assert!(
+        banned.contains("banned; 0 queued job(s) canceled"),
+        "{banned}"
+    );
+    let listed = cli.json(&["accounts", "--status", "banned"]);
+    assert_eq!(listed["accounts"].as_array().unwrap().len(), 1);
+    assert_eq!(listed["accounts"][0]["account_id"], "zeta");
+    cli.refused(&["debit", "zeta", "0.10", "--key", "d"], "account_banned");
+    cli.ok(&["account", "unban", "zeta"]);
+    assert_eq!(
+        cli.json(&["accounts", "--status", "banned"])["accounts"],
+        Value::Array(vec![])
+    );
+    assert!(cli.run(&["audit"]).ok);
+});
+
+holdfast::backend_test!(export_the_books_to_a_file, |backend| async move {
+    let Some((_db, cli)) = Cli::new(backend).await else {
+        return;
+    };
+    cli.ok(&["account", "put", "acme", "--plan", "free"]);
+    cli.ok(&["top-up", "acme", "10.00", "--key", "t"]);
+    for i in 0..5 {
+        cli.ok(&[
+            "debit",
+            "acme",
+            "0.25",
+            "--key",
+            &format!("d{i}"),
+            "--job-ref",
+            "run, \"9\"",
+        ]);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let csv_path = dir.path().join("books.csv");
+    let csv_file = csv_path.to_str().unwrap();
+    let done = cli.json(&["export", "--kind", "debit", "--output", csv_file]);
+    assert_eq!(done["exported"], 5);
+    let text = std::fs::read_to_string(&csv_path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 6, "a header and five rows: {text}");
+    assert!(lines[0].starts_with("entry_id,created_at,account_id"));
+    assert!(
+        lines[1].contains(",money,debit,-0.25,-250000,") && lines[1].ends_with(r#""run, ""9""""#),
+        "{}",
+        lines[1]
+    );
+    let jsonl = cli.run(&["export", "--format", "jsonl", "--account", "acme"]);
+    assert!(jsonl.ok, "{}", jsonl.stderr);
+    let entries: Vec<Value> = jsonl
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ledger = cli.json(&["ledger", "acme"]);
+    assert_eq!(entries.len(), ledger["entries"].as_array().unwrap().len());
+    assert_eq!(
+        entries[entries.len() - 1],
+        ledger["entries"][entries.len() - 1]
+    );
+    cli.refused(&["export", "--kind", "gift"], "invalid_request");
+    cli.refused(&["export", "--since", "yesterday"], "invalid_request");
+});

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use holdfast_core::MONEY;
-use holdfast_core::decide::JobStatus;
+use holdfast_core::decide::{JobStatus, PocketAmount};
 
 use crate::db::Tx;
 use crate::error::StoreError;
@@ -18,6 +18,7 @@ static MONEY_POCKETS: Stmt = statement!(shared "audit_money_pockets");
 static ALLOWANCE_POCKETS: Stmt = statement!(shared "audit_allowance_pockets");
 static LEDGER_BY_POCKET: Stmt = statement!(shared "audit_ledger_by_pocket");
 static CAPTURE_ENTRIES_BY_JOB: Stmt = statement!(shared "audit_capture_entries_by_job");
+static JOB_REFUNDS_BY_JOB: Stmt = statement!(shared "audit_job_refunds_by_job");
 static JOBS: Stmt = statement!(shared "audit_jobs");
 static DEBITS_BELOW_BUFFER: Stmt = statement!(shared "audit_debits_below_buffer");
 static IDEMPOTENCY_ENTRIES: Stmt = statement!(shared "audit_idempotency_entries");
@@ -116,6 +117,8 @@ async fn pocket_facts(tx: &mut Tx) -> Result<BTreeMap<(String, String), PocketFa
 
 /// Per (job, pocket): how many capture entries the ledger has and what they took.
 type Captures = BTreeMap<(String, String), (i64, i64)>;
+/// Per (job, pocket): what the job_refund entries gave back.
+type Refunds = BTreeMap<(String, String), i64>;
 
 /// Invariants 2 (held = open hold lines), 5 (charged ≤ hold, once) and 6 (concurrency).
 async fn check_jobs(
@@ -124,6 +127,7 @@ async fn check_jobs(
     out: &mut Vec<Violation>,
 ) -> Result<(), StoreError> {
     let mut captured = capture_entries(tx).await?;
+    let mut refunds = refund_entries(tx).await?;
     for r in tx.rows(&JOBS, params! {}).await? {
         let j = job_from(&r)?.job;
         let (limit, open) = (r.int("limit_at_submit")?, r.int("open_at_submit")?);
@@ -145,6 +149,15 @@ async fn check_jobs(
         }
         check_charges(&j, out);
         check_captures(&j, &mut captured, out);
+        check_refunds(&j, &mut refunds, out);
+    }
+    for ((job, pocket), total) in refunds {
+        out.push(Violation {
+            invariant: 5,
+            account_id: None,
+            job_id: Some(job),
+            message: format!("job_refund entries of {pocket} give back {total} for no charge"),
+        });
     }
     for ((job, pocket), (n, _)) in captured {
         out.push(Violation {
@@ -164,6 +177,50 @@ async fn capture_entries(tx: &mut Tx) -> Result<Captures, StoreError> {
         captured.insert((job, r.text("pocket")?), (r.int("n")?, r.int("total")?));
     }
     Ok(captured)
+}
+
+async fn refund_entries(tx: &mut Tx) -> Result<Refunds, StoreError> {
+    let mut refunds = Refunds::new();
+    for r in tx.rows(&JOB_REFUNDS_BY_JOB, params! {}).await? {
+        let job = r.opt_text("ref")?.unwrap_or_default();
+        refunds.insert((job, r.text("pocket")?), r.int("total")?);
+    }
+    Ok(refunds)
+}
+
+/// Invariant 5 for refunds: what the job says it was refunded is what its job_refund
+/// entries gave back, pocket by pocket, and never more than it was charged. Takes the
+/// job's refunds out of `refunds`.
+fn check_refunds(j: &Job, refunds: &mut Refunds, out: &mut Vec<Violation>) {
+    let amount_of = |lines: &[PocketAmount], pocket: &str| {
+        lines
+            .iter()
+            .filter(|l| l.pocket == pocket)
+            .map(|l| l.amount)
+            .sum::<i64>()
+    };
+    let mut pockets: Vec<&str> = j
+        .charged
+        .iter()
+        .chain(&j.refunded)
+        .map(|l| l.pocket.as_str())
+        .collect();
+    pockets.sort_unstable();
+    pockets.dedup();
+    for pocket in pockets {
+        let entries = refunds
+            .remove(&(j.job_id.clone(), pocket.to_owned()))
+            .unwrap_or(0);
+        let (says, charged) = (
+            amount_of(&j.refunded, pocket),
+            amount_of(&j.charged, pocket),
+        );
+        if entries != says || says > charged {
+            out.push(v(5, &j.account_id, Some(&j.job_id), format!(
+                "{pocket}: refund entries give back {entries}, job says refunded {says}, charged {charged}"
+            )));
+        }
+    }
 }
 
 /// Invariant 5 on the job row: a job that ends uncharged was not charged, and no charge

@@ -58,6 +58,7 @@ pub(crate) fn job_from(row: &Row) -> Result<JobRow, StoreError> {
             payload,
             hold: parse_lines(Some(row.text("hold")?))?,
             charged: parse_lines(row.opt_text("charged")?)?,
+            refunded: parse_lines(row.opt_text("refunded")?)?,
             created_at: row.int("created_at")?,
             started_at: row.opt_int("started_at")?,
             finished_at: row.opt_int("finished_at")?,

@@ -6,7 +6,8 @@
 //! Must never: take a decision of its own (those live in `holdfast-core::decide`), or
 //! write a balance without its ledger entry in the same transaction.
 //!
-//! Layout: one module per aggregate — [`accounts`], [`money`], [`jobs`], [`events`],
+//! Layout: one module per aggregate — [`accounts`], [`money`], [`jobs`], [`refunds`]
+//! (job refunds, grants), [`events`],
 //! [`webhooks`], [`keys`], [`passes`] (sweeper, notices), [`reactivate`], [`reconcile`],
 //! [`audit`] — over a small shared layer: [`store`] (the transaction and its retries),
 //! [`account_state`] (locking and reading an account), [`writes`] (ledger entries, events,
@@ -18,9 +19,11 @@
 pub mod account_state;
 pub mod accounts;
 pub mod audit;
+pub mod bans;
 pub mod db;
 pub mod error;
 pub mod events;
+pub mod export;
 pub mod ingest;
 pub mod jobs;
 pub mod keys;
@@ -30,6 +33,7 @@ pub mod money;
 pub mod passes;
 pub mod reactivate;
 pub mod reconcile;
+pub mod refunds;
 pub mod statement;
 pub mod stats;
 pub mod store;
@@ -37,13 +41,16 @@ pub mod webhooks;
 pub mod writes;
 
 pub use accounts::PutAccount;
+pub use bans::Banned;
 pub use db::{Dialect, PoolOptions};
 pub use error::StoreError;
 pub use events::EventFilter;
+pub use export::LedgerFilter;
 pub use holdfast_core::decide::Usage;
 pub use jobs::{CancelOutcome, Submit};
 pub use keys::key_hash;
-pub use listing::JobFilter;
+pub use listing::{AccountFilter, AccountPage, AccountStatus, JobFilter};
 pub use model::*;
 pub use money::{CreditKind, DebitRequest, MAX_PAGE};
+pub use refunds::{Grant, Granted, JobRefund, JobRefunded};
 pub use store::Store;

@@ -1,14 +1,15 @@
-//! Read-only listings for operators: jobs by lane and status, newest first. Never locks,
-//! never writes.
+//! Read-only listings for operators: jobs by lane and status, newest first; accounts by
+//! id, plan and status. Never locks, never writes.
 
-use holdfast_core::Refusal;
 use holdfast_core::decide::JobStatus;
+use holdfast_core::{AccountId, Refusal};
 
+use crate::account_state::AccountState;
 use crate::accounts::MAX_PAGE;
 use crate::db::Tx;
 use crate::error::StoreError;
 use crate::jobs::job_from;
-use crate::model::Job;
+use crate::model::{AccountView, Job};
 use crate::statement::Stmt;
 use crate::store::Store;
 use crate::{in_read_tx, params, statement};
@@ -24,6 +25,51 @@ pub struct JobFilter {
 }
 
 static LIST_JOBS: Stmt = statement!("list_jobs");
+static LIST_ACCOUNTS: Stmt = statement!("list_accounts");
+
+/// What an account is, for a listing: `active` is none of the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccountStatus {
+    Active,
+    Suspended,
+    Blocked,
+    Banned,
+}
+
+impl AccountStatus {
+    pub const ALL: [AccountStatus; 4] = [
+        AccountStatus::Active,
+        AccountStatus::Suspended,
+        AccountStatus::Blocked,
+        AccountStatus::Banned,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AccountStatus::Active => "active",
+            AccountStatus::Suspended => "suspended",
+            AccountStatus::Blocked => "blocked",
+            AccountStatus::Banned => "banned",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<AccountStatus> {
+        AccountStatus::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+}
+
+/// Filters of an account listing; `None` matches everything.
+#[derive(Debug, Clone, Default)]
+pub struct AccountFilter {
+    pub plan: Option<String>,
+    pub status: Option<AccountStatus>,
+    /// Only ids that start with this.
+    pub prefix: Option<String>,
+    /// The last id of the previous page.
+    pub after: Option<AccountId>,
+    /// 1 to [`MAX_PAGE`]; clamped.
+    pub limit: i64,
+}
 
 impl Store {
     /// Jobs matching `filter`, newest first, at most `filter.limit`. A lane no kind uses is
@@ -37,6 +83,50 @@ impl Store {
         let limit = filter.limit.clamp(1, MAX_PAGE);
         in_read_tx!(self, |tx| list_in(tx, filter, limit))
     }
+}
+
+impl Store {
+    /// Accounts matching `filter` in id order, after `filter.after`, at most
+    /// `filter.limit`, each as [`Store::get_account`] shows it; `next` is the last id
+    /// listed (or `after` when none is). A plan the card does not have is `unknown_plan`.
+    pub async fn list_accounts(&self, filter: &AccountFilter) -> Result<AccountPage, StoreError> {
+        if let Some(plan) = &filter.plan
+            && !self.card().plans.contains_key(plan)
+        {
+            return Err(Refusal::UnknownPlan(plan.clone()).into());
+        }
+        let limit = filter.limit.clamp(1, MAX_PAGE);
+        in_read_tx!(self, |tx| async {
+            let params = params! {
+                after_account_id: filter.after.as_ref().map_or("", |a| a.as_str()),
+                prefix: filter.prefix.clone().unwrap_or_default(),
+                plan: filter.plan.clone(),
+                status: filter.status.map(AccountStatus::as_str),
+                limit: limit,
+            };
+            let rows = tx.rows(&LIST_ACCOUNTS, params).await?;
+            let accounts = rows
+                .iter()
+                .map(|row| {
+                    let id = AccountId::parse(&row.text("account_id")?)
+                        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                    AccountState::from_row(&id, row)?.view(self.card())
+                })
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            let next = accounts
+                .last()
+                .map(|a| a.account_id.clone())
+                .or_else(|| filter.after.as_ref().map(|a| a.to_string()));
+            Ok(AccountPage { accounts, next })
+        })
+    }
+}
+
+/// A page of accounts and the cursor to pass next.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct AccountPage {
+    pub accounts: Vec<AccountView>,
+    pub next: Option<String>,
 }
 
 async fn list_in(tx: &mut Tx, f: &JobFilter, limit: i64) -> Result<Vec<Job>, StoreError> {

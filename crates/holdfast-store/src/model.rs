@@ -43,6 +43,7 @@ pub struct AccountView {
     pub total_spent: i64,
     pub suspended_at: Option<Timestamp>,
     pub blocked_at: Option<Timestamp>,
+    pub banned_at: Option<Timestamp>,
     pub max_concurrent_jobs: i64,
     pub max_concurrent_jobs_override: Option<i64>,
     pub open_jobs: i64,
@@ -70,6 +71,8 @@ pub struct Job {
     pub payload: Option<serde_json::Value>,
     pub hold: Vec<PocketAmount>,
     pub charged: Vec<PocketAmount>,
+    /// What has been refunded of the charge, per pocket (empty when nothing).
+    pub refunded: Vec<PocketAmount>,
     pub created_at: Timestamp,
     pub started_at: Option<Timestamp>,
     pub finished_at: Option<Timestamp>,

@@ -93,7 +93,7 @@ impl Store {
         let idle = snap
             .last_active_at
             .is_some_and(|t| t <= snap.now - idle_micros);
-        if snap.blocked_at.is_some() || !idle {
+        if snap.blocked_at.is_some() || snap.banned_at.is_some() || !idle {
             return None;
         }
         let refills = snap.due_refills(self.card());

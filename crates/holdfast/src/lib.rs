@@ -36,9 +36,10 @@ pub use holdfast_store::passes::CHUNK as PASS_CHUNK;
 pub use holdfast_store::stats::{LaneCount, Stats};
 pub use holdfast_store::webhooks::DeadDelivery;
 pub use holdfast_store::{
-    AccountView, AllowanceView, ApiKey, CancelOutcome, CreditKind, Event, EventFilter, Heartbeat,
-    Job, JobFilter, Lease, LedgerEntry, MoneyResult, Page, PassReport, PutAccount, StoreError,
-    Submit, Submitted, Usage, Violation, key_hash,
+    AccountFilter, AccountPage, AccountStatus, AccountView, AllowanceView, ApiKey, Banned,
+    CancelOutcome, CreditKind, Event, EventFilter, Grant, Granted, Heartbeat, Job, JobFilter,
+    JobRefund, JobRefunded, Lease, LedgerEntry, LedgerFilter, MoneyResult, Page, PassReport,
+    PutAccount, StoreError, Submit, Submitted, Usage, Violation, key_hash,
 };
 
 // Opening a store by hand, and a debit as the batcher hands it to the store.

@@ -108,11 +108,11 @@ pub fn complete_status(cancel_requested: bool) -> JobStatus {
     }
 }
 
-/// The ledger entry of a capture.
+/// The ledger entry a decision writes to one pocket: a capture (its delta the actual
+/// decrease, negated: an allowance floors at 0), a job refund or a grant (positive).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CaptureEntry {
+pub struct PocketEntry {
     pub pocket: String,
-    /// The actual decrease, negated (an allowance floors at 0).
     pub delta: i64,
     pub amount_after: i64,
     pub available_after: i64,
@@ -130,7 +130,7 @@ pub struct FinishPlan {
     /// The allowance pocket the hold was on, with the change of its `held` and `remaining`.
     pub pocket: Option<PocketChange>,
     /// The capture's ledger entry, when something was taken.
-    pub entry: Option<CaptureEntry>,
+    pub entry: Option<PocketEntry>,
     /// What the job was charged (empty when nothing was asked to be captured).
     pub charged: Vec<PocketAmount>,
     /// The account after all of it.
@@ -216,7 +216,7 @@ fn finish_money(
         .map_err(FinishError::Refused)?;
     plan.after.apply_money(&money);
     plan.money = Some(money);
-    plan.entry = Some(CaptureEntry {
+    plan.entry = Some(PocketEntry {
         pocket: MONEY.to_owned(),
         delta: -capture,
         amount_after: plan.after.balance,
@@ -244,7 +244,7 @@ fn finish_pocket(
         held_delta: -line.amount,
         remaining_delta: -decrease,
     });
-    plan.entry = Some(CaptureEntry {
+    plan.entry = Some(PocketEntry {
         pocket: line.pocket.clone(),
         delta: -decrease,
         amount_after: p.remaining,

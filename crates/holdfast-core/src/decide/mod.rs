@@ -12,9 +12,11 @@ use crate::refusal::Refusal;
 
 pub mod jobs;
 pub mod money;
+pub mod refund;
 
 pub use jobs::*;
 pub use money::*;
+pub use refund::*;
 
 /// Microseconds since the Unix epoch, read from the database clock.
 pub type Timestamp = i64;
@@ -40,6 +42,8 @@ pub struct AccountSnapshot {
     pub total_spent: i64,
     pub suspended_at: Option<Timestamp>,
     pub blocked_at: Option<Timestamp>,
+    /// An operator's ban: no new work, no debits (unlike a block, which pauses work only).
+    pub banned_at: Option<Timestamp>,
     pub created_at: Timestamp,
     pub last_active_at: Option<Timestamp>,
     pub allowances: BTreeMap<String, AllowancePocket>,
@@ -142,8 +146,12 @@ impl AccountSnapshot {
     }
 }
 
-/// May a metered debit of `amount` pass? `balance − held − amount ≥ −buffer`.
+/// May a metered debit of `amount` pass? Not on a banned account; else
+/// `balance − held − amount ≥ −buffer`.
 pub fn check_debit(snap: &AccountSnapshot, amount: Micros, buffer: Micros) -> Result<(), Refusal> {
+    if snap.banned_at.is_some() {
+        return Err(Refusal::AccountBanned);
+    }
     let after = snap
         .available_money()
         .checked_sub(amount.0)
@@ -156,7 +164,7 @@ pub fn check_debit(snap: &AccountSnapshot, amount: Micros, buffer: Micros) -> Re
 }
 
 /// What a money write that leaves the balance at `balance_after` does to suspension.
-/// `credit` is true for top-ups and bonuses: only a credit clears a suspension.
+/// `credit` is true for top-ups, bonuses and job refunds: only those clear a suspension.
 pub fn suspension_after(
     suspended_at: Option<Timestamp>,
     balance_after: i64,
@@ -177,13 +185,16 @@ pub struct SubmitDecision {
 }
 
 /// Decides a submit under the account lock, after due refills are applied to `snap`.
-/// Order of refusals follows API.md: blocked, suspended, busy, then funds.
+/// Order of refusals follows API.md: banned, blocked, suspended, busy, then funds.
 pub fn decide_submit(
     snap: &AccountSnapshot,
     open_jobs: i64,
     kind: &Kind,
     card: &RateCard,
 ) -> Result<SubmitDecision, Refusal> {
+    if snap.banned_at.is_some() {
+        return Err(Refusal::AccountBanned);
+    }
     if snap.blocked_at.is_some() {
         return Err(Refusal::AccountBlocked);
     }
@@ -399,6 +410,7 @@ pub(crate) mod tests_support {
             total_spent: 0,
             suspended_at: None,
             blocked_at: None,
+            banned_at: None,
             created_at: 0,
             last_active_at: None,
             allowances,

@@ -64,13 +64,16 @@ pub enum MoneyMove {
     Capture(Micros),
     /// A refund of a top-up: the balance falls; not spending, so no counter moves.
     Refund(Micros),
+    /// A refund of a job's charge: the balance grows and `total_spent` falls (spending
+    /// that did not stand); like a credit, it may end a suspension.
+    JobRefund(Micros),
 }
 
 impl MoneyMove {
     /// The signed change of the balance.
     pub fn delta_micros(self) -> i64 {
         match self {
-            MoneyMove::Credit(m) => m.0,
+            MoneyMove::Credit(m) | MoneyMove::JobRefund(m) => m.0,
             MoneyMove::Debit(m) | MoneyMove::Capture(m) | MoneyMove::Refund(m) => -m.0,
         }
     }
@@ -87,6 +90,7 @@ impl MoneyMove {
     pub fn spent_micros(self) -> i64 {
         match self {
             MoneyMove::Debit(m) | MoneyMove::Capture(m) => m.0,
+            MoneyMove::JobRefund(m) => -m.0,
             MoneyMove::Credit(_) | MoneyMove::Refund(_) => 0,
         }
     }
@@ -105,8 +109,8 @@ pub struct MoneyAfter {
 
 /// What `change` does to the account: the balance stays within ±(2^53 − 1) micros and
 /// the counters within `i64` (else `amount_out_of_range`, nothing written); a balance
-/// below zero suspends an account not yet suspended, and only a credit that leaves it
-/// at or above zero clears a suspension.
+/// below zero suspends an account not yet suspended, and only a credit (or a job
+/// refund) that leaves it at or above zero clears a suspension.
 pub fn change_money(snap: &AccountSnapshot, change: MoneyMove) -> Result<MoneyAfter, Refusal> {
     let out_of_range = || Refusal::AmountOutOfRange;
     let balance = snap
@@ -122,7 +126,7 @@ pub fn change_money(snap: &AccountSnapshot, change: MoneyMove) -> Result<MoneyAf
         .total_spent
         .checked_add(change.spent_micros())
         .ok_or_else(out_of_range)?;
-    let credit = matches!(change, MoneyMove::Credit(_));
+    let credit = matches!(change, MoneyMove::Credit(_) | MoneyMove::JobRefund(_));
     let suspension = super::suspension_after(snap.suspended_at, balance, credit);
     let suspended_at = match suspension {
         Suspension::Suspend => Some(snap.now),

@@ -41,12 +41,13 @@ pub fn money(micros: i64) -> String {
     Micros(micros).format()
 }
 
-/// A money delta with its sign: `+10.00`, `-2.50`.
-pub fn signed(micros: i64) -> String {
-    if micros >= 0 {
-        format!("+{}", money(micros))
+/// A pocket's delta with its sign: `+10.00`, `-2.50` for money, `+5` for an allowance.
+pub fn signed(pocket: &str, delta: i64) -> String {
+    let amount = pocket_amount(pocket, delta);
+    if delta >= 0 {
+        format!("+{amount}")
     } else {
-        money(micros)
+        amount
     }
 }
 
@@ -56,6 +57,19 @@ pub fn pocket_amount(pocket: &str, amount: i64) -> String {
         money(amount)
     } else {
         amount.to_string()
+    }
+}
+
+/// The one word an account listing shows: banned, blocked, suspended or active.
+pub fn account_status(a: &AccountView) -> &'static str {
+    if a.banned_at.is_some() {
+        "banned"
+    } else if a.blocked_at.is_some() {
+        "blocked"
+    } else if a.suspended_at.is_some() {
+        "suspended"
+    } else {
+        "active"
     }
 }
 
@@ -81,6 +95,7 @@ pub fn account_json(a: &AccountView) -> Value {
         "total_credited": money(a.total_credited), "total_credited_micros": a.total_credited,
         "total_spent": money(a.total_spent), "total_spent_micros": a.total_spent,
         "suspended_at": opt_time(a.suspended_at), "blocked_at": opt_time(a.blocked_at),
+        "banned_at": opt_time(a.banned_at),
         "max_concurrent_jobs": a.max_concurrent_jobs, "open_jobs": a.open_jobs,
         "created_at": time(a.created_at), "last_active_at": opt_time(a.last_active_at),
         "allowances": allowances,
@@ -135,6 +150,7 @@ pub fn job_json(j: &Job) -> Value {
         "job_id": j.job_id, "account_id": j.account_id, "kind": j.kind, "lane": j.lane,
         "status": j.status.as_str(), "payload": j.payload,
         "hold": lines_json(&j.hold), "charged": lines_json(&j.charged),
+        "refunded": lines_json(&j.refunded),
         "created_at": time(j.created_at), "started_at": opt_time(j.started_at),
         "finished_at": opt_time(j.finished_at), "cancel_requested": j.cancel_requested,
         "failure_reason": j.failure_reason,

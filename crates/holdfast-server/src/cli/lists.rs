@@ -1,9 +1,10 @@
-//! Listings: an account's ledger and the events outbox by cursor, jobs by lane and status.
+//! Listings: an account's ledger and the events outbox by cursor, jobs by lane and status,
+//! accounts by id prefix, plan and status.
 //! Every listing takes a `--limit` of 1 to 1000 (default 100).
 
 use std::process::ExitCode;
 
-use holdfast::{EventFilter, JobFilter, JobStatus};
+use holdfast::{AccountFilter, AccountStatus, EventFilter, JobFilter, JobStatus};
 use serde_json::{Value, json};
 
 use super::Opts;
@@ -33,6 +34,26 @@ pub struct JobsArgs {
     /// Only jobs of this account.
     #[arg(long)]
     account: Option<String>,
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(i64).range(1..=1000))]
+    limit: i64,
+    #[command(flatten)]
+    opts: Opts,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct AccountsArgs {
+    /// Only ids that start with this.
+    #[arg(long)]
+    prefix: Option<String>,
+    /// Only accounts of this plan.
+    #[arg(long)]
+    plan: Option<String>,
+    /// Only accounts in this status.
+    #[arg(long, value_parser = ["active", "suspended", "blocked", "banned"])]
+    status: Option<String>,
+    /// Accounts after this id (the `next` of the previous page).
+    #[arg(long)]
+    after: Option<String>,
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(i64).range(1..=1000))]
     limit: i64,
     #[command(flatten)]
@@ -79,7 +100,7 @@ pub async fn ledger(a: LedgerArgs) -> anyhow::Result<ExitCode> {
                     fmt::time(e.created_at),
                     e.pocket.clone(),
                     e.kind.clone(),
-                    signed_amount(&e.pocket, e.delta),
+                    fmt::signed(&e.pocket, e.delta),
                     fmt::pocket_amount(&e.pocket, e.amount_after),
                     e.reference.clone().unwrap_or_else(|| "-".into()),
                 ]
@@ -88,14 +109,6 @@ pub async fn ledger(a: LedgerArgs) -> anyhow::Result<ExitCode> {
         let header = ["ENTRY", "TIME", "POCKET", "KIND", "DELTA", "AFTER", "REF"];
         with_next(fmt::table(&header, &rows), page.items.len(), page.next)
     })
-}
-
-fn signed_amount(pocket: &str, delta: i64) -> String {
-    if pocket == holdfast::MONEY {
-        fmt::signed(delta)
-    } else {
-        format!("{delta:+}")
-    }
 }
 
 /// A table followed by how to get the next page.
@@ -142,6 +155,54 @@ pub async fn jobs(a: JobsArgs) -> anyhow::Result<ExitCode> {
         ];
         format!("{}\n({} shown)", fmt::table(&header, &rows), jobs.len())
     })
+}
+
+pub async fn accounts(a: AccountsArgs) -> anyhow::Result<ExitCode> {
+    let filter = AccountFilter {
+        plan: a.plan,
+        status: a.status.as_deref().and_then(AccountStatus::parse),
+        prefix: a.prefix,
+        after: a.after.as_deref().map(parse::account).transpose()?,
+        limit: a.limit,
+    };
+    let engine = a.opts.db.engine().await?;
+    let page = engine.list_accounts(&filter).await.coded()?;
+    let list: Vec<Value> = page.accounts.iter().map(fmt::account_json).collect();
+    emit(
+        &a.opts,
+        json!({ "accounts": list, "next": page.next }),
+        || {
+            let rows: Vec<Vec<String>> = page
+                .accounts
+                .iter()
+                .map(|acct| {
+                    vec![
+                        acct.account_id.clone(),
+                        acct.effective_plan.clone(),
+                        fmt::account_status(acct).to_owned(),
+                        fmt::money(acct.balance),
+                        fmt::money(acct.available),
+                        acct.open_jobs.to_string(),
+                    ]
+                })
+                .collect();
+            let header = [
+                "ACCOUNT",
+                "PLAN",
+                "STATUS",
+                "BALANCE",
+                "AVAILABLE",
+                "OPEN JOBS",
+            ];
+            let table = fmt::table(&header, &rows);
+            match &page.next {
+                Some(n) if !rows.is_empty() => {
+                    format!("{table}\n({} shown; next page: --after {n})", rows.len())
+                }
+                _ => format!("{table}\n({} shown)", rows.len()),
+            }
+        },
+    )
 }
 
 pub async fn events(a: EventsArgs) -> anyhow::Result<ExitCode> {

@@ -1,10 +1,10 @@
-//! Accounts (put, show, block, unblock) and the money pocket (top-up, bonus, debit,
-//! refund). Each parses its arguments before it opens the database, so bad input changes
+//! Accounts (put, show, block, unblock), the money pocket (top-up, bonus, debit,
+//! refund), refunds of jobs and grants of allowance. Each parses its arguments before it opens the database, so bad input changes
 //! nothing and needs no connection.
 
 use std::process::ExitCode;
 
-use holdfast::{AccountView, CreditKind, MoneyResult, PutAccount, Usage};
+use holdfast::{AccountView, CreditKind, Grant, JobRefund, MoneyResult, PutAccount, Usage};
 use serde_json::json;
 
 use super::Opts;
@@ -32,6 +32,16 @@ pub enum AccountCommand {
     Block { id: String },
     /// Lift a block.
     Unblock { id: String },
+    /// Ban: cancel the queued jobs (holds released), refuse new jobs and debits; running
+    /// jobs may end.
+    Ban {
+        id: String,
+        /// Why (1 to 500 characters), recorded on the account.banned event.
+        #[arg(long)]
+        reason: String,
+    },
+    /// Lift a ban.
+    Unban { id: String },
 }
 
 #[derive(clap::Args, Debug)]
@@ -87,6 +97,40 @@ pub struct RefundArgs {
     opts: Opts,
 }
 
+#[derive(clap::Args, Debug)]
+#[command(allow_negative_numbers = true)] // so "-5" is refused as an amount, not a flag
+pub struct RefundJobArgs {
+    job: String,
+    /// What to give back (default: all that is left of the charge): money as a decimal,
+    /// a job charged from an allowance in whole items.
+    amount: Option<String>,
+    /// Why (1 to 500 characters), recorded on the job.refunded event.
+    #[arg(long)]
+    reason: String,
+    /// This refund's idempotency key (on the job's account).
+    #[arg(long)]
+    key: String,
+    #[command(flatten)]
+    opts: Opts,
+}
+
+#[derive(clap::Args, Debug)]
+#[command(allow_negative_numbers = true)] // so "-5" is refused as an amount, not a flag
+pub struct GrantArgs {
+    id: String,
+    /// An allowance pocket of the account, e.g. daily_images.
+    pocket: String,
+    /// Whole items.
+    amount: String,
+    /// Why (1 to 500 characters), recorded on the allowance.granted event.
+    #[arg(long)]
+    reason: String,
+    #[arg(long)]
+    key: String,
+    #[command(flatten)]
+    opts: Opts,
+}
+
 pub async fn account(command: AccountCommand, opts: &Opts) -> anyhow::Result<ExitCode> {
     match command {
         AccountCommand::Put {
@@ -119,6 +163,24 @@ pub async fn account(command: AccountCommand, opts: &Opts) -> anyhow::Result<Exi
         }
         AccountCommand::Block { id } => set_blocked(&id, true, opts).await,
         AccountCommand::Unblock { id } => set_blocked(&id, false, opts).await,
+        AccountCommand::Ban { id, reason } => {
+            let id = parse::account(&id)?;
+            let banned = opts.db.engine().await?.ban(&id, &reason).await.coded()?;
+            let jobs: Vec<&str> = banned.canceled.iter().map(|j| j.job_id.as_str()).collect();
+            let json = json!({ "account": fmt::account_json(&banned.account), "canceled": jobs });
+            emit(opts, json, || {
+                format!(
+                    "banned; {} queued job(s) canceled\n{}",
+                    jobs.len(),
+                    account_text(&banned.account)
+                )
+            })
+        }
+        AccountCommand::Unban { id } => {
+            let id = parse::account(&id)?;
+            let view = opts.db.engine().await?.unban(&id).await.coded()?;
+            emit(opts, fmt::account_json(&view), || account_text(&view))
+        }
     }
 }
 
@@ -175,6 +237,58 @@ pub async fn refund(a: RefundArgs) -> anyhow::Result<ExitCode> {
     emit(&a.opts, fmt::money_result_json(&r), || result_text(&r))
 }
 
+pub async fn refund_job(a: RefundJobArgs) -> anyhow::Result<ExitCode> {
+    let job = holdfast::JobId::parse(&a.job).map_err(parse::invalid)?;
+    let amount = a.amount.as_deref().map(parse::amount).transpose()?;
+    let req = JobRefund {
+        amount,
+        reason: a.reason,
+        key: parse::key("--key", &a.key)?,
+    };
+    let engine = a.opts.db.engine().await?;
+    let r = engine.refund_job(&job, &req).await.coded()?;
+    let json = json!({
+        "entries": r.entries.iter().map(fmt::entry_json).collect::<Vec<_>>(),
+        "job": fmt::job_json(&r.job), "account": fmt::account_json(&r.account), "replay": r.replay,
+    });
+    emit(&a.opts, json, || {
+        let replay = if r.replay {
+            " (a replay: nothing changed)"
+        } else {
+            ""
+        };
+        format!(
+            "refunded job {}{replay}: {} back in all of {} charged\n{}",
+            r.job.job_id,
+            fmt::lines_text(&r.job.refunded),
+            fmt::lines_text(&r.job.charged),
+            account_text(&r.account)
+        )
+    })
+}
+
+pub async fn grant(a: GrantArgs) -> anyhow::Result<ExitCode> {
+    let id = parse::account(&a.id)?;
+    let amount = a
+        .amount
+        .parse::<i64>()
+        .map_err(|_| parse::invalid("amount: must be a whole number of items"))?;
+    let req = Grant {
+        pocket: a.pocket,
+        amount,
+        reason: a.reason,
+        key: parse::key("--key", &a.key)?,
+    };
+    let engine = a.opts.db.engine().await?;
+    let g = engine.grant(&id, &req).await.coded()?;
+    let r = MoneyResult {
+        entry: g.entry,
+        account: g.account,
+        replay: g.replay,
+    };
+    emit(&a.opts, fmt::money_result_json(&r), || result_text(&r))
+}
+
 /// `debit #4 -2.50 on user-1`, then the money pocket after it.
 fn result_text(r: &MoneyResult) -> String {
     let (e, a) = (&r.entry, &r.account);
@@ -187,7 +301,7 @@ fn result_text(r: &MoneyResult) -> String {
         "{} #{} {} on {}{replay}\n  balance {}, available {} (held {}, buffer {}), {}",
         e.kind,
         e.entry_id,
-        fmt::signed(e.delta),
+        fmt::signed(&e.pocket, e.delta),
         e.account_id,
         money(a.balance),
         money(a.available),
@@ -250,6 +364,9 @@ fn plan_text(a: &AccountView) -> String {
 
 fn status_text(a: &AccountView) -> String {
     let mut parts = Vec::new();
+    if let Some(t) = a.banned_at {
+        parts.push(format!("banned since {}", fmt::time(t)));
+    }
     if let Some(t) = a.blocked_at {
         parts.push(format!("blocked since {}", fmt::time(t)));
     }

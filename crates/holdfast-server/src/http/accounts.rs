@@ -1,15 +1,15 @@
-//! Accounts: PUT, GET, activity, block and unblock.
+//! Accounts: PUT, GET, the listing, activity, block and unblock, ban and unban.
 
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use holdfast::{AccountId, PutAccount};
-use serde::Deserialize;
+use holdfast::{AccountFilter, AccountId, AccountStatus, PutAccount};
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::auth::{AdminRole, Auth, ServiceRole};
 use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
-use super::extract::{Body, BodyOrEmpty, Empty, PathText};
+use super::extract::{Body, BodyOrEmpty, Empty, PathText, QueryPairs, parse_limit};
 use super::state::AppState;
 use super::wire::{AccountBody, parse_time};
 
@@ -166,4 +166,125 @@ pub async fn unblock(
     BodyOrEmpty(Empty {}): BodyOrEmpty<Empty>,
 ) -> ApiResult<Json<AccountBody>> {
     set_blocked(&s, &id, false).await
+}
+
+/// A page of accounts.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AccountPageBody {
+    pub accounts: Vec<AccountBody>,
+    /// The last id returned, or the given `after` when the page is empty.
+    pub next: Option<String>,
+}
+
+fn account_filter(query: &QueryPairs) -> Result<AccountFilter, ApiError> {
+    let [plan, status, prefix, after, limit] =
+        query.take(["plan", "status", "prefix", "after", "limit"])?;
+    let status = status
+        .map(|s| {
+            AccountStatus::parse(&s).ok_or_else(|| {
+                ApiError::invalid("status: must be active, suspended, blocked or banned")
+            })
+        })
+        .transpose()?;
+    let after = after
+        .filter(|a| !a.is_empty())
+        .map(|a| account_id(&a).map_err(|_| ApiError::invalid("after: must be an account id")))
+        .transpose()?;
+    let prefix = prefix.filter(|p| !p.is_empty());
+    if let Some(p) = &prefix {
+        account_id(p)
+            .map_err(|_| ApiError::invalid("prefix: must be the start of an account id"))?;
+    }
+    Ok(AccountFilter {
+        plan,
+        status,
+        prefix,
+        after,
+        limit: parse_limit(limit.as_deref())?,
+    })
+}
+
+/// Accounts in id order, by id prefix, plan and status.
+#[utoipa::path(get, path = "/v1/accounts", tag = "accounts",
+    params(
+        ("prefix" = Option<String>, Query, description = "Only ids that start with this"),
+        ("plan" = Option<String>, Query, description = "A plan of the rate card"),
+        ("status" = Option<String>, Query, description = "`active`, `suspended`, `blocked` or `banned`"),
+        ("after" = Option<String>, Query, description = "The `next` of the previous page"),
+        ("limit" = Option<i64>, Query, description = "1–1000, default 100"),
+    ),
+    responses(
+        (status = 200, description = "A page of accounts", body = AccountPageBody),
+        (status = 422, description = "`invalid_request`, `unknown_plan`", body = ErrorBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn list_accounts(
+    _: Auth<ServiceRole>,
+    State(s): State<AppState>,
+    query: QueryPairs,
+) -> ApiResult<Json<AccountPageBody>> {
+    let page = s.engine.list_accounts(&account_filter(&query)?).await?;
+    Ok(Json(AccountPageBody {
+        accounts: page.accounts.into_iter().map(Into::into).collect(),
+        next: page.next,
+    }))
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BanRequest {
+    /// Why, 1–500 characters; recorded on the `account.banned` event.
+    pub reason: String,
+}
+
+/// The answer to a ban: the account and the queued jobs it canceled.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BanBody {
+    pub account: AccountBody,
+    pub canceled: Vec<super::wire::JobBody>,
+}
+
+/// Bans an account: queued jobs canceled, new submits and debits refused.
+#[utoipa::path(post, path = "/v1/accounts/{account_id}/ban", tag = "accounts",
+    params(("account_id" = String, Path)),
+    request_body = BanRequest,
+    responses(
+        (status = 200, description = "Banned (or already banned: nothing changed)", body = BanBody),
+        (status = 404, description = "`account_not_found`", body = ErrorBody),
+        (status = 422, description = "`invalid_request`", body = ErrorBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn ban(
+    _: Auth<AdminRole>,
+    State(s): State<AppState>,
+    PathText(id): PathText,
+    Body(req): Body<BanRequest>,
+) -> ApiResult<Json<BanBody>> {
+    let banned = s.engine.ban(&account_id(&id)?, &req.reason).await?;
+    Ok(Json(BanBody {
+        account: banned.account.into(),
+        canceled: banned.canceled.into_iter().map(Into::into).collect(),
+    }))
+}
+
+/// Lifts a ban.
+#[utoipa::path(post, path = "/v1/accounts/{account_id}/unban", tag = "accounts",
+    params(("account_id" = String, Path)),
+    request_body = Empty,
+    responses(
+        (status = 200, description = "The account", body = AccountBody),
+        (status = 404, description = "`account_not_found`", body = ErrorBody),
+        (status = 422, description = "`invalid_request`", body = ErrorBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn unban(
+    _: Auth<AdminRole>,
+    State(s): State<AppState>,
+    PathText(id): PathText,
+    BodyOrEmpty(Empty {}): BodyOrEmpty<Empty>,
+) -> ApiResult<Json<AccountBody>> {
+    Ok(Json(s.engine.unban(&account_id(&id)?).await?.into()))
 }

@@ -220,18 +220,23 @@ impl QueryPairs {
     }
 }
 
+/// A page size: 1 to [`MAX_PAGE`], [`DEFAULT_LIMIT`] when absent.
+pub fn parse_limit(limit: Option<&str>) -> Result<i64, ApiError> {
+    match limit {
+        None => Ok(DEFAULT_LIMIT),
+        Some(text) => text
+            .parse::<i64>()
+            .ok()
+            .filter(|n| (1..=MAX_PAGE).contains(n))
+            .ok_or_else(|| {
+                ApiError::invalid(format!("limit: must be an integer from 1 to {MAX_PAGE}"))
+            }),
+    }
+}
+
 impl Paging {
     pub fn parse(limit: Option<&str>, after: Option<&str>) -> Result<Paging, ApiError> {
-        let limit = match limit {
-            None => DEFAULT_LIMIT,
-            Some(text) => text
-                .parse::<i64>()
-                .ok()
-                .filter(|n| (1..=MAX_PAGE).contains(n))
-                .ok_or_else(|| {
-                    ApiError::invalid(format!("limit: must be an integer from 1 to {MAX_PAGE}"))
-                })?,
-        };
+        let limit = parse_limit(limit)?;
         let after = match after {
             None | Some("") => None,
             Some(text) => Some(parse_cursor(text)?),

@@ -11,11 +11,13 @@ pub mod auth;
 pub mod docs;
 pub mod error;
 pub mod events;
+pub mod export;
 pub mod extract;
 pub mod ingest;
 pub mod jobs;
 pub mod metrics;
 pub mod money;
+pub mod refunds;
 pub mod state;
 pub mod wire;
 pub mod worker_batch;
@@ -93,7 +95,10 @@ impl Default for ServerOptions {
 fn api() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(docs::ApiDoc::openapi())
         .routes(routes!(accounts::put_account, accounts::get_account))
+        .routes(routes!(accounts::list_accounts))
         .routes(routes!(accounts::activity))
+        .routes(routes!(accounts::ban))
+        .routes(routes!(accounts::unban))
         .routes(routes!(accounts::block))
         .routes(routes!(accounts::unblock))
         .routes(routes!(money::top_up))
@@ -101,6 +106,9 @@ fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(ingest::ingest))
         .routes(routes!(money::refund))
         .routes(routes!(money::ledger))
+        .routes(routes!(export::ledger))
+        .routes(routes!(refunds::grant))
+        .routes(routes!(refunds::refund_job))
         .routes(routes!(jobs::submit))
         .routes(routes!(jobs::get_job))
         .routes(routes!(jobs::cancel))

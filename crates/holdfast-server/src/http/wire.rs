@@ -88,6 +88,8 @@ pub struct AccountBody {
     pub total_spent_micros: i64,
     pub suspended_at: Option<String>,
     pub blocked_at: Option<String>,
+    /// When an operator banned it (no new jobs, no debits), or null.
+    pub banned_at: Option<String>,
     /// The limit in force (the override, or the plan's).
     pub max_concurrent_jobs: i64,
     /// The account's own limit, null when the plan's applies.
@@ -135,6 +137,7 @@ impl From<AccountView> for AccountBody {
             total_spent_micros: a.total_spent,
             suspended_at: opt_time(a.suspended_at),
             blocked_at: opt_time(a.blocked_at),
+            banned_at: opt_time(a.banned_at),
             max_concurrent_jobs: a.max_concurrent_jobs,
             max_concurrent_jobs_override: a.max_concurrent_jobs_override,
             open_jobs: a.open_jobs,
@@ -160,7 +163,8 @@ pub struct LedgerEntryBody {
     /// Money only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delta_micros: Option<i64>,
-    /// `top_up`, `bonus`, `debit`, `capture`, `refund`, `refill` or `adjustment`.
+    /// `top_up`, `bonus`, `debit`, `capture`, `refund`, `job_refund`, `grant`, `refill` or
+    /// `adjustment`.
     pub kind: String,
     pub amount_after: Amount,
     /// Money only.
@@ -249,6 +253,8 @@ pub struct JobBody {
     pub payload: Option<serde_json::Value>,
     pub hold: Vec<PocketLine>,
     pub charged: Vec<PocketLine>,
+    /// What has been refunded of the charge, per pocket (empty when nothing).
+    pub refunded: Vec<PocketLine>,
     pub created_at: String,
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
@@ -269,6 +275,7 @@ impl From<Job> for JobBody {
             payload: j.payload,
             hold: lines(j.hold),
             charged: lines(j.charged),
+            refunded: lines(j.refunded),
             created_at: rfc3339(j.created_at),
             started_at: opt_time(j.started_at),
             finished_at: opt_time(j.finished_at),

@@ -1,8 +1,8 @@
--- audit_entries_without_key: keyed ledger entries (top_up, bonus, debit, refund) that no
--- idempotency record points at.
+-- audit_entries_without_key: keyed ledger entries (top_up, bonus, debit, refund,
+-- job_refund, grant) that no idempotency record points at.
 SELECT entry.account_id, entry.entry_id
 FROM ledger AS entry
-WHERE entry.kind IN ('top_up', 'bonus', 'debit', 'refund')
+WHERE entry.kind IN ('top_up', 'bonus', 'debit', 'refund', 'job_refund', 'grant')
   AND NOT EXISTS (
     SELECT 1
     FROM idempotency

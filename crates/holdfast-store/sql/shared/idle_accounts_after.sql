@@ -1,5 +1,5 @@
 -- idle_accounts_after: account ids after a cursor, in id order, of the accounts
--- reactivation may refill: unblocked, active once, idle since a time, with an allowance
+-- reactivation may refill: neither blocked nor banned, active once, idle since a time, with an allowance
 -- pocket whose cycle started before a time (its shortest window has passed).
 --
 -- :after_account_id             the cursor: the last account already taken ('' = from the start)
@@ -10,6 +10,7 @@ SELECT account.account_id
 FROM accounts AS account
 WHERE account.account_id > :after_account_id
   AND account.blocked_at IS NULL
+  AND account.banned_at IS NULL
   AND account.last_active_at IS NOT NULL
   AND account.last_active_at <= :idle_since_micros
   AND EXISTS (

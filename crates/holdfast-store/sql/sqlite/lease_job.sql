@@ -1,5 +1,5 @@
--- lease_job: hands the oldest queued job of a lane whose account is neither suspended
--- nor blocked to a worker: in_progress, with a fresh lease token and an expiry.
+-- lease_job: hands the oldest queued job of a lane whose account is neither suspended,
+-- blocked nor banned to a worker: in_progress, with a fresh lease token and an expiry.
 -- One guarded UPDATE in BEGIN IMMEDIATE: workers never get the same job.
 --
 -- :lane           the lane
@@ -22,6 +22,7 @@ UPDATE jobs
        AND job.status = 'queued'
        AND account.suspended_at IS NULL
        AND account.blocked_at IS NULL
+       AND account.banned_at IS NULL
      ORDER BY job.created_at, job.job_id
      LIMIT 1)
 RETURNING *

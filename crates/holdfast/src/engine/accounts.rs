@@ -1,7 +1,7 @@
-//! Accounts: put, read, activity, block.
+//! Accounts: put, read, list, activity, block, ban.
 
 use holdfast_core::AccountId;
-use holdfast_store::{AccountView, PutAccount, StoreError};
+use holdfast_store::{AccountFilter, AccountPage, AccountView, Banned, PutAccount, StoreError};
 
 use super::Engine;
 
@@ -32,5 +32,22 @@ impl Engine {
         blocked: bool,
     ) -> Result<AccountView, StoreError> {
         self.store.set_blocked(account, blocked).await
+    }
+
+    /// Accounts by id, plan, status and id prefix, in id order, by cursor.
+    pub async fn list_accounts(&self, filter: &AccountFilter) -> Result<AccountPage, StoreError> {
+        self.store.list_accounts(filter).await
+    }
+
+    /// Bans an account: its queued jobs canceled (holds released), new submits and
+    /// debits refused (`account_banned`); running jobs may end. Banning again keeps the
+    /// first time.
+    pub async fn ban(&self, account: &AccountId, reason: &str) -> Result<Banned, StoreError> {
+        self.store.ban(account, reason).await
+    }
+
+    /// Lifts a ban.
+    pub async fn unban(&self, account: &AccountId) -> Result<AccountView, StoreError> {
+        self.store.unban(account).await
     }
 }

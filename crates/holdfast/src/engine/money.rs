@@ -1,7 +1,11 @@
-//! The money pocket: top-ups and bonuses, debits, refunds, the ledger.
+//! The money pocket: top-ups and bonuses, debits, refunds of top-ups and of jobs, grants
+//! of allowance, the ledger.
 
-use holdfast_core::{AccountId, IdempotencyKey, Micros, Refusal};
-use holdfast_store::{CreditKind, DebitRequest, LedgerEntry, MoneyResult, Page, StoreError, Usage};
+use holdfast_core::{AccountId, IdempotencyKey, JobId, Micros, Refusal};
+use holdfast_store::{
+    CreditKind, DebitRequest, Grant, Granted, JobRefund, JobRefunded, LedgerEntry, LedgerFilter,
+    MoneyResult, Page, StoreError, Usage,
+};
 
 use super::Engine;
 
@@ -56,6 +60,23 @@ impl Engine {
         self.store.refund(account, top_up_key, amount, key).await
     }
 
+    /// Refunds (part of) what a succeeded job was charged, to the pocket it was taken
+    /// from; never more than the charge across all the job's refunds. Idempotent by the
+    /// request's key (on the job's account).
+    pub async fn refund_job(
+        &self,
+        job: &JobId,
+        req: &JobRefund,
+    ) -> Result<JobRefunded, StoreError> {
+        self.store.refund_job(job, req).await
+    }
+
+    /// Grants allowance items to a pocket of the account, until its next refill.
+    /// Idempotent by the request's key.
+    pub async fn grant(&self, account: &AccountId, req: &Grant) -> Result<Granted, StoreError> {
+        self.store.grant(account, req).await
+    }
+
     /// The account's ledger after the entry id `after`, oldest first, at most `limit`
     /// (clamped to 1 ..= [`crate::MAX_PAGE`]).
     pub async fn ledger(
@@ -65,5 +86,19 @@ impl Engine {
         limit: i64,
     ) -> Result<Page<LedgerEntry>, StoreError> {
         self.store.ledger(account, after, limit).await
+    }
+
+    /// One page of the books across accounts, in entry order (each page its own read
+    /// transaction: an export of any size holds one page at a time).
+    pub async fn export_ledger(
+        &self,
+        filter: &LedgerFilter,
+    ) -> Result<Page<LedgerEntry>, StoreError> {
+        self.store.export_ledger(filter).await
+    }
+
+    /// How many entries an export has from its `after` on.
+    pub async fn count_ledger_export(&self, filter: &LedgerFilter) -> Result<u64, StoreError> {
+        self.store.count_ledger_export(filter).await
     }
 }

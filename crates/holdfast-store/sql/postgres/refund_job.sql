@@ -1,0 +1,59 @@
+-- refund_job: a refund of (part of) a job's charge in ONE statement: the pocket it was
+-- charged from (money: balance up, total_spent down, suspension; an allowance:
+-- remaining up), the job_refund ledger entry (ref = the job), the client's key, the
+-- job's refunded lines and the job.refunded event. Returns the job as written with the
+-- entry's id and the entry its key names (the same, or the caller rolls back).
+--
+-- :account_id            the job's account
+-- :money_micros          the money given back (0 for an allowance refund)
+-- :suspended_at          the account's suspended_at after it
+-- :pocket                the allowance pocket given back to, or NULL
+-- :pocket_delta          the items given back to it (0 for money)
+-- :entry_pocket          the entry's pocket
+-- :entry_delta           the entry's delta (positive)
+-- :entry_amount_after    the pocket's amount after
+-- :entry_available_after amount after minus held
+-- :entry_buffer_micros   the money buffer on the entry, or NULL
+-- :job_id                the job (also the entry's reference)
+-- :refunded              what the job has been refunded in all, JSON lines
+-- :key                   the client's idempotency key
+-- :request_hash          the hash of the normalised request, for replays
+-- :event_data            the job.refunded event's data, JSON text
+-- :now                   the time (database clock, micros)
+WITH refunded_money AS (
+    UPDATE accounts
+       SET balance = balance + :money_micros,
+           total_spent = total_spent - :money_micros,
+           suspended_at = :suspended_at
+     WHERE account_id = :account_id AND :money_micros <> 0
+),
+refunded_pocket AS (
+    UPDATE allowances
+       SET remaining = remaining + :pocket_delta
+     WHERE account_id = :account_id AND pocket = :pocket
+),
+refund_entry AS (
+    INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at)
+    VALUES (:account_id, :entry_pocket, :entry_delta, 'job_refund', :entry_amount_after,
+            :entry_available_after, :entry_buffer_micros::bigint, :job_id, :now)
+    RETURNING entry_id
+),
+claimed_key AS (
+    INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
+    SELECT :account_id, :key, 'job_refund', :request_hash, entry_id, :job_id, :now
+      FROM refund_entry
+    ON CONFLICT (account_id, key) DO NOTHING
+    RETURNING entry_id
+),
+refund_event AS (
+    INSERT INTO events (type, account_id, job_id, data, created_at)
+    VALUES ('job.refunded', :account_id, :job_id, :event_data, :now)
+),
+refunded_job AS (
+    UPDATE jobs SET refunded = :refunded WHERE job_id = :job_id
+    RETURNING *
+)
+SELECT refunded_job.*,
+       (SELECT entry_id FROM refund_entry) AS entry_id,
+       (SELECT entry_id FROM claimed_key) AS claimed_entry_id
+  FROM refunded_job

@@ -1,0 +1,18 @@
+-- ledger_export: ledger entries of every account in entry order after a cursor,
+-- written in [since, until), optionally of one account and/or one kind.
+--
+-- :after       the cursor: the last entry already exported (0 = from the start)
+-- :since       written at or after this (micros)
+-- :until       written before this (micros)
+-- :account_id  only this account's entries (NULL = every account)
+-- :kind        only entries of this kind (NULL = every kind)
+-- :limit       at most this many entries
+SELECT *
+FROM ledger
+WHERE entry_id > :after
+  AND created_at >= :since
+  AND created_at < :until
+  AND (CAST(:account_id AS TEXT) IS NULL OR account_id = :account_id)
+  AND (CAST(:kind AS TEXT) IS NULL OR kind = :kind)
+ORDER BY entry_id
+LIMIT :limit

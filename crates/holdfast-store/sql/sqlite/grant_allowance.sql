@@ -1,0 +1,37 @@
+-- grant_allowance: an operator's grant of allowance items: the pocket, its grant ledger
+-- entry, the client's key and the allowance.granted event. Returns the entry's id, the
+-- entry the key names (the same, or the caller rolls back) and the pocket's remaining
+-- as written.
+--
+-- :account_id       the account
+-- :pocket           the allowance pocket
+-- :amount           the items granted (positive)
+-- :amount_after     the pocket's remaining after, as decided
+-- :available_after  remaining minus held after
+-- :key              the client's idempotency key
+-- :request_hash     the hash of the normalised request, for replays
+-- :event_data       the allowance.granted event's data, JSON text
+-- :now              the time (database clock, micros)
+UPDATE allowances
+   SET remaining = remaining + :amount
+ WHERE account_id = :account_id AND pocket = :pocket;
+
+INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at)
+SELECT :account_id, :pocket, :amount, 'grant', :amount_after, :available_after, NULL, NULL, :now
+ WHERE changes() = 1;
+
+INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
+SELECT :account_id, :key, 'grant', :request_hash, last_insert_rowid(), NULL, :now
+ WHERE changes() = 1
+ON CONFLICT (account_id, key) DO NOTHING;
+
+INSERT INTO events (type, account_id, job_id, data, created_at)
+SELECT 'allowance.granted', :account_id, NULL, :event_data, :now
+ WHERE changes() = 1;
+
+SELECT (SELECT MAX(entry_id) FROM ledger
+         WHERE account_id = :account_id AND pocket = :pocket AND kind = 'grant') AS entry_id,
+       (SELECT entry_id FROM idempotency
+         WHERE account_id = :account_id AND key = :key AND request_hash = :request_hash) AS claimed_entry_id,
+       (SELECT remaining FROM allowances
+         WHERE account_id = :account_id AND pocket = :pocket) AS remaining_after;

@@ -1,0 +1,49 @@
+-- refund_job: a refund of (part of) a job's charge: the pocket it was charged from
+-- (money: balance up, total_spent down, suspension; an allowance: remaining up), the
+-- job_refund ledger entry (ref = the job), the client's key, the job's refunded lines
+-- and the job.refunded event. Returns the job as written with the entry's id and the
+-- entry its key names (the same, or the caller rolls back).
+--
+-- :account_id            the job's account
+-- :money_micros          the money given back (0 for an allowance refund)
+-- :suspended_at          the account's suspended_at after it
+-- :pocket                the allowance pocket given back to, or NULL
+-- :pocket_delta          the items given back to it (0 for money)
+-- :entry_pocket          the entry's pocket
+-- :entry_delta           the entry's delta (positive)
+-- :entry_amount_after    the pocket's amount after
+-- :entry_available_after amount after minus held
+-- :entry_buffer_micros   the money buffer on the entry, or NULL
+-- :job_id                the job (also the entry's reference)
+-- :refunded              what the job has been refunded in all, JSON lines
+-- :key                   the client's idempotency key
+-- :request_hash          the hash of the normalised request, for replays
+-- :event_data            the job.refunded event's data, JSON text
+-- :now                   the time (database clock, micros)
+UPDATE accounts
+   SET balance = balance + :money_micros,
+       total_spent = total_spent - :money_micros,
+       suspended_at = :suspended_at
+ WHERE account_id = :account_id AND :money_micros <> 0;
+
+UPDATE allowances
+   SET remaining = remaining + :pocket_delta
+ WHERE account_id = :account_id AND pocket = :pocket;
+
+INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at)
+VALUES (:account_id, :entry_pocket, :entry_delta, 'job_refund', :entry_amount_after,
+        :entry_available_after, :entry_buffer_micros, :job_id, :now);
+
+INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
+VALUES (:account_id, :key, 'job_refund', :request_hash, last_insert_rowid(), :job_id, :now)
+ON CONFLICT (account_id, key) DO NOTHING;
+
+INSERT INTO events (type, account_id, job_id, data, created_at)
+VALUES ('job.refunded', :account_id, :job_id, :event_data, :now);
+
+UPDATE jobs SET refunded = :refunded WHERE job_id = :job_id
+RETURNING *,
+          (SELECT MAX(entry_id) FROM ledger
+            WHERE account_id = :account_id AND ref = :job_id AND kind = 'job_refund') AS entry_id,
+          (SELECT entry_id FROM idempotency
+            WHERE account_id = :account_id AND key = :key AND request_hash = :request_hash) AS claimed_entry_id;
