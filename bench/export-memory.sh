@@ -32,8 +32,8 @@ SQL
 
 measure() { # $1: backend name, $2: database URL
   local url=$2
-  local cli_kb rows
-  cli_kb=$( { /usr/bin/time -f '%M' "$BIN" export --database "$url" --output "$dir/out.csv" >/dev/null; } 2>&1 | tail -1)
+  local cli_kb cli_s rows
+  read -r cli_kb cli_s < <( { /usr/bin/time -f '%M %e' "$BIN" export --database "$url" --output "$dir/out.csv" >/dev/null; } 2>&1 | tail -1)
   rows=$(($(wc -l < "$dir/out.csv") - 1))
   local port=$((20000 + RANDOM % 20000))
   "$BIN" serve --database "$url" --listen "127.0.0.1:$port" >"$dir/serve.log" 2>&1 &
@@ -46,8 +46,8 @@ measure() { # $1: backend name, $2: database URL
   after=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
   kill "$pid"; wait "$pid" 2>/dev/null || true
   local http_rows=$(($(wc -l < "$dir/http.csv") - 1))
-  printf '%-9s entries %8d  cli max RSS %6d KiB  |  serve VmHWM %6d KiB before, %6d KiB after (%d rows streamed)\n' \
-    "$1" "$rows" "$cli_kb" "$before" "$after" "$http_rows"
+  printf '%-9s entries %8d  cli max RSS %6d KiB in %5.1f s  |  serve VmHWM %6d KiB before, %6d KiB after (%d rows streamed)\n' \
+    "$1" "$rows" "$cli_kb" "$cli_s" "$before" "$after" "$http_rows"
 }
 
 # SQLite
@@ -59,6 +59,6 @@ measure sqlite "sqlite://$dir/b.db"
 # PostgreSQL
 psql -q "$PG/postgres" -c "CREATE DATABASE $db" >/dev/null
 "$BIN" migrate --database "$PG/$db" >/dev/null
-fill_sql "generate_series(1, $N) AS i" | psql -q "$PG/$db" >/dev/null
+fill_sql "generate_series(1::bigint, $N) AS i" | psql -v ON_ERROR_STOP=1 -q "$PG/$db" >/dev/null
 psql -q "$PG/$db" -c "ANALYZE ledger" >/dev/null
 measure postgres "$PG/$db"
