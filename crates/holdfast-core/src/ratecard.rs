@@ -53,6 +53,9 @@ pub struct Plan {
     pub priority: bool,
     /// Allowance pocket → quota.
     pub allowances: BTreeMap<String, i64>,
+    /// When a change takes available money below this, `account.low_balance`; back to
+    /// or above it, `account.balance_recovered`. `None`: no warning.
+    pub low_balance: Option<Micros>,
 }
 
 /// One line of a kind's `take` list: a pocket and the amount to hold from it (micros for
@@ -108,6 +111,7 @@ pub struct RateCard {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawCard {
+    #[serde(default = "default_currency")]
     currency: String,
     default_plan: String,
     #[serde(default)]
@@ -149,6 +153,8 @@ struct RawPlan {
     priority: bool,
     #[serde(default)]
     allowances: BTreeMap<String, i64>,
+    #[serde(default)]
+    low_balance: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -206,6 +212,8 @@ pub const EVENT_TYPES: &[&str] = &[
     "account.unsuspended",
     "account.banned",
     "account.unbanned",
+    "account.low_balance",
+    "account.balance_recovered",
     "allowance.refilled",
     "allowance.granted",
     "ledger.adjusted",
@@ -234,6 +242,24 @@ fn money(key: String, text: &str) -> Result<Micros, RateCardError> {
     Micros::parse(text).map_err(|e| invalid(key, format!("{e} (got {text:?})")))
 }
 
+fn default_currency() -> String {
+    "USD".to_owned()
+}
+
+/// An ISO 4217 code: three capital letters.
+fn currency(code: String) -> Result<String, RateCardError> {
+    if code.len() == 3 && code.bytes().all(|b| b.is_ascii_uppercase()) {
+        Ok(code)
+    } else {
+        Err(invalid(
+            "currency",
+            format!(
+                "must be an ISO 4217 code of three capital letters, such as \"USD\" (got {code:?})"
+            ),
+        ))
+    }
+}
+
 impl RateCard {
     /// The built-in default deployment (`examples/default.toml`).
     pub fn builtin() -> RateCard {
@@ -258,7 +284,7 @@ impl RateCard {
         let schedules = Self::schedules(raw.schedules)?;
         let webhooks = Self::webhooks(raw.webhooks)?;
         Ok(RateCard {
-            currency: raw.currency,
+            currency: currency(raw.currency)?,
             default_plan: raw.default_plan,
             timeouts,
             allowances,
@@ -381,6 +407,11 @@ impl RateCard {
                     ));
                 }
             }
+            let low_balance = p
+                .low_balance
+                .as_deref()
+                .map(|t| money(format!("plans.{name}.low_balance"), t))
+                .transpose()?;
             plans.insert(
                 name,
                 Plan {
@@ -388,6 +419,7 @@ impl RateCard {
                     max_concurrent_jobs: p.max_concurrent_jobs,
                     priority: p.priority,
                     allowances: p.allowances,
+                    low_balance,
                 },
             );
         }

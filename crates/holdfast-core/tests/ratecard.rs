@@ -379,3 +379,34 @@ fn pockets_are_money_and_the_allowances() {
     assert!(!card.is_pocket("weekly"));
     assert!(!card.is_pocket(""));
 }
+
+#[test]
+fn the_currency_is_an_iso_code_and_usd_by_default() {
+    let card = RateCard::parse(&MINIMAL.replace("currency = \"EUR\"\n", "")).unwrap();
+    assert_eq!(card.currency, "USD");
+    for bad in ["usd", "US", "EURO", "€", ""] {
+        refused_at(
+            RateCard::parse(&MINIMAL.replace("\"EUR\"", &format!("{bad:?}"))),
+            "currency",
+        );
+    }
+}
+
+#[test]
+fn a_plan_may_set_a_low_balance_line() {
+    let card = minimal_with("").unwrap();
+    assert_eq!(card.plans["basic"].low_balance, None);
+    let with = RateCard::parse(&MINIMAL.replace(
+        "max_concurrent_jobs = 3",
+        "max_concurrent_jobs = 3\nlow_balance = \"2.00\"",
+    ))
+    .unwrap();
+    assert_eq!(with.plans["basic"].low_balance, Some(Micros(2_000_000)));
+    refused_at(
+        RateCard::parse(&MINIMAL.replace(
+            "max_concurrent_jobs = 3",
+            "max_concurrent_jobs = 3\nlow_balance = \"-1\"",
+        )),
+        "plans.basic.low_balance",
+    );
+}

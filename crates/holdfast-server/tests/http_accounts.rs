@@ -100,3 +100,30 @@ backend_test!(accounts_are_listed_and_banned_over_http, |b| async move {
         .expect(404, "account_not_found");
     api.assert_clean().await;
 });
+
+backend_test!(
+    money_answers_and_events_name_the_cards_currency,
+    |b| async move {
+        let card = holdfast::testing::card_with(&[("currency = \"USD\"", "currency = \"EUR\"")]);
+        let Some(api) = api_with(b, card).await else {
+            return;
+        };
+        assert_eq!(api.account("u", "free").await["currency"], "EUR");
+        let t = api.top_up("u", "1.00", "t").await;
+        assert_eq!(t["account"]["currency"], "EUR");
+        let ledger = api.get(&api.service, "/v1/accounts/u/ledger").await;
+        assert_eq!(ledger.expect(200, "")["currency"], "EUR");
+        let books = api.get(&api.admin, "/v1/ledger").await;
+        assert_eq!(books.expect(200, "")["currency"], "EUR");
+        api.post(
+            &api.service,
+            "/v1/accounts/u/debits",
+            json!({ "amount": "2.00", "idempotency_key": "d" }),
+        )
+        .await
+        .expect(201, "");
+        let suspended = api.events("type=account.suspended", 1).await;
+        assert_eq!(suspended[0]["currency"], "EUR");
+        api.assert_clean().await;
+    }
+);

@@ -250,6 +250,7 @@ impl AccountState {
             max_concurrent_jobs: effective.concurrency_limit(card),
             max_concurrent_jobs_override: snap.max_concurrent_jobs,
             open_jobs: self.open_jobs()?,
+            currency: card.currency.clone(),
             created_at: snap.created_at,
             last_active_at: snap.last_active_at,
             allowances: allowances.collect(),

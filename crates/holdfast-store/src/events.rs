@@ -24,8 +24,10 @@ pub struct EventFilter {
 
 static LIST_EVENTS: Stmt = statement!("list_events");
 
-pub(crate) fn event_from(r: &Row) -> Result<Event, StoreError> {
+/// An event row, with the deployment's currency (the card's) beside it.
+pub(crate) fn event_from(r: &Row, currency: &str) -> Result<Event, StoreError> {
     Ok(Event {
+        currency: currency.to_owned(),
         event_id: r.int("event_id")?,
         event_type: r.text("type")?,
         account_id: r.text("account_id")?,
@@ -48,7 +50,10 @@ impl Store {
                 limit: limit,
             };
             let rows = tx.rows(&LIST_EVENTS, filter).await?;
-            let items = rows.iter().map(event_from).collect::<Result<Vec<_>, _>>()?;
+            let items = rows
+                .iter()
+                .map(|r| event_from(r, &self.card().currency))
+                .collect::<Result<Vec<_>, _>>()?;
             let next = items.last().map(|e| e.event_id).or(f.after);
             Ok(Page { items, next })
         })

@@ -19,7 +19,7 @@ use crate::model::{LedgerEntry, MoneyResult};
 use crate::money::{DebitRequest, PricedDebit};
 use crate::statement::Stmt;
 use crate::store::Store;
-use crate::writes::{EntryFacts, emit_suspension, read_entry};
+use crate::writes::{EntryFacts, crossing_event, emit, emit_suspension, read_entry};
 use crate::{in_write_tx, params, statement};
 
 static LOCK_ACCOUNTS: Stmt = statement!("ingest_lock_accounts");
@@ -41,6 +41,8 @@ struct IngestWrite {
     items: Vec<serde_json::Value>,
     changes: Vec<serde_json::Value>,
     suspensions: Vec<(String, Suspension, AccountSnapshot, i64)>,
+    /// Low-balance crossings: (account, event type, data, time).
+    crossings: Vec<(String, &'static str, serde_json::Value, i64)>,
 }
 
 impl Store {
@@ -126,7 +128,14 @@ impl Store {
         let entry_id = ids
             .next()
             .ok_or_else(|| StoreError::Corrupt("fewer entry ids than debits".into()))?;
+        let before = state.snap.available_money();
         state.snap.apply_money(&after);
+        let now_available = state.snap.available_money();
+        if let Some((event, data)) = crossing_event(self.card(), &state.snap, before, now_available)
+        {
+            let account = state.account.to_string();
+            write.crossings.push((account, event, data, state.snap.now));
+        }
         let entry = ing.record(p, change, buffer, entry_id, write);
         if after.suspension != Suspension::Unchanged {
             let account = ing.state.account.to_string();
@@ -269,6 +278,9 @@ async fn apply(tx: &mut Tx, write: &IngestWrite) -> Result<(), StoreError> {
     }
     for (account, suspension, snap, entry_id) in &write.suspensions {
         emit_suspension(tx, account, *suspension, snap, *entry_id).await?;
+    }
+    for (account, event, data, now) in &write.crossings {
+        emit(tx, event, account, None, data.clone(), *now).await?;
     }
     Ok(())
 }

@@ -15,7 +15,7 @@ use crate::error::StoreError;
 use crate::model::{Heartbeat, Job, Lease, Submitted};
 use crate::statement::{BindByName, Stmt};
 use crate::store::Store;
-use crate::writes::{apply_refills, emit_suspension, request_hash};
+use crate::writes::{apply_refills, emit_crossing, emit_suspension, request_hash};
 use crate::{bind_by_name, in_read_tx, in_write_tx, params, statement};
 
 static READ_JOB: Stmt = statement!(shared "read_job");
@@ -236,11 +236,14 @@ pub(crate) async fn finish_job(
             rows.len()
         )));
     };
+    let before = state.snap.available_money();
     state.snap = plan.after;
     if let Some(money) = plan.money {
         let entry_id = row.int("entry_id")?;
         emit_suspension(tx, &job.account_id, money.suspension, &state.snap, entry_id).await?;
     }
+    let after = state.snap.available_money();
+    emit_crossing(tx, card, &job.account_id, &state.snap, before, after).await?;
     if let Some(open) = state.open_jobs.as_mut()
         && job.status.is_open()
         && !f.status.is_open()
@@ -450,6 +453,10 @@ impl Store {
             [row] if row.has("fresh") && row.int("fresh")? == 0 => Ok(Attempt::ReadAgain),
             [row] if row.opt_text("job_id")?.is_some() => {
                 let job = job_from(row)?.job;
+                let before = state.snap.available_money();
+                let after = before - write.money_hold_micros;
+                let account = req.account.as_str();
+                emit_crossing(tx, self.card(), account, &state.snap, before, after).await?;
                 Ok(Attempt::Done(Ok(Submitted { job, replay: false })))
             }
             // Nothing written: the key is taken, by the earlier submit or another operation.

@@ -47,6 +47,8 @@ pub struct AccountView {
     pub max_concurrent_jobs: i64,
     pub max_concurrent_jobs_override: Option<i64>,
     pub open_jobs: i64,
+    /// The deployment's currency (ISO 4217), which every money amount is in.
+    pub currency: String,
     pub created_at: Timestamp,
     pub last_active_at: Option<Timestamp>,
     pub allowances: BTreeMap<String, AllowanceView>,
@@ -113,6 +115,8 @@ pub struct Event {
     pub job_id: Option<String>,
     pub data: serde_json::Value,
     pub created_at: Timestamp,
+    /// The deployment's currency (ISO 4217), which every money amount is in.
+    pub currency: String,
 }
 
 /// A page of rows and the cursor to pass next.

@@ -115,7 +115,7 @@ impl Store {
             }
             let buffer = state.snap.buffer(self.card());
             let req = use_of_key.request(MoneyMove::Credit(amount), None, false);
-            let written = write_money(tx, &mut state, buffer, req).await?;
+            let written = write_money(tx, self.card(), &mut state, buffer, req).await?;
             self.written_or_replay(tx, &mut state, use_of_key, written)
                 .await
         })
@@ -313,7 +313,7 @@ impl Store {
         // The write is one statement: it either wrote this debit whole or nothing. A
         // refusal from it (a result out of range) aborts the whole batch all the same,
         // never only this debit; the batcher then answers its debits one by one.
-        let written = write_money(tx, state, buffer, req)
+        let written = write_money(tx, self.card(), state, buffer, req)
             .await
             .map_err(|e| match e {
                 StoreError::Refused(r) => StoreError::BatchAborted(r),
@@ -353,7 +353,7 @@ impl Store {
             decide::check_refund(top_up, refunded, amount)?;
             let buffer = state.snap.buffer(self.card());
             let req = use_of_key.request(MoneyMove::Refund(amount), Some(reference), false);
-            let written = write_money(tx, &mut state, buffer, req).await?;
+            let written = write_money(tx, self.card(), &mut state, buffer, req).await?;
             self.written_or_replay(tx, &mut state, use_of_key, written)
                 .await
         })

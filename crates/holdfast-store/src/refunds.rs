@@ -14,7 +14,9 @@ use crate::jobs::{job_from, lines_json, read_job};
 use crate::model::{AccountView, Job, LedgerEntry};
 use crate::statement::{BindByName, Stmt};
 use crate::store::Store;
-use crate::writes::{EntryFacts, apply_refills, emit_suspension, read_entry, request_hash};
+use crate::writes::{
+    EntryFacts, apply_refills, emit_crossing, emit_suspension, read_entry, request_hash,
+};
 use crate::{bind_by_name, in_write_tx, statement};
 
 static REFUND_JOB: Stmt = statement!("refund_job");
@@ -250,10 +252,13 @@ impl Store {
                 )));
             };
             let entry_id = claimed_entry(written, "refunding a job")?;
+            let before = state.snap.available_money();
             state.snap = plan.after;
             if let Some(m) = plan.money {
                 emit_suspension(tx, &j.account_id, m.suspension, &state.snap, entry_id).await?;
             }
+            let after = state.snap.available_money();
+            emit_crossing(tx, self.card(), &j.account_id, &state.snap, before, after).await?;
             let facts = credit_facts(&plan.entry, "job_refund", Some(j.job_id.clone()));
             Ok(JobRefunded {
                 entries: vec![facts.entry(entry_id, &j.account_id, state.snap.now)],

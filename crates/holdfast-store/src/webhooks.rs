@@ -123,7 +123,7 @@ impl Store {
                 .await?;
             let mut last = cursor;
             for r in &rows {
-                let e = event_from(r)?;
+                let e = event_from(r, &self.card().currency)?;
                 last = e.event_id;
                 if types.is_some_and(|t| !t.contains(&e.event_type)) {
                     continue;
@@ -175,7 +175,7 @@ impl Store {
                     delivery_id: c.int("delivery_id")?,
                     endpoint: endpoint.to_owned(),
                     attempts: c.int("attempts")?,
-                    event: event_from(&row)?,
+                    event: event_from(&row, &self.card().currency)?,
                     lease_token: token.clone(),
                 });
             }

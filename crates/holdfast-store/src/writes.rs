@@ -4,7 +4,7 @@
 use holdfast_core::decide::{
     AccountSnapshot, MoneyAfter, MoneyMove, Refill, Suspension, Timestamp,
 };
-use holdfast_core::{IdempotencyKey, MONEY, Micros, decide};
+use holdfast_core::{IdempotencyKey, MONEY, Micros, RateCard, decide};
 use sha2::{Digest, Sha256};
 
 use crate::account_state::{AccountState, IdemRecord};
@@ -129,6 +129,39 @@ pub(crate) async fn emit_suspension(
     emit(tx, event, account, None, data, snap.now).await
 }
 
+/// The low-balance event (type and data) a change of available money from `before` to
+/// `after` causes under the effective plan of `snap`, if it crosses the plan's line.
+pub(crate) fn crossing_event(
+    card: &RateCard,
+    snap: &AccountSnapshot,
+    before: i64,
+    after: i64,
+) -> Option<(&'static str, serde_json::Value)> {
+    let (_, plan) = snap.effective_plan(card);
+    let line = plan.low_balance?;
+    let crossing = decide::balance_crossing(Some(line), before, after)?;
+    let data = serde_json::json!({
+        "available": Micros(after).format(), "available_micros": after,
+        "low_balance": line.format(), "low_balance_micros": line.0,
+    });
+    Some((crossing.event_type(), data))
+}
+
+/// Emits the low-balance event of a change of available money, if it crosses the line.
+pub(crate) async fn emit_crossing(
+    tx: &mut Tx,
+    card: &RateCard,
+    account: &str,
+    snap: &AccountSnapshot,
+    before: i64,
+    after: i64,
+) -> Result<(), StoreError> {
+    match crossing_event(card, snap, before, after) {
+        Some((event, data)) => emit(tx, event, account, None, data, snap.now).await,
+        None => Ok(()),
+    }
+}
+
 /// A change of the money pocket as the client asked for it.
 pub(crate) struct MoneyRequest<'a> {
     pub change: MoneyMove,
@@ -210,9 +243,11 @@ fn money_written(rows: &[Row]) -> Result<MoneyWritten, StoreError> {
 /// it, updating `state`. Returns the ledger entry, or `None` (nothing written) when the
 /// key is taken already. A write that claimed the key but found no account row to
 /// change (a guarded debit past its buffer), or wrote another balance than decided, is
-/// corruption: the caller's transaction is rolled back.
+/// corruption: the caller's transaction is rolled back. Emits the suspension and the
+/// low-balance crossing the change causes.
 pub(crate) async fn write_money(
     tx: &mut Tx,
+    card: &RateCard,
     state: &mut AccountState,
     buffer: Micros,
     req: MoneyRequest<'_>,
@@ -254,8 +289,11 @@ pub(crate) async fn write_money(
     if let Some(row) = rows.iter().find(|r| r.has("allowances")) {
         state.fill_from(row)?;
     }
+    let before = state.snap.available_money();
     state.snap.apply_money(&after);
     emit_suspension(tx, account, after.suspension, &state.snap, entry_id).await?;
+    let now_available = state.snap.available_money();
+    emit_crossing(tx, card, account, &state.snap, before, now_available).await?;
     let record = IdemRecord {
         operation: req.kind.to_owned(),
         request_hash: req.request_hash.to_owned(),

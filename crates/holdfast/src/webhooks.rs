@@ -157,6 +157,7 @@ pub fn event_json(e: &Event) -> serde_json::Value {
         "job_id": e.job_id,
         "data": e.data,
         "created_at": rfc3339(e.created_at),
+        "currency": e.currency,
     })
 }
 

@@ -215,26 +215,81 @@ backend_test!(
     stale_jobs_are_swept_even_when_they_heartbeat,
     |b| async move {
         let card = card_with(&[
-            ("stale_after_seconds = 1800", "stale_after_seconds = 1"),
+            ("stale_after_seconds = 1800", "stale_after_seconds = 2"),
             ("lease_seconds = 60", "lease_seconds = 1"),
         ]);
         let Some((_db, e)) = engine_with(b, card).await else {
             return;
         };
         put(e.store(), "u", "free").await;
-        let queued = submit(&e, "u", "text", "t").await.unwrap();
-        tokio::time::sleep(Duration::from_millis(1100)).await;
-        assert_eq!(e.store().sweep(10).await.unwrap().processed, 1);
+        let job = submit(&e, "u", "text", "t").await.unwrap();
+        let l = e.lease("text", &worker(), 1).await.unwrap().unwrap();
+        let id = job_id(&job.job_id);
+        // A live worker: a heartbeat every 300 ms keeps the 1 s lease from expiring, well
+        // past the 2 s stale deadline.
+        let started = std::time::Instant::now();
+        let mut swept_while_young = 0;
+        while started.elapsed() < Duration::from_millis(2300) {
+            let hb = e.heartbeat(&id, &l.lease_token).await.unwrap();
+            assert!(!hb.cancel_requested);
+            if started.elapsed() < Duration::from_millis(1500) {
+                swept_while_young += e.store().sweep(10).await.unwrap().processed;
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
         assert_eq!(
-            e.store()
-                .get_job(&job_id(&queued.job_id))
-                .await
-                .unwrap()
-                .status,
-            JobStatus::Expired
+            swept_while_young, 0,
+            "a heartbeating job younger than the deadline stays"
+        );
+        assert_eq!(e.store().sweep(10).await.unwrap().processed, 1);
+        let swept = e.get_job(&id).await.unwrap();
+        assert_eq!(swept.status, JobStatus::Expired);
+        assert!(swept.failure_reason.unwrap().starts_with("stale"));
+        assert_eq!(
+            refused(e.heartbeat(&id, &l.lease_token).await),
+            Refusal::LeaseLost,
+            "the worker learns on its next heartbeat"
         );
         let a = e.store().get_account(&acct("u")).await.unwrap();
         assert_eq!(a.allowances["daily_messages"].held, 0);
+        assert_clean(e.store()).await;
+    }
+);
+
+backend_test!(
+    two_sweepers_release_a_thousand_stale_jobs_in_chunks_each_once,
+    |b| async move {
+        let card = card_with(&[
+            ("stale_after_seconds = 1800", "stale_after_seconds = 1"),
+            ("lease_seconds = 60", "lease_seconds = 1"),
+        ]);
+        let Some((_db, e)) = engine_with(b, card).await else {
+            return;
+        };
+        put_limited(e.store(), "u", "free", Some(1000)).await;
+        top_up(e.store(), "u", "500.00", "t").await;
+        for i in 0..1000 {
+            submit(&e, "u", "video", &format!("v{i}")).await.unwrap();
+        }
+        assert_eq!(e.get_account(&acct("u")).await.unwrap().held, 500_000_000);
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        let sweepers: Vec<_> = (0..2)
+            .map(|_| {
+                let e = e.clone();
+                tokio::spawn(async move { e.store().sweep(1000).await.unwrap().processed })
+            })
+            .collect();
+        let mut processed = 0;
+        for s in sweepers {
+            processed += s.await.unwrap();
+        }
+        // 1,000 jobs are ten chunks of PASS_CHUNK (100); between the two sweepers and a
+        // last pass for what a chunk raced past, every job expires exactly once.
+        processed += e.store().sweep(1000).await.unwrap().processed;
+        assert_eq!(processed, 1000);
+        let a = e.get_account(&acct("u")).await.unwrap();
+        assert_eq!((a.held, a.balance, a.open_jobs), (0, 500_000_000, 0));
+        assert_eq!(events_of(e.store(), "job.expired", 1000).await.len(), 1000);
         assert_clean(e.store()).await;
     }
 );

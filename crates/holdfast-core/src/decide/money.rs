@@ -152,6 +152,37 @@ impl AccountSnapshot {
     }
 }
 
+/// A crossing of a plan's low-balance line by a change of available money.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BalanceCrossing {
+    /// From at or above the line to below it.
+    Low,
+    /// From below the line to at or above it.
+    Recovered,
+}
+
+impl BalanceCrossing {
+    /// The event it emits.
+    pub fn event_type(self) -> &'static str {
+        match self {
+            BalanceCrossing::Low => "account.low_balance",
+            BalanceCrossing::Recovered => "account.balance_recovered",
+        }
+    }
+}
+
+/// Whether a change of available money from `before` to `after` crosses `line`: once
+/// each way per crossing (a balance exactly at the line is not low; a change that stays
+/// on one side says nothing).
+pub fn balance_crossing(line: Option<Micros>, before: i64, after: i64) -> Option<BalanceCrossing> {
+    let line = line?.0;
+    match (before >= line, after >= line) {
+        (true, false) => Some(BalanceCrossing::Low),
+        (false, true) => Some(BalanceCrossing::Recovered),
+        _ => None,
+    }
+}
+
 /// A refund of `amount` from a top-up of `top_up_micros` of which `refunded_micros` was
 /// refunded already: never more than is left.
 pub fn check_refund(
@@ -169,6 +200,27 @@ pub fn check_refund(
 mod tests {
     use super::*;
     use crate::decide::tests_support::snapshot;
+
+    #[test]
+    fn a_low_balance_line_is_crossed_once_each_way_and_equality_is_not_low() {
+        let line = Some(Micros(2_000_000));
+        let cross = |before, after| balance_crossing(line, before, after);
+        assert_eq!(cross(2_000_000, 1_999_999), Some(BalanceCrossing::Low));
+        assert_eq!(
+            cross(3_000_000, 2_000_000),
+            None,
+            "at the line is not below it"
+        );
+        assert_eq!(
+            cross(1_999_999, 2_000_000),
+            Some(BalanceCrossing::Recovered)
+        );
+        assert_eq!(cross(1_000_000, 500_000), None, "already below");
+        assert_eq!(cross(5_000_000, 2_500_000), None, "still above");
+        assert_eq!(cross(-1, 9_000_000), Some(BalanceCrossing::Recovered));
+        assert_eq!(balance_crossing(None, 5, -5), None, "no line, no warning");
+        assert_eq!(BalanceCrossing::Low.event_type(), "account.low_balance");
+    }
 
     #[test]
     fn request_amounts_are_positive_and_bounded() {

@@ -95,7 +95,7 @@ pub fn account_json(a: &AccountView) -> Value {
         "total_credited": money(a.total_credited), "total_credited_micros": a.total_credited,
         "total_spent": money(a.total_spent), "total_spent_micros": a.total_spent,
         "suspended_at": opt_time(a.suspended_at), "blocked_at": opt_time(a.blocked_at),
-        "banned_at": opt_time(a.banned_at),
+        "banned_at": opt_time(a.banned_at), "currency": a.currency,
         "max_concurrent_jobs": a.max_concurrent_jobs, "open_jobs": a.open_jobs,
         "created_at": time(a.created_at), "last_active_at": opt_time(a.last_active_at),
         "allowances": allowances,
@@ -161,6 +161,7 @@ pub fn event_json(e: &Event) -> Value {
     json!({
         "event_id": e.event_id, "type": e.event_type, "account_id": e.account_id,
         "job_id": e.job_id, "data": e.data, "created_at": time(e.created_at),
+        "currency": e.currency,
     })
 }
 

@@ -89,6 +89,7 @@ pub async fn ledger(
     if !csv {
         let page = LedgerPage {
             entries: first.items.into_iter().map(Into::into).collect(),
+            currency: s.engine.card().currency.clone(),
             next: first.next.map(|n| n.to_string()),
         };
         return Ok(Json(page).into_response());

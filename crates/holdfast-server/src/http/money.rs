@@ -245,6 +245,7 @@ pub async fn ledger(
     let page = s.engine.ledger(&id, paging.after, paging.limit).await?;
     Ok(Json(LedgerPage {
         entries: page.items.into_iter().map(Into::into).collect(),
+        currency: s.engine.card().currency.clone(),
         next: page.next.map(|n| n.to_string()),
     }))
 }

@@ -95,6 +95,8 @@ pub struct AccountBody {
     /// The account's own limit, null when the plan's applies.
     pub max_concurrent_jobs_override: Option<i64>,
     pub open_jobs: i64,
+    /// The currency (ISO 4217) of every money amount: the rate card's.
+    pub currency: String,
     pub created_at: String,
     pub last_active_at: Option<String>,
     pub allowances: BTreeMap<String, AllowanceBody>,
@@ -141,6 +143,7 @@ impl From<AccountView> for AccountBody {
             max_concurrent_jobs: a.max_concurrent_jobs,
             max_concurrent_jobs_override: a.max_concurrent_jobs_override,
             open_jobs: a.open_jobs,
+            currency: a.currency,
             created_at: rfc3339(a.created_at),
             last_active_at: opt_time(a.last_active_at),
             allowances: a
@@ -213,6 +216,8 @@ impl From<MoneyResult> for MoneyResultBody {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct LedgerPage {
     pub entries: Vec<LedgerEntryBody>,
+    /// The currency (ISO 4217) of the money entries.
+    pub currency: String,
     /// The last id returned, or the given `after` when the page is empty.
     pub next: Option<String>,
 }
@@ -329,6 +334,8 @@ pub struct EventBody {
     #[schema(value_type = Object)]
     pub data: serde_json::Value,
     pub created_at: String,
+    /// The currency (ISO 4217) of every money amount in `data`.
+    pub currency: String,
 }
 
 impl From<Event> for EventBody {
@@ -340,6 +347,7 @@ impl From<Event> for EventBody {
             job_id: e.job_id,
             data: e.data,
             created_at: rfc3339(e.created_at),
+            currency: e.currency,
         }
     }
 }
