@@ -44,6 +44,9 @@ pub struct Timeouts {
     pub lease_seconds: i64,
     pub stale_after_seconds: i64,
     pub reactivate_after_seconds: i64,
+    /// Metered usage for a job of this engine that ended normally is still accepted this
+    /// long after it ended (a runner's last report), then refused `already_finished`.
+    pub late_usage_grace_seconds: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,6 +75,22 @@ pub struct Kind {
     pub take: Vec<TakeLine>,
     pub free_for: Vec<String>,
     pub cancel_in_progress: CancelInProgress,
+    pub timeouts: KindTimeouts,
+}
+
+/// A kind's own clocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KindTimeouts {
+    /// The longest a job of this kind legitimately runs: the card is refused when the
+    /// stale deadline is shorter than three times this (the first seed's rule).
+    pub max_run_seconds: Option<i64>,
+    /// An open job of this kind older than this is swept: the card's
+    /// `timeouts.stale_after_seconds` unless the kind sets its own.
+    pub stale_after_seconds: i64,
+    /// A queued job that waited this long expires; time its account spent suspended does
+    /// not count (the queue of a suspended account waits). `None`: only the stale
+    /// deadline applies.
+    pub queued_expires_after_seconds: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -136,6 +155,7 @@ struct RawTimeouts {
     lease_seconds: Option<i64>,
     stale_after_seconds: Option<i64>,
     reactivate_after_seconds: Option<i64>,
+    late_usage_grace_seconds: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -173,6 +193,12 @@ struct RawKind {
     free_for: Vec<String>,
     #[serde(default)]
     cancel_in_progress: CancelInProgress,
+    #[serde(default)]
+    max_run_seconds: Option<i64>,
+    #[serde(default)]
+    stale_after_seconds: Option<i64>,
+    #[serde(default)]
+    queued_expires_after_seconds: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -218,6 +244,80 @@ pub const EVENT_TYPES: &[&str] = &[
     "allowance.granted",
     "ledger.adjusted",
 ];
+
+/// One line of a kind's `take` list: money as a decimal string, an allowance of the card
+/// as a positive whole number.
+fn take_line(
+    key: &str,
+    t: RawTake,
+    allowances: &BTreeMap<String, i64>,
+) -> Result<TakeLine, RateCardError> {
+    let amount = if t.pocket == MONEY {
+        match &t.amount {
+            toml::Value::String(s) => money(format!("{key}.amount"), s)?.0,
+            _ => {
+                return Err(invalid(
+                    format!("{key}.amount"),
+                    "money amounts are decimal strings such as \"0.04\"",
+                ));
+            }
+        }
+    } else if allowances.contains_key(&t.pocket) {
+        match t.amount {
+            toml::Value::Integer(n) if n > 0 => n,
+            _ => {
+                return Err(invalid(
+                    format!("{key}.amount"),
+                    "an allowance amount is a positive whole number",
+                ));
+            }
+        }
+    } else {
+        return Err(invalid(
+            format!("{key}.pocket"),
+            format!("unknown pocket {:?}", t.pocket),
+        ));
+    };
+    Ok(TakeLine {
+        pocket: t.pocket,
+        amount,
+    })
+}
+
+/// A kind's clocks, each positive; its stale deadline at least three times its longest
+/// legitimate run.
+fn kind_timeouts(name: &str, k: &RawKind, card: &Timeouts) -> Result<KindTimeouts, RateCardError> {
+    let key = |field: &str| format!("kinds.{name}.{field}");
+    let optional = |field: &str, value: Option<i64>| match value {
+        None => Ok(None),
+        Some(v) => positive(key(field), Some(v), v).map(Some),
+    };
+    let t = KindTimeouts {
+        max_run_seconds: optional("max_run_seconds", k.max_run_seconds)?,
+        stale_after_seconds: positive(
+            key("stale_after_seconds"),
+            k.stale_after_seconds,
+            card.stale_after_seconds,
+        )?,
+        queued_expires_after_seconds: optional(
+            "queued_expires_after_seconds",
+            k.queued_expires_after_seconds,
+        )?,
+    };
+    if let Some(run) = t.max_run_seconds
+        && t.stale_after_seconds < run.saturating_mul(3)
+    {
+        return Err(invalid(
+            key("stale_after_seconds"),
+            format!(
+                "the stale deadline ({} s) is shorter than 3 × max_run_seconds ({run} s): a \
+                 job that runs its full length would be swept while it works",
+                t.stale_after_seconds
+            ),
+        ));
+    }
+    Ok(t)
+}
 
 fn positive(key: String, value: Option<i64>, default: i64) -> Result<i64, RateCardError> {
     match value {
@@ -266,6 +366,19 @@ impl RateCard {
         RateCard::parse(DEFAULT_RATE_CARD).expect("the built-in rate card is valid")
     }
 
+    /// A kind's clocks; a kind the card does not have (it cannot: a card that drops a
+    /// kind in use is refused at start) gets the card's stale deadline.
+    pub fn kind_timeouts(&self, kind: &str) -> KindTimeouts {
+        self.kinds.get(kind).map_or(
+            KindTimeouts {
+                max_run_seconds: None,
+                stale_after_seconds: self.timeouts.stale_after_seconds,
+                queued_expires_after_seconds: None,
+            },
+            |k| k.timeouts,
+        )
+    }
+
     /// Parses and validates a rate card. Every error names the offending key.
     pub fn parse(text: &str) -> Result<RateCard, RateCardError> {
         let raw: RawCard =
@@ -279,7 +392,7 @@ impl RateCard {
                 format!("unknown plan {:?}", raw.default_plan),
             ));
         }
-        let kinds = Self::kinds(raw.kinds, &allowances, &plans)?;
+        let kinds = Self::kinds(raw.kinds, &allowances, &plans, &timeouts)?;
         let meters = Self::meters(raw.meters)?;
         let schedules = Self::schedules(raw.schedules)?;
         let webhooks = Self::webhooks(raw.webhooks)?;
@@ -317,6 +430,11 @@ impl RateCard {
                 "timeouts.reactivate_after_seconds".into(),
                 raw.reactivate_after_seconds,
                 86_400,
+            )?,
+            late_usage_grace_seconds: positive(
+                "timeouts.late_usage_grace_seconds".into(),
+                raw.late_usage_grace_seconds,
+                60,
             )?,
         };
         if timeouts.lease_seconds > timeouts.stale_after_seconds {
@@ -430,51 +548,24 @@ impl RateCard {
         raw: BTreeMap<String, RawKind>,
         allowances: &BTreeMap<String, i64>,
         plans: &BTreeMap<String, Plan>,
+        card_timeouts: &Timeouts,
     ) -> Result<BTreeMap<String, Kind>, RateCardError> {
         let mut kinds = BTreeMap::new();
         for (name, k) in raw {
+            let timeouts = kind_timeouts(&name, &k, card_timeouts)?;
             if k.lane.is_empty() || k.lane.ends_with("_priority") {
                 return Err(invalid(
                     format!("kinds.{name}.lane"),
                     "must be a non-empty name not ending in _priority",
                 ));
             }
-            let mut take = Vec::with_capacity(k.take.len());
+            let mut take: Vec<TakeLine> = Vec::with_capacity(k.take.len());
             for (i, t) in k.take.into_iter().enumerate() {
                 let key = format!("kinds.{name}.take[{i}]");
-                let amount = if t.pocket == MONEY {
-                    match &t.amount {
-                        toml::Value::String(s) => money(format!("{key}.amount"), s)?.0,
-                        _ => {
-                            return Err(invalid(
-                                format!("{key}.amount"),
-                                "money amounts are decimal strings such as \"0.04\"",
-                            ));
-                        }
-                    }
-                } else if allowances.contains_key(&t.pocket) {
-                    match t.amount {
-                        toml::Value::Integer(n) if n > 0 => n,
-                        _ => {
-                            return Err(invalid(
-                                format!("{key}.amount"),
-                                "an allowance amount is a positive whole number",
-                            ));
-                        }
-                    }
-                } else {
-                    return Err(invalid(
-                        format!("{key}.pocket"),
-                        format!("unknown pocket {:?}", t.pocket),
-                    ));
-                };
-                if take.iter().any(|l: &TakeLine| l.pocket == t.pocket) {
+                if take.iter().any(|l| l.pocket == t.pocket) {
                     return Err(invalid(format!("{key}.pocket"), "pocket listed twice"));
                 }
-                take.push(TakeLine {
-                    pocket: t.pocket,
-                    amount,
-                });
+                take.push(take_line(&key, t, allowances)?);
             }
             for plan in &k.free_for {
                 if !plans.contains_key(plan) {
@@ -491,6 +582,7 @@ impl RateCard {
                     take,
                     free_for: k.free_for,
                     cancel_in_progress: k.cancel_in_progress,
+                    timeouts,
                 },
             );
         }

@@ -53,6 +53,10 @@ pub enum Refusal {
     AlreadyFinished,
     #[error("the lease is not valid: wrong token, expired or swept")]
     LeaseLost,
+    #[error("the job this usage is for was expired by the sweeper: stop the work")]
+    UsageOfExpiredJob,
+    #[error("the job this usage is for ended longer ago than late_usage_grace_seconds")]
+    UsageAfterGrace,
 }
 
 impl Refusal {
@@ -80,7 +84,8 @@ impl Refusal {
             Refusal::RefundExceedsTopUp => "refund_exceeds_top_up",
             Refusal::AlreadyStarted => "already_started",
             Refusal::AlreadyFinished => "already_finished",
-            Refusal::LeaseLost => "lease_lost",
+            Refusal::LeaseLost | Refusal::UsageOfExpiredJob => "lease_lost",
+            Refusal::UsageAfterGrace => "already_finished",
         }
     }
 
@@ -107,7 +112,9 @@ impl Refusal {
             | Refusal::RefundExceedsCharge
             | Refusal::AlreadyStarted
             | Refusal::AlreadyFinished
-            | Refusal::LeaseLost => 409,
+            | Refusal::LeaseLost
+            | Refusal::UsageOfExpiredJob
+            | Refusal::UsageAfterGrace => 409,
         }
     }
 }
@@ -148,6 +155,8 @@ mod tests {
             (Refusal::AlreadyStarted, "already_started", 409),
             (Refusal::AlreadyFinished, "already_finished", 409),
             (Refusal::LeaseLost, "lease_lost", 409),
+            (Refusal::UsageOfExpiredJob, "lease_lost", 409),
+            (Refusal::UsageAfterGrace, "already_finished", 409),
         ]
     }
 

@@ -9,7 +9,7 @@ use holdfast_core::decide::{
     SubmitDecision, Suspension, actual_decrease, check_debit, decide_cancel, decide_submit,
     resolve_capture, suspension_after,
 };
-use holdfast_core::ratecard::{CancelInProgress, Kind, TakeLine};
+use holdfast_core::ratecard::{CancelInProgress, Kind, KindTimeouts, TakeLine};
 use holdfast_core::{AccountSnapshot, AllowancePocket, MONEY, Micros, RateCard, Refusal};
 use proptest::prelude::*;
 
@@ -65,6 +65,11 @@ fn money_kind(amount: i64) -> Kind {
         }],
         free_for: vec![],
         cancel_in_progress: CancelInProgress::Refuse,
+        timeouts: KindTimeouts {
+            max_run_seconds: None,
+            stale_after_seconds: 1800,
+            queued_expires_after_seconds: None,
+        },
     }
 }
 

@@ -2,7 +2,7 @@
 //! pocket questions a card answers.
 
 use holdfast_core::ratecard::{
-    CancelInProgress, DEFAULT_RATE_CARD, Kind, Schedules, TakeLine, Timeouts, Webhook,
+    CancelInProgress, DEFAULT_RATE_CARD, Kind, KindTimeouts, Schedules, TakeLine, Timeouts, Webhook,
 };
 use holdfast_core::{MONEY, Micros, RateCard, RateCardError};
 
@@ -45,6 +45,7 @@ fn a_minimal_card_gets_every_default() {
             lease_seconds: 60,
             stale_after_seconds: 1800,
             reactivate_after_seconds: 86_400,
+            late_usage_grace_seconds: 60,
         }
     );
     assert_eq!(
@@ -90,6 +91,11 @@ fn the_builtin_card_is_the_default_file() {
             ],
             free_for: vec![],
             cancel_in_progress: CancelInProgress::Refuse,
+            timeouts: KindTimeouts {
+                max_run_seconds: None,
+                stale_after_seconds: 1800,
+                queued_expires_after_seconds: None,
+            },
         }
     );
     assert_eq!(
@@ -109,6 +115,7 @@ fn given_timeouts_and_schedules_are_kept() {
             lease_seconds: 120,
             stale_after_seconds: 21_600,
             reactivate_after_seconds: 86_400,
+            late_usage_grace_seconds: 300,
         }
     );
     assert_eq!(card.schedules.sweep_every_seconds, 10.0);
@@ -409,4 +416,60 @@ fn a_plan_may_set_a_low_balance_line() {
         )),
         "plans.basic.low_balance",
     );
+}
+
+#[test]
+fn a_kind_may_set_its_own_clocks_and_its_stale_deadline_covers_three_runs() {
+    let card = RateCard::builtin();
+    assert_eq!(
+        card.kinds["video"].timeouts,
+        KindTimeouts {
+            max_run_seconds: None,
+            stale_after_seconds: 1800,
+            queued_expires_after_seconds: None,
+        },
+        "the card's stale deadline by default"
+    );
+    let video = "[kinds.video]\nlane = \"video\"";
+    let own = default_with(
+        video,
+        &format!("{video}\nmax_run_seconds = 300\nstale_after_seconds = 900\nqueued_expires_after_seconds = 120"),
+    )
+    .unwrap();
+    assert_eq!(
+        own.kinds["video"].timeouts,
+        KindTimeouts {
+            max_run_seconds: Some(300),
+            stale_after_seconds: 900,
+            queued_expires_after_seconds: Some(120),
+        }
+    );
+    // 3 × 300 = 900 is the least stale deadline allowed; one second less is refused, and
+    // the message names both numbers.
+    let short = default_with(
+        video,
+        &format!("{video}\nmax_run_seconds = 300\nstale_after_seconds = 899"),
+    );
+    match short {
+        Err(RateCardError::Invalid { key, reason }) => {
+            assert_eq!(key, "kinds.video.stale_after_seconds");
+            assert!(reason.contains("899") && reason.contains("300"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Against the card's own deadline (1800 s) when the kind sets none.
+    refused_at(
+        default_with(video, &format!("{video}\nmax_run_seconds = 601")),
+        "kinds.video.stale_after_seconds",
+    );
+    for field in [
+        "max_run_seconds",
+        "stale_after_seconds",
+        "queued_expires_after_seconds",
+    ] {
+        refused_at(
+            default_with(video, &format!("{video}\n{field} = 0")),
+            &format!("kinds.video.{field}"),
+        );
+    }
 }

@@ -15,6 +15,7 @@ use serde_json::json;
 use crate::account_state::{AccountState, IdemRecord};
 use crate::db::Tx;
 use crate::error::StoreError;
+use crate::jobs::{UsedJobs, used_jobs};
 use crate::model::{LedgerEntry, MoneyResult};
 use crate::money::{DebitRequest, PricedDebit};
 use crate::statement::Stmt;
@@ -57,6 +58,11 @@ impl Store {
             items.iter().map(|(_, r)| self.price_debit(r)).collect();
         in_write_tx!(self, |tx| async {
             let mut states = lock_and_read(tx, items).await?;
+            // Only the debits that passed their checks (a job_ref with a NUL does not).
+            let refs = items.iter().zip(&priced).filter_map(|((a, _), p)| {
+                Some((a.as_str(), p.as_ref().ok()?.req.job_ref.as_deref()?))
+            });
+            let jobs = used_jobs(tx, refs).await?;
             // Ids under the locks: taken before them, another transaction's entry on one
             // of these accounts could get a higher id yet commit first, and the ledger's
             // order would not be the order of application (the audit finds it).
@@ -66,7 +72,7 @@ impl Store {
             let mut decided = Vec::with_capacity(items.len());
             for ((account, _), p) in items.iter().zip(&priced) {
                 let state = states.get_mut(account);
-                decided.push(self.decide_one(state, p, &mut ids, &mut write)?);
+                decided.push(self.decide_one(state, p, &jobs, &mut ids, &mut write)?);
             }
             write.changes = states
                 .values_mut()
@@ -94,6 +100,7 @@ impl Store {
         &self,
         state: Option<&mut Ingesting>,
         p: &Result<PricedDebit<'_>, Refusal>,
+        jobs: &UsedJobs,
         ids: &mut impl Iterator<Item = i64>,
         write: &mut IngestWrite,
     ) -> Result<Decided, StoreError> {
@@ -119,7 +126,8 @@ impl Store {
         }
         let buffer = state.snap.buffer(self.card());
         let change = MoneyMove::Debit(p.amount);
-        let after = match decide::check_debit(&state.snap, p.amount, buffer)
+        let after = match self
+            .may_debit(state, p, jobs, buffer)
             .and_then(|()| decide::change_money(&state.snap, change))
         {
             Ok(after) => after,

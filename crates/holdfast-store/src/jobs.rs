@@ -24,6 +24,7 @@ static SUBMIT_JOB: Stmt = statement!("submit_job");
 static LEASE_JOB: Stmt = statement!("lease_job");
 static HEARTBEAT_JOB: Stmt = statement!("heartbeat_job");
 static REQUEST_CANCEL: Stmt = statement!(shared "request_cancel");
+static JOBS_NAMED_BY_REFS: Stmt = statement!("jobs_named_by_refs");
 
 /// A job row with what only the store sees (its lease token, who finished it).
 pub(crate) struct JobRow {
@@ -80,6 +81,35 @@ pub(crate) async fn read_job(tx: &mut Tx, job: &str) -> Result<JobRow, StoreErro
         .ok_or(Refusal::JobNotFound)?;
     job_from(&row)
 }
+
+/// The jobs of this engine that metered usage names, by (account, job_ref): read after
+/// the accounts are locked (a job ends only under its account's lock, so what is read
+/// holds for the whole transaction). Pairs without a job are absent.
+pub(crate) async fn used_jobs<'a>(
+    tx: &mut Tx,
+    refs: impl Iterator<Item = (&'a str, &'a str)>,
+) -> Result<UsedJobs, StoreError> {
+    let pairs: Vec<[&str; 2]> = refs.map(|(a, r)| [a, r]).collect();
+    if pairs.is_empty() {
+        return Ok(UsedJobs::new());
+    }
+    let refs = json!(pairs).to_string();
+    let mut out = UsedJobs::new();
+    for row in tx.rows(&JOBS_NAMED_BY_REFS, params! { refs: refs }).await? {
+        let status = row.text("status")?;
+        let job = decide::UsedJob {
+            status: JobStatus::parse(&status)
+                .ok_or_else(|| StoreError::Corrupt(format!("job status {status:?}")))?,
+            finished_by: row.opt_text("finished_by")?,
+            finished_at: row.opt_int("finished_at")?,
+        };
+        out.insert((row.text("account_id")?, row.text("job_id")?), job);
+    }
+    Ok(out)
+}
+
+/// Jobs named by metered usage, by (account, job id).
+pub(crate) type UsedJobs = std::collections::HashMap<(String, String), decide::UsedJob>;
 
 /// Locks a job's account, then the job (the lock order everywhere), reading the
 /// account's pockets only when the job holds one.

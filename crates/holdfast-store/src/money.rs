@@ -12,6 +12,7 @@ use serde_json::json;
 use crate::account_state::{AccountState, lock_account, lock_account_row, read_account};
 use crate::db::Tx;
 use crate::error::StoreError;
+use crate::jobs::{UsedJobs, used_jobs};
 use crate::model::{LedgerEntry, MoneyResult, Page};
 use crate::statement::Stmt;
 use crate::store::Store;
@@ -254,11 +255,16 @@ impl Store {
             }
             other => other?,
         };
+        // Only the debits that passed their checks (a job_ref with a NUL does not).
+        let refs = priced
+            .iter()
+            .filter_map(|p| p.as_ref().ok()?.req.job_ref.as_deref());
+        let jobs = used_jobs(tx, refs.map(|r| (account.as_str(), r))).await?;
         let mut out = Vec::with_capacity(priced.len());
         for p in priced {
             out.push(match p {
                 Err(r) => Err(r.clone()),
-                Ok(p) => match self.debit_in(tx, &mut state, p).await {
+                Ok(p) => match self.debit_in(tx, &mut state, p, &jobs).await {
                     Ok(m) => Ok(m),
                     Err(StoreError::Refused(r)) => Err(r),
                     Err(e) => return Err(e),
@@ -266,6 +272,25 @@ impl Store {
             });
         }
         Ok(out)
+    }
+
+    /// May this debit pass on the account as it is now: the job its `job_ref` names (if
+    /// it names one of this engine), then the buffer.
+    pub(crate) fn may_debit(
+        &self,
+        state: &AccountState,
+        p: &PricedDebit<'_>,
+        jobs: &UsedJobs,
+        buffer: Micros,
+    ) -> Result<(), Refusal> {
+        let job = p
+            .req
+            .job_ref
+            .as_ref()
+            .and_then(|r| jobs.get(&(state.account.to_string(), r.clone())));
+        let grace = self.card().timeouts.late_usage_grace_seconds;
+        decide::check_usage_of_job(job, state.snap.now, grace)?;
+        decide::check_debit(&state.snap, p.amount, buffer)
     }
 
     pub(crate) fn price_debit<'r>(
@@ -290,6 +315,7 @@ impl Store {
         tx: &mut Tx,
         state: &mut AccountState,
         p: &PricedDebit<'_>,
+        jobs: &UsedJobs,
     ) -> Result<MoneyResult, StoreError> {
         let use_of_key = UseOfKey {
             key: &p.req.key,
@@ -300,7 +326,7 @@ impl Store {
             return Ok(replay);
         }
         let buffer = state.snap.buffer(self.card());
-        if let Err(refusal) = decide::check_debit(&state.snap, p.amount, buffer) {
+        if let Err(refusal) = self.may_debit(state, p, jobs, buffer) {
             // The key may still name an earlier debit (PostgreSQL reads keys on demand):
             // a replay is answered as such whatever the balance is now.
             state.check_key(tx, p.req.key.as_str()).await?;

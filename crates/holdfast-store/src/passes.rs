@@ -2,7 +2,7 @@
 //! Each is bounded per run and safe to run from several processes at once.
 
 use holdfast_core::JobId;
-use holdfast_core::decide::{JobStatus, MICROS_PER_SECOND};
+use holdfast_core::decide::{self, JobStatus, MICROS_PER_SECOND, SweepFacts};
 use serde_json::json;
 
 use crate::error::StoreError;
@@ -21,7 +21,7 @@ static LOCK_JOB_IF_FREE: Stmt = statement!("lock_job_if_free");
 pub const CHUNK: i64 = 100;
 
 static JOBS_WITH_LEASE_PASSED: Stmt = statement!(shared "sweep_jobs_with_lease_passed");
-static STALE_OPEN_JOBS: Stmt = statement!(shared "sweep_stale_open_jobs");
+static EXPIRABLE_OPEN_JOBS: Stmt = statement!("sweep_expirable_open_jobs");
 static CLAIM_DUE_NOTICES: Stmt = statement!("notice_claim_due_jobs");
 
 impl Store {
@@ -51,7 +51,6 @@ impl Store {
     }
 
     async fn sweep_candidates(&self, limit: i64) -> Result<Vec<JobId>, StoreError> {
-        let stale_micros = self.card().timeouts.stale_after_seconds * MICROS_PER_SECOND;
         in_read_tx!(self, |tx| async {
             let now = crate::store::now(tx).await?;
             let mut rows = tx
@@ -60,8 +59,10 @@ impl Store {
                     params! { now_micros: now, limit: limit },
                 )
                 .await?;
-            let stale = params! { created_before_micros: now - stale_micros, limit: limit };
-            rows.extend(tx.rows(&STALE_OPEN_JOBS, stale).await?);
+            rows.extend(
+                tx.rows(&EXPIRABLE_OPEN_JOBS, self.clocks(now, limit))
+                    .await?,
+            );
             let mut out = Vec::with_capacity(rows.len());
             for r in rows {
                 let job = JobId::parse(&r.text("job_id")?)
@@ -75,34 +76,59 @@ impl Store {
         })
     }
 
-    /// Expires one job if it still qualifies. Another sweeper holding it is skipped.
+    /// The parameters of `sweep_expirable_open_jobs.sql`: each kind's cutoffs at `now`.
+    fn clocks(&self, now: i64, limit: i64) -> crate::statement::Params {
+        let before = |seconds: i64| now.saturating_sub(seconds.saturating_mul(MICROS_PER_SECOND));
+        let card = self.card();
+        let stale_before = before(card.timeouts.stale_after_seconds);
+        let mut latest = stale_before;
+        let mut kinds = serde_json::Map::new();
+        for (name, kind) in &card.kinds {
+            let t = kind.timeouts;
+            let stale = before(t.stale_after_seconds);
+            let queued = t.queued_expires_after_seconds.map(before);
+            latest = latest.max(stale).max(queued.unwrap_or(i64::MIN));
+            kinds.insert(
+                name.clone(),
+                json!({ "stale_before": stale, "queued_before": queued }),
+            );
+        }
+        params! {
+            kinds: serde_json::Value::Object(kinds).to_string(),
+            stale_before: stale_before,
+            latest_before: latest,
+            limit: limit,
+        }
+    }
+
+    /// Expires one job if it still qualifies (`core::decide::expiry`, under the locks).
+    /// Another sweeper holding it is skipped.
     async fn expire_one(&self, job: &JobId) -> Result<bool, StoreError> {
-        let stale_micros = self.card().timeouts.stale_after_seconds * MICROS_PER_SECOND;
         in_write_tx!(self, |tx| async {
             let (mut locked, Some(row)) =
                 lock_account_of_job(tx, job.as_str(), &LOCK_JOB_IF_FREE).await?
             else {
                 return Ok(false);
             };
+            let queued_since = row.opt_int("queued_since")?;
             let row = job_from(&row)?;
             let j = &row.job;
-            let now = locked.snap.now;
-            let lease_passed =
-                j.status == JobStatus::InProgress && j.lease_expires_at.is_some_and(|t| t <= now);
-            let stale = j.status.is_open() && j.created_at <= now - stale_micros;
-            if !(lease_passed || stale) {
+            let facts = SweepFacts {
+                status: j.status,
+                created_at: j.created_at,
+                queued_since: queued_since.unwrap_or(j.created_at),
+                lease_expires_at: j.lease_expires_at,
+                account_suspended: locked.snap.suspended_at.is_some(),
+            };
+            let timeouts = self.card().kind_timeouts(&j.kind);
+            let Some(why) = decide::expiry(&facts, &timeouts, locked.snap.now) else {
                 return Ok(false);
-            }
-            let reason = if lease_passed {
-                "lease expired"
-            } else {
-                "stale: open longer than stale_after_seconds"
             };
             let finish = Finish {
                 status: JobStatus::Expired,
                 capture: 0,
                 finished_by: FinishedBy::Sweep,
-                reason: Some(reason),
+                reason: Some(why.reason()),
             };
             finish_job(tx, self.card(), &mut locked, j, finish).await?;
             Ok(true)

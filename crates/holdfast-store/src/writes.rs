@@ -19,6 +19,7 @@ static INSERT_EVENT: Stmt = statement!(shared "insert_event");
 static REFILL_POCKET: Stmt = statement!(shared "refill_pocket");
 static READ_LEDGER_ENTRY: Stmt = statement!(shared "read_ledger_entry");
 static WRITE_MONEY: Stmt = statement!("write_money");
+static RESTART_QUEUE_CLOCKS: Stmt = statement!(shared "restart_queue_clocks");
 
 /// What a ledger entry records besides its account and time.
 pub(crate) struct EntryFacts<'a> {
@@ -108,7 +109,8 @@ pub(crate) async fn apply_refills(
     Ok(())
 }
 
-/// The event a change of suspension emits, naming the entry that caused it.
+/// The event a change of suspension emits, naming the entry that caused it; a
+/// suspension that clears restarts the wait clocks of the account's queued jobs.
 pub(crate) async fn emit_suspension(
     tx: &mut Tx,
     account: &str,
@@ -118,7 +120,12 @@ pub(crate) async fn emit_suspension(
 ) -> Result<(), StoreError> {
     let event = match suspension {
         Suspension::Suspend => "account.suspended",
-        Suspension::Unsuspend => "account.unsuspended",
+        Suspension::Unsuspend => {
+            // The queue waited while suspended: its clocks start again now.
+            let params = params! { account_id: account, now: snap.now };
+            tx.exec(&RESTART_QUEUE_CLOCKS, params).await?;
+            "account.unsuspended"
+        }
         Suspension::Unchanged => return Ok(()),
     };
     let data = serde_json::json!({

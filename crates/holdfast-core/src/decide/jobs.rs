@@ -2,10 +2,12 @@
 //! holds a valid lease, what status a complete gives, and what finishing a job does to
 //! its hold (capture, release, partial capture) and the money pocket.
 
-use super::{AccountSnapshot, JobStatus, PocketAmount, Timestamp, actual_decrease};
+use super::{
+    AccountSnapshot, JobStatus, MICROS_PER_SECOND, PocketAmount, Timestamp, actual_decrease,
+};
 use super::{MoneyAfter, MoneyMove, change_money};
 use crate::money::Micros;
-use crate::ratecard::MONEY;
+use crate::ratecard::{KindTimeouts, MONEY};
 use crate::refusal::Refusal;
 
 /// The largest per-account concurrency override a client may set.
@@ -96,6 +98,102 @@ pub fn check_finish_call(
     } else {
         Err(Refusal::LeaseLost)
     }
+}
+
+/// Why the sweeper expires a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expiry {
+    /// In progress, and its lease passed: the worker died.
+    LeaseExpired,
+    /// Open longer than its kind's stale deadline.
+    Stale,
+    /// Queued longer than its kind's `queued_expires_after_seconds`.
+    WaitedTooLong,
+}
+
+impl Expiry {
+    /// The job's `failure_reason`.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Expiry::LeaseExpired => "lease expired",
+            Expiry::Stale => "stale: open longer than stale_after_seconds",
+            Expiry::WaitedTooLong => "queued longer than queued_expires_after_seconds",
+        }
+    }
+}
+
+/// What the sweeper knows of an open job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SweepFacts {
+    pub status: JobStatus,
+    pub created_at: Timestamp,
+    /// When its wait in the queue (re)started: at submit, and again when its account's
+    /// suspension cleared.
+    pub queued_since: Timestamp,
+    pub lease_expires_at: Option<Timestamp>,
+    pub account_suspended: bool,
+}
+
+/// Whether the sweeper expires a job now, and why. A job in progress: when its lease
+/// passed, or when it is older than its kind's stale deadline (a hard deadline even for
+/// a job that heartbeats). A queued job: never while its account is suspended (the
+/// queue waits, as the second seed says); otherwise when it waited, since its queue
+/// clock last started, longer than the stale deadline or the kind's
+/// `queued_expires_after_seconds`.
+pub fn expiry(job: &SweepFacts, t: &KindTimeouts, now: Timestamp) -> Option<Expiry> {
+    let older_than = |since: Timestamp, seconds: i64| {
+        since <= now.saturating_sub(seconds.saturating_mul(MICROS_PER_SECOND))
+    };
+    match job.status {
+        JobStatus::InProgress if job.lease_expires_at.is_some_and(|t| t <= now) => {
+            Some(Expiry::LeaseExpired)
+        }
+        JobStatus::InProgress if older_than(job.created_at, t.stale_after_seconds) => {
+            Some(Expiry::Stale)
+        }
+        JobStatus::Queued if job.account_suspended => None,
+        JobStatus::Queued if older_than(job.queued_since, t.stale_after_seconds) => {
+            Some(Expiry::Stale)
+        }
+        JobStatus::Queued
+            if t.queued_expires_after_seconds
+                .is_some_and(|q| older_than(job.queued_since, q)) =>
+        {
+            Some(Expiry::WaitedTooLong)
+        }
+        _ => None,
+    }
+}
+
+/// A job of this engine as metered usage for it sees it (its `job_ref` named it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsedJob {
+    pub status: JobStatus,
+    pub finished_by: Option<String>,
+    pub finished_at: Option<Timestamp>,
+}
+
+/// May metered usage for `job` be debited now? A job the sweeper expired: no
+/// (`lease_lost`: the runner should stop). A job that ended normally: for
+/// `grace_seconds` after it ended (a last report), then no (`already_finished`). An open
+/// job, or a `job_ref` that names no job of this engine (an outside reference): yes.
+pub fn check_usage_of_job(
+    job: Option<&UsedJob>,
+    now: Timestamp,
+    grace_seconds: i64,
+) -> Result<(), Refusal> {
+    let Some(job) = job else { return Ok(()) };
+    if job.status.is_open() {
+        return Ok(());
+    }
+    if job.status == JobStatus::Expired || job.finished_by.as_deref() == Some("sweep") {
+        return Err(Refusal::UsageOfExpiredJob);
+    }
+    let ended = job.finished_at.unwrap_or(now);
+    if now > ended.saturating_add(grace_seconds.saturating_mul(MICROS_PER_SECOND)) {
+        return Err(Refusal::UsageAfterGrace);
+    }
+    Ok(())
 }
 
 /// A complete ends a job `succeeded`, or `canceled` (with its charge) when a cooperative
@@ -267,6 +365,103 @@ mod tests {
             lease_expires_at: Some(100),
             finished_by,
         }
+    }
+
+    #[test]
+    fn the_sweeper_expires_dead_leases_stale_jobs_and_long_waits_but_not_a_paused_queue() {
+        const S: i64 = MICROS_PER_SECOND;
+        let t = KindTimeouts {
+            max_run_seconds: None,
+            stale_after_seconds: 100,
+            queued_expires_after_seconds: Some(10),
+        };
+        let running = SweepFacts {
+            status: JobStatus::InProgress,
+            created_at: 0,
+            queued_since: 0,
+            lease_expires_at: Some(50 * S),
+            account_suspended: false,
+        };
+        assert_eq!(expiry(&running, &t, 49 * S), None);
+        assert_eq!(expiry(&running, &t, 50 * S), Some(Expiry::LeaseExpired));
+        let heartbeating = SweepFacts {
+            lease_expires_at: Some(1000 * S),
+            ..running
+        };
+        assert_eq!(expiry(&heartbeating, &t, 99 * S), None);
+        assert_eq!(expiry(&heartbeating, &t, 100 * S), Some(Expiry::Stale));
+        let queued = SweepFacts {
+            status: JobStatus::Queued,
+            lease_expires_at: None,
+            queued_since: 5 * S,
+            ..running
+        };
+        assert_eq!(expiry(&queued, &t, 14 * S), None);
+        assert_eq!(expiry(&queued, &t, 15 * S), Some(Expiry::WaitedTooLong));
+        assert_eq!(expiry(&queued, &t, 105 * S), Some(Expiry::Stale));
+        let paused = SweepFacts {
+            account_suspended: true,
+            ..queued
+        };
+        assert_eq!(
+            expiry(&paused, &t, 10_000 * S),
+            None,
+            "a suspended queue waits"
+        );
+        let no_wait_limit = KindTimeouts {
+            queued_expires_after_seconds: None,
+            ..t
+        };
+        assert_eq!(expiry(&queued, &no_wait_limit, 50 * S), None);
+        for done in [
+            JobStatus::Succeeded,
+            JobStatus::Expired,
+            JobStatus::Canceled,
+        ] {
+            let j = SweepFacts {
+                status: done,
+                ..running
+            };
+            assert_eq!(expiry(&j, &t, 10_000 * S), None);
+        }
+        assert_eq!(
+            Expiry::WaitedTooLong.reason(),
+            "queued longer than queued_expires_after_seconds"
+        );
+    }
+
+    #[test]
+    fn usage_for_a_swept_job_is_lease_lost_and_for_a_finished_one_only_within_grace() {
+        const S: i64 = MICROS_PER_SECOND;
+        let job = |status, by: Option<&str>, at| UsedJob {
+            status,
+            finished_by: by.map(str::to_owned),
+            finished_at: at,
+        };
+        assert_eq!(
+            check_usage_of_job(None, 0, 60),
+            Ok(()),
+            "an outside reference"
+        );
+        let running = job(JobStatus::InProgress, None, None);
+        assert_eq!(check_usage_of_job(Some(&running), 10_000 * S, 60), Ok(()));
+        let swept = job(JobStatus::Expired, Some("sweep"), Some(5 * S));
+        assert_eq!(
+            check_usage_of_job(Some(&swept), 5 * S, 60),
+            Err(Refusal::UsageOfExpiredJob)
+        );
+        let done = job(JobStatus::Succeeded, Some("complete"), Some(100 * S));
+        assert_eq!(
+            check_usage_of_job(Some(&done), 160 * S, 60),
+            Ok(()),
+            "at the end of grace"
+        );
+        assert_eq!(
+            check_usage_of_job(Some(&done), 160 * S + 1, 60),
+            Err(Refusal::UsageAfterGrace)
+        );
+        let failed = job(JobStatus::Failed, Some("fail"), Some(0));
+        assert_eq!(check_usage_of_job(Some(&failed), 30 * S, 60), Ok(()));
     }
 
     #[test]

@@ -53,9 +53,9 @@ held_pocket AS (
 ),
 new_job AS (
     INSERT INTO jobs (job_id, account_id, kind, lane, status, payload, hold, created_at, notice_at,
-                      limit_at_submit, open_at_submit)
+                      limit_at_submit, open_at_submit, queued_since)
     SELECT :job_id, :account_id, :kind, :lane, 'queued', :payload, :hold, :now::bigint,
-           :notice_at::bigint, :limit_at_submit::bigint, :open_at_submit::bigint
+           :notice_at::bigint, :limit_at_submit::bigint, :open_at_submit::bigint, :now::bigint
       FROM claimed_key
     RETURNING *
 )

@@ -35,8 +35,8 @@ UPDATE allowances
    AND EXISTS (SELECT 1 FROM idempotency WHERE account_id = :account_id AND key = :key AND job_id = :job_id);
 
 INSERT INTO jobs (job_id, account_id, kind, lane, status, payload, hold, created_at, notice_at,
-                  limit_at_submit, open_at_submit)
+                  limit_at_submit, open_at_submit, queued_since)
 SELECT :job_id, :account_id, :kind, :lane, 'queued', :payload, :hold, :now,
-       :notice_at, :limit_at_submit, :open_at_submit
+       :notice_at, :limit_at_submit, :open_at_submit, :now
  WHERE EXISTS (SELECT 1 FROM idempotency WHERE account_id = :account_id AND key = :key AND job_id = :job_id)
 RETURNING *;
