@@ -243,6 +243,15 @@ pub const EVENT_TYPES: &[&str] = &[
     "allowance.refilled",
     "allowance.granted",
     "ledger.adjusted",
+    "operator.blocked",
+    "operator.unblocked",
+    "operator.banned",
+    "operator.unbanned",
+    "operator.plan_changed",
+    "operator.granted",
+    "operator.key_created",
+    "operator.key_revoked",
+    "operator.adjusted",
 ];
 
 /// One line of a kind's `take` list: money as a decimal string, an allowance of the card

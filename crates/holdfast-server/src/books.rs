@@ -5,7 +5,7 @@
 use holdfast::{LedgerEntry, MONEY, Micros};
 
 /// The header row's columns.
-pub const CSV_COLUMNS: [&str; 10] = [
+pub const CSV_COLUMNS: [&str; 11] = [
     "entry_id",
     "created_at",
     "account_id",
@@ -16,6 +16,7 @@ pub const CSV_COLUMNS: [&str; 10] = [
     "amount_after",
     "amount_after_micros",
     "ref",
+    "actor",
 ];
 
 /// A pocket amount as two CSV fields: the decimal (or the count) and the micros.
@@ -27,7 +28,7 @@ fn amount_fields(pocket: &str, value: i64) -> [String; 2] {
     }
 }
 
-fn record(e: &LedgerEntry) -> [String; 10] {
+fn record(e: &LedgerEntry) -> [String; 11] {
     let [delta, delta_micros] = amount_fields(&e.pocket, e.delta);
     let [after, after_micros] = amount_fields(&e.pocket, e.amount_after);
     [
@@ -41,6 +42,7 @@ fn record(e: &LedgerEntry) -> [String; 10] {
         after,
         after_micros,
         e.reference.clone().unwrap_or_default(),
+        e.actor.clone().unwrap_or_default(),
     ]
 }
 
@@ -71,6 +73,7 @@ mod tests {
             available_after: None,
             reference: reference.map(str::to_owned),
             created_at: 0,
+            actor: Some("key:k1".into()),
         }
     }
 
@@ -89,11 +92,11 @@ mod tests {
         assert_eq!(lines[0], CSV_COLUMNS.join(","));
         assert_eq!(
             lines[1],
-            r#"7,1970-01-01T00:00:00Z,acme,money,debit,-2.50,-2500000,0.25,250000,"run ""42"", retry""#
+            r#"7,1970-01-01T00:00:00Z,acme,money,debit,-2.50,-2500000,0.25,250000,"run ""42"", retry",key:k1"#
         );
         assert_eq!(
             lines[2],
-            "7,1970-01-01T00:00:00Z,acme,daily_images,debit,3,,250000,,"
+            "7,1970-01-01T00:00:00Z,acme,daily_images,debit,3,,250000,,,key:k1"
         );
         assert_eq!(csv_chunk(&[], false).unwrap(), b"");
     }

@@ -27,7 +27,7 @@ async fn main() -> std::process::ExitCode {
     let args = Cli::parse();
     let result = match args.command {
         Command::Serve(a) => http::serve(a).await,
-        Command::Ops(c) => cli::run(c).await,
+        Command::Ops(c) => holdfast::actor::acting_as(&cli_actor(), cli::run(c)).await,
     };
     match result {
         Ok(code) => code,
@@ -36,4 +36,13 @@ async fn main() -> std::process::ExitCode {
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// The actor of an operator command: `cli:` and the OS user who ran it.
+fn cli_actor() -> String {
+    let user = ["USER", "LOGNAME", "USERNAME"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| "unknown".to_owned());
+    format!("cli:{user}")
 }

@@ -47,7 +47,8 @@ impl Cli {
             .arg("--database")
             .arg(&self.url)
             .env_remove("HOLDFAST_DATABASE_URL")
-            .env_remove("HOLDFAST_RATE_CARD");
+            .env_remove("HOLDFAST_RATE_CARD")
+            .env("USER", "ops-ada");
         if let Some(card) = &self.card {
             cmd.arg("--rate-card").arg(card);
         }
@@ -648,6 +649,10 @@ holdfast::backend_test!(refund_a_job_and_grant_allowance, |backend| async move {
     );
     let r = cli.json(&["refund-job", id, "--reason", "blank", "--key", "r"]);
     assert_eq!(r["entries"][0]["kind"], "job_refund");
+    assert_eq!(
+        r["entries"][0]["actor"], "cli:ops-ada",
+        "the OS user who ran it"
+    );
     assert_eq!(r["job"]["refunded"][0]["amount"], 1);
     assert_eq!(r["account"]["allowances"]["daily_images"]["remaining"], 3);
     let again = cli.ok(&["refund-job", id, "--reason", "blank", "--key", "r"]);
@@ -748,7 +753,8 @@ holdfast::backend_test!(export_the_books_to_a_file, |backend| async move {
     assert_eq!(lines.len(), 6, "a header and five rows: {text}");
     assert!(lines[0].starts_with("entry_id,created_at,account_id"));
     assert!(
-        lines[1].contains(",money,debit,-0.25,-250000,") && lines[1].ends_with(r#""run, ""9""""#),
+        lines[1].contains(",money,debit,-0.25,-250000,")
+            && lines[1].ends_with(r#""run, ""9""",cli:ops-ada"#),
         "{}",
         lines[1]
     );

@@ -124,6 +124,13 @@ backend_test!(
         .expect(201, "");
         let suspended = api.events("type=account.suspended", 1).await;
         assert_eq!(suspended[0]["currency"], "EUR");
+        api.top_up("u", "5.00", "t2").await;
+        let job = api.submit("u", "video", "v").await;
+        let job = job.expect(201, "");
+        assert_eq!(
+            job["currency"], "EUR",
+            "a job's hold is in the card's currency"
+        );
         api.assert_clean().await;
     }
 );

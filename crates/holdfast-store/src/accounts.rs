@@ -9,7 +9,7 @@ use crate::error::StoreError;
 use crate::model::AccountView;
 use crate::statement::Stmt;
 use crate::store::{Store, now};
-use crate::writes::{EntryFacts, apply_refills, write_ledger};
+use crate::writes::{EntryFacts, apply_refills, emit_operator, write_ledger};
 use crate::{in_read_tx, in_write_tx, params, statement};
 
 pub use crate::money::MAX_PAGE;
@@ -60,6 +60,10 @@ impl Store {
         let mut state = lock_account(tx, account, &[]).await?;
         let snap = &mut state.snap;
         if !inserted {
+            if snap.plan != req.plan {
+                let data = serde_json::json!({ "from": snap.plan, "to": req.plan });
+                emit_operator(tx, "plan_changed", account_id, data, None, now).await?;
+            }
             let params = params! {
                 account_id: account_id, plan: plan, plan_until: plan_until,
                 max_concurrent_jobs: max_concurrent_jobs,
@@ -164,8 +168,27 @@ impl Store {
         account: &AccountId,
         blocked: bool,
     ) -> Result<AccountView, StoreError> {
+        self.set_blocked_because(account, blocked, None).await
+    }
+
+    /// [`Store::set_blocked`] with the operator's reason, recorded on the event
+    /// `operator.blocked` / `operator.unblocked` (emitted when the state changes).
+    pub async fn set_blocked_because(
+        &self,
+        account: &AccountId,
+        blocked: bool,
+        reason: Option<&str>,
+    ) -> Result<AccountView, StoreError> {
+        if let Some(r) = reason {
+            crate::refunds::check_reason(r)?;
+        }
         in_write_tx!(self, |tx| async {
             let mut state = lock_account(tx, account, &[]).await?;
+            if state.snap.blocked_at.is_some() != blocked {
+                let action = if blocked { "blocked" } else { "unblocked" };
+                let data = serde_json::json!({});
+                emit_operator(tx, action, account.as_str(), data, reason, state.snap.now).await?;
+            }
             let blocked_at = if blocked {
                 Some(state.snap.blocked_at.unwrap_or(state.snap.now))
             } else {

@@ -14,7 +14,7 @@ use crate::model::{AccountView, Job};
 use crate::refunds::check_reason;
 use crate::statement::Stmt;
 use crate::store::Store;
-use crate::writes::emit;
+use crate::writes::{emit, emit_operator};
 use crate::{in_write_tx, params, statement};
 
 static SET_BANNED: Stmt = statement!(shared "set_banned");
@@ -66,6 +66,8 @@ impl Store {
             let ids: Vec<&str> = canceled.iter().map(|j| j.job_id.as_str()).collect();
             let data = json!({ "reason": reason, "canceled_jobs": ids });
             emit(tx, "account.banned", account.as_str(), None, data, now).await?;
+            let data = json!({ "canceled_jobs": ids });
+            emit_operator(tx, "banned", account.as_str(), data, Some(reason), now).await?;
             Ok(Banned {
                 account: state.view(self.card())?,
                 canceled,
@@ -83,16 +85,17 @@ impl Store {
             let params = params! { account_id: account.as_str(), banned_at: None::<i64> };
             tx.exec(&SET_BANNED, params).await?;
             state.snap.banned_at = None;
-            let data = json!({});
+            let now = state.snap.now;
             emit(
                 tx,
                 "account.unbanned",
                 account.as_str(),
                 None,
-                data,
-                state.snap.now,
+                json!({}),
+                now,
             )
             .await?;
+            emit_operator(tx, "unbanned", account.as_str(), json!({}), None, now).await?;
             state.view(self.card())
         })
     }

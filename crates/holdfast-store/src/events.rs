@@ -20,6 +20,8 @@ pub struct EventFilter {
     pub limit: i64,
     pub account_id: Option<String>,
     pub event_type: Option<String>,
+    /// Only events this actor caused (`key:<key id>`, `cli:<user>`, `system:<pass>`).
+    pub actor: Option<String>,
 }
 
 static LIST_EVENTS: Stmt = statement!("list_events");
@@ -35,6 +37,7 @@ pub(crate) fn event_from(r: &Row, currency: &str) -> Result<Event, StoreError> {
         data: serde_json::from_str(&r.text("data")?)
             .map_err(|e| StoreError::Corrupt(format!("event data: {e}")))?,
         created_at: r.int("created_at")?,
+        actor: r.opt_text("actor")?,
     })
 }
 
@@ -47,6 +50,7 @@ impl Store {
                 after_event_id: f.after.unwrap_or(0),
                 account_id: f.account_id.clone(),
                 event_type: f.event_type.clone(),
+                actor: f.actor.clone(),
                 limit: limit,
             };
             let rows = tx.rows(&LIST_EVENTS, filter).await?;

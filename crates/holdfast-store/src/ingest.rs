@@ -269,6 +269,7 @@ async fn apply(tx: &mut Tx, write: &IngestWrite) -> Result<(), StoreError> {
     let params = params! {
         items: json!(write.items).to_string(),
         changes: json!(write.changes).to_string(),
+        actor: crate::actor::current(),
     };
     let row = tx.row(&WRITE, params).await?;
     let written = (

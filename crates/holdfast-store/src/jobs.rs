@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::account_state::{AccountState, lock_account_with_extras, lock_job_with_account};
 use crate::db::{Row, Tx};
 use crate::error::StoreError;
-use crate::model::{Heartbeat, Job, Lease, Submitted};
+use crate::model::{Heartbeat, Job, JobActors, Lease, Submitted};
 use crate::statement::{BindByName, Stmt};
 use crate::store::Store;
 use crate::writes::{apply_refills, emit_crossing, emit_suspension, request_hash};
@@ -68,6 +68,12 @@ pub(crate) fn job_from(row: &Row) -> Result<JobRow, StoreError> {
             failure_reason: row.opt_text("failure_reason")?,
             lease_expires_at: row.opt_int("lease_expires_at")?,
             worker_id: row.opt_text("worker_id")?,
+            currency: row.opt_text("currency")?,
+            actors: JobActors {
+                submitted: row.opt_text("submitted_by_actor")?,
+                leased: row.opt_text("leased_by_actor")?,
+                finished: row.opt_text("finished_by_actor")?,
+            },
         },
         lease_token: row.opt_text("lease_token")?,
         finished_by: row.opt_text("finished_by")?,
@@ -169,6 +175,7 @@ struct FinishWrite {
     failure_reason: Option<String>,
     event_type: String,
     event_data: String,
+    actor: String,
 }
 
 bind_by_name!(FinishWrite {
@@ -193,6 +200,7 @@ bind_by_name!(FinishWrite {
     failure_reason,
     event_type,
     event_data,
+    actor,
 });
 
 impl FinishWrite {
@@ -235,6 +243,7 @@ impl FinishWrite {
             failure_reason: f.reason.map(str::to_owned),
             event_type: format!("job.{}", f.status.as_str()),
             event_data: data.to_string(),
+            actor: crate::actor::current(),
         })
     }
 }
@@ -331,6 +340,8 @@ struct SubmitWrite {
     open_at_submit: i64,
     seen_open_jobs: Option<i64>,
     seen_pockets: Option<String>,
+    actor: String,
+    currency: String,
 }
 
 bind_by_name!(SubmitWrite {
@@ -351,6 +362,8 @@ bind_by_name!(SubmitWrite {
     open_at_submit,
     seen_open_jobs,
     seen_pockets,
+    actor,
+    currency,
 });
 
 impl SubmitWrite {
@@ -389,6 +402,8 @@ impl SubmitWrite {
             open_at_submit: open + 1,
             seen_open_jobs: unconfirmed.map(|s| s.open_jobs),
             seen_pockets: unconfirmed.map(|s| s.pockets_json.clone()),
+            actor: crate::actor::current(),
+            currency: card.currency.clone(),
         })
     }
 }
@@ -526,7 +541,7 @@ impl Store {
         in_write_tx!(self, |tx| async {
             let params = params! {
                 lane: lane, lease_token: token.as_str(), lease_seconds: lease_seconds,
-                worker_id: worker.as_str(),
+                worker_id: worker.as_str(), actor: crate::actor::current(),
             };
             let Some(row) = tx.maybe_row(&LEASE_JOB, params).await? else {
                 return Ok(None);

@@ -6,6 +6,7 @@ use crate::error::StoreError;
 use crate::model::ApiKey;
 use crate::statement::Stmt;
 use crate::store::Store;
+use crate::writes::emit_operator;
 use crate::{in_read_tx, in_write_tx, params, statement};
 
 static CREATE_API_KEY: Stmt = statement!(shared "create_api_key");
@@ -33,17 +34,25 @@ impl Store {
                 created_at_micros: now,
             };
             tx.exec(&CREATE_API_KEY, key).await?;
+            let data = serde_json::json!({ "key_id": id, "role": role });
+            emit_operator(tx, "key_created", "", data, None, now).await?;
             Ok(id.clone())
         })
     }
 
     /// The role of an unrevoked key with this hash.
     pub async fn role_of_key_hash(&self, hash: &str) -> Result<Option<String>, StoreError> {
+        Ok(self.key_of_hash(hash).await?.map(|(role, _)| role))
+    }
+
+    /// The role and id of the live key with this hash, if any.
+    pub async fn key_of_hash(&self, hash: &str) -> Result<Option<(String, String)>, StoreError> {
         in_read_tx!(self, |tx| async {
             let row = tx
                 .maybe_row(&ROLE_OF_API_KEY_HASH, params! { key_hash: hash })
                 .await?;
-            row.map(|r| r.text("role")).transpose()
+            row.map(|r| Ok((r.text("role")?, r.text("key_id")?)))
+                .transpose()
         })
     }
 
@@ -73,6 +82,10 @@ impl Store {
                     params! { key_id: key_id, revoked_at_micros: now },
                 )
                 .await?;
+            if n == 1 {
+                let data = serde_json::json!({ "key_id": key_id });
+                emit_operator(tx, "key_revoked", "", data, None, now).await?;
+            }
             Ok(n == 1)
         })
     }

@@ -18,6 +18,7 @@
 
 pub mod account_state;
 pub mod accounts;
+pub mod actor;
 pub mod audit;
 pub mod bans;
 pub mod db;

@@ -17,6 +17,8 @@ pub struct LedgerEntry {
     pub available_after: Option<i64>,
     pub reference: Option<String>,
     pub created_at: Timestamp,
+    /// Who caused it (`None` for entries written before actors were recorded).
+    pub actor: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -83,6 +85,19 @@ pub struct Job {
     pub failure_reason: Option<String>,
     pub lease_expires_at: Option<Timestamp>,
     pub worker_id: Option<String>,
+    /// The currency its hold was priced in (the card's at submit; `None` for jobs
+    /// submitted before it was recorded).
+    pub currency: Option<String>,
+    /// Who submitted, last leased and ended the job.
+    pub actors: JobActors,
+}
+
+/// Who caused each transition of a job (`None`: not yet, or before actors were recorded).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct JobActors {
+    pub submitted: Option<String>,
+    pub leased: Option<String>,
+    pub finished: Option<String>,
 }
 
 /// A submit's answer.
@@ -117,6 +132,8 @@ pub struct Event {
     pub created_at: Timestamp,
     /// The deployment's currency (ISO 4217), which every money amount is in.
     pub currency: String,
+    /// Who caused it (`None` for events written before actors were recorded).
+    pub actor: Option<String>,
 }
 
 /// A page of rows and the cursor to pass next.

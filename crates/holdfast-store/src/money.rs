@@ -10,6 +10,7 @@ use holdfast_core::{AccountId, IdempotencyKey, Micros, Refusal};
 use serde_json::json;
 
 use crate::account_state::{AccountState, lock_account, lock_account_row, read_account};
+use crate::actor::acting_as;
 use crate::db::Tx;
 use crate::error::StoreError;
 use crate::jobs::{UsedJobs, used_jobs};
@@ -38,12 +39,15 @@ impl CreditKind {
     }
 }
 
-/// One debit of a batch: what was used, the client's key, the job it bills.
+/// One debit of a batch: what was used, the client's key, the job it bills, and who
+/// asked (the batcher applies it in a task of its own).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DebitRequest {
     pub usage: Usage,
     pub key: IdempotencyKey,
     pub job_ref: Option<String>,
+    /// The actor of the work that made the request ([`crate::actor::current`]).
+    pub actor: String,
 }
 
 impl DebitRequest {
@@ -52,6 +56,7 @@ impl DebitRequest {
             usage: usage.clone(),
             key: key.clone(),
             job_ref: job_ref.map(str::to_owned),
+            actor: crate::actor::current(),
         }
     }
 }
@@ -264,11 +269,13 @@ impl Store {
         for p in priced {
             out.push(match p {
                 Err(r) => Err(r.clone()),
-                Ok(p) => match self.debit_in(tx, &mut state, p, &jobs).await {
-                    Ok(m) => Ok(m),
-                    Err(StoreError::Refused(r)) => Err(r),
-                    Err(e) => return Err(e),
-                },
+                Ok(p) => {
+                    match acting_as(&p.req.actor, self.debit_in(tx, &mut state, p, &jobs)).await {
+                        Ok(m) => Ok(m),
+                        Err(StoreError::Refused(r)) => Err(r),
+                        Err(e) => return Err(e),
+                    }
+                }
             });
         }
         Ok(out)

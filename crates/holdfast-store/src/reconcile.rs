@@ -21,6 +21,7 @@ use crate::model::{LedgerEntry, PassReport};
 use crate::passes::CHUNK;
 use crate::statement::{BindByName, Params, Statement, Stmt};
 use crate::store::{EntryFacts, Store, emit, lock_account, write_ledger};
+use crate::writes::emit_operator;
 use crate::{bind_by_name, in_read_tx, in_write_tx, params, statement};
 
 /// Takes the account row lock, or nothing when another transaction holds it (PostgreSQL);
@@ -235,6 +236,8 @@ impl Store {
             snap.now,
         )
         .await?;
+        let data = json!({ "pocket": pocket, "delta": entry.delta, "entry_id": entry.entry_id });
+        emit_operator(tx, "adjusted", account.as_str(), data, None, snap.now).await?;
         report_adjustment(account, pocket, stored, &facts, &entry);
         outcome.adjusted += 1;
         facts.last_entry_id = entry.entry_id;

@@ -15,7 +15,8 @@ use crate::model::{AccountView, Job, LedgerEntry};
 use crate::statement::{BindByName, Stmt};
 use crate::store::Store;
 use crate::writes::{
-    EntryFacts, apply_refills, emit_crossing, emit_suspension, read_entry, request_hash,
+    EntryFacts, apply_refills, emit_crossing, emit_operator, emit_suspension, read_entry,
+    request_hash,
 };
 use crate::{bind_by_name, in_write_tx, statement};
 
@@ -89,6 +90,7 @@ struct RefundWrite {
     request_hash: String,
     event_data: String,
     now: i64,
+    actor: String,
 }
 
 bind_by_name!(RefundWrite {
@@ -108,6 +110,7 @@ bind_by_name!(RefundWrite {
     request_hash,
     event_data,
     now,
+    actor,
 });
 
 impl RefundWrite {
@@ -145,6 +148,7 @@ impl RefundWrite {
             request_hash: hash.to_owned(),
             event_data: event.to_string(),
             now: plan.after.now,
+            actor: crate::actor::current(),
         })
     }
 }
@@ -160,6 +164,7 @@ struct GrantWrite {
     request_hash: String,
     event_data: String,
     now: i64,
+    actor: String,
 }
 
 bind_by_name!(GrantWrite {
@@ -172,6 +177,7 @@ bind_by_name!(GrantWrite {
     request_hash,
     event_data,
     now,
+    actor,
 });
 
 /// The entry a write made, checked against the entry its key names: a key claimed by
@@ -323,6 +329,7 @@ impl Store {
                 request_hash: hash.clone(),
                 event_data: event.to_string(),
                 now: after.now,
+                actor: crate::actor::current(),
             };
             let row = tx.row(&GRANT_ALLOWANCE, write.params()).await?;
             let entry_id = claimed_entry(&row, "granting allowance")?;
@@ -333,6 +340,16 @@ impl Store {
                     entry.amount_after
                 )));
             }
+            let data = json!({ "pocket": req.pocket, "amount": req.amount, "entry_id": entry_id });
+            emit_operator(
+                tx,
+                "granted",
+                account.as_str(),
+                data,
+                Some(&req.reason),
+                after.now,
+            )
+            .await?;
             state.snap = after;
             let facts = credit_facts(&entry, "grant", None);
             Ok(Granted {

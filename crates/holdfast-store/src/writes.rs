@@ -44,6 +44,7 @@ impl EntryFacts<'_> {
             available_after: self.available_after,
             reference: self.reference,
             created_at: now,
+            actor: Some(crate::actor::current()),
         }
     }
 }
@@ -58,6 +59,7 @@ pub(crate) async fn write_ledger(
         account_id: account, pocket: f.pocket, delta: f.delta, kind: f.kind,
         amount_after: f.amount_after, available_after: f.available_after,
         buffer_micros: f.buffer, reference: f.reference.clone(), now: now,
+        actor: crate::actor::current(),
     };
     let row = tx.row(&INSERT_LEDGER_ENTRY, params).await?;
     Ok(f.entry(row.int("entry_id")?, account, now))
@@ -74,9 +76,25 @@ pub(crate) async fn emit(
 ) -> Result<(), StoreError> {
     let params = params! {
         event_type: event_type, account_id: account, job_id: job, data: data.to_string(), now: now,
+        actor: crate::actor::current(),
     };
     tx.exec(&INSERT_EVENT, params).await?;
     Ok(())
+}
+
+/// Records an operator's action as the event `operator.<action>` (its actor is the
+/// event's): block, unblock, ban, unban, plan change, grant, key creation and revocation,
+/// reconciliation's adjustments. `account` is `""` for an action on no account (keys).
+pub(crate) async fn emit_operator(
+    tx: &mut Tx,
+    action: &str,
+    account: &str,
+    mut data: serde_json::Value,
+    reason: Option<&str>,
+    now: Timestamp,
+) -> Result<(), StoreError> {
+    data["reason"] = serde_json::json!(reason);
+    emit(tx, &format!("operator.{action}"), account, None, data, now).await
 }
 
 /// Writes due refills (pocket, cycle, `refill` ledger entries) and applies them to `snap`.
@@ -197,6 +215,7 @@ struct MoneyWrite {
     buffer_micros: i64,
     reference: Option<String>,
     now: i64,
+    actor: String,
 }
 
 bind_by_name!(MoneyWrite {
@@ -214,6 +233,7 @@ bind_by_name!(MoneyWrite {
     buffer_micros,
     reference,
     now,
+    actor,
 });
 
 /// What `write_money.sql` answered.
@@ -278,6 +298,7 @@ pub(crate) async fn write_money(
         buffer_micros: buffer.0,
         reference: req.reference.clone(),
         now: state.snap.now,
+        actor: crate::actor::current(),
     };
     let rows = tx.rows(&WRITE_MONEY, write.params()).await?;
     let written = money_written(&rows)?;
@@ -345,6 +366,7 @@ pub(crate) fn entry_from(row: &Row) -> Result<LedgerEntry, StoreError> {
         available_after: row.opt_int("available_after")?,
         reference: row.opt_text("ref")?,
         created_at: row.int("created_at")?,
+        actor: row.opt_text("actor")?,
     })
 }
 

@@ -27,7 +27,7 @@ fn flood_sql(series: &str) -> String {
 /// The lease statement for lane `text`, with its arguments inlined as literals.
 fn lease_text(dialect: Dialect) -> String {
     let stmt = Statement::load("lease_job", LEASE_POSTGRES, LEASE_SQLITE);
-    let params = params! { lane: "text", lease_token: "tok", lease_seconds: 60, worker_id: "w" };
+    let params = params! { lane: "text", lease_token: "tok", lease_seconds: 60, worker_id: "w", actor: "key:w" };
     let (text, _) = stmt.bind(dialect, params).unwrap();
     let mut sql = text.to_owned();
     // Markers are numbered in the order of the statement's names; replace from the last
@@ -38,6 +38,7 @@ fn lease_text(dialect: Dialect) -> String {
             "lease_token" => "'tok'",
             "lease_seconds" => "60",
             "worker_id" => "'w'",
+            "actor" => "'key:w'",
             other => panic!("lease_job has a parameter {other}"),
         };
         sql = sql.replace(&format!("${}", i + 1), value);

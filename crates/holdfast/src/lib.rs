@@ -28,6 +28,9 @@ pub use holdfast_core::{self as core, *};
 /// hatch, with [`Engine::store`], for tests and the bench. Applications use [`Engine`].
 pub use holdfast_store as store;
 
+/// Who caused a change: name the actor of a piece of work with [`actor::acting_as`].
+pub use holdfast_store::actor;
+
 // The engine's requests and results.
 /// Largest page a listing returns (`limit` is clamped to 1 ..= this).
 pub use holdfast_store::accounts::MAX_PAGE;

@@ -96,7 +96,8 @@ where
             if *shutdown.borrow() {
                 break;
             }
-            let result = run(engine.clone()).await;
+            let actor = format!("system:{name}");
+            let result = crate::actor::acting_as(&actor, run(engine.clone())).await;
             record_metrics(name, &result);
             match result {
                 Ok(r) if r.processed > 0 => {

@@ -158,6 +158,7 @@ pub fn event_json(e: &Event) -> serde_json::Value {
         "data": e.data,
         "created_at": rfc3339(e.created_at),
         "currency": e.currency,
+        "actor": e.actor,
     })
 }
 

@@ -25,6 +25,7 @@ async fn crossings(e: &Engine, n: usize) -> Vec<(String, i64)> {
                 limit: 1000,
                 account_id: Some("u".into()),
                 event_type: None,
+                actor: None,
             })
             .await
             .unwrap();

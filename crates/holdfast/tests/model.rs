@@ -183,6 +183,7 @@ fn debit_request(op: &Op) -> DebitRequest {
             usage: Usage::Amount(Micros(*amount)),
             key: key(&format!("k{k}")),
             job_ref: None,
+            actor: holdfast::actor::LIBRARY.into(),
         },
         other => panic!("not a debit: {other:?}"),
     }

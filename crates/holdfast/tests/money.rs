@@ -356,6 +356,7 @@ backend_test!(a_batch_answers_each_debit_on_its_own, |b| async move {
         usage: Usage::Amount(usd(amount)),
         key: key(k),
         job_ref: None,
+        actor: holdfast::actor::LIBRARY.into(),
     };
     let bad_meter = holdfast::DebitRequest {
         usage: Usage::Metered {
@@ -364,6 +365,7 @@ backend_test!(a_batch_answers_each_debit_on_its_own, |b| async move {
         },
         key: key("m"),
         job_ref: None,
+        actor: holdfast::actor::LIBRARY.into(),
     };
     let batch = [
         req("1.00", "a"),
@@ -563,6 +565,7 @@ backend_test!(
             usage: Usage::Amount(usd(amount)),
             key: key(k),
             job_ref: None,
+            actor: holdfast::actor::LIBRARY.into(),
         };
         // Given out of order, with an unknown account among them.
         let groups = vec![

@@ -309,6 +309,10 @@ backend_test!(reactivation_refills_idle_accounts_only, |b| async move {
     put(&s, "blocked", "free").await;
     run_job(&e, "blocked", "text", "text", "b1").await;
     s.set_blocked(&acct("blocked"), true).await.unwrap();
+    // banned: same, then banned by an operator
+    put(&s, "banned", "free").await;
+    run_job(&e, "banned", "text", "text", "x1").await;
+    e.ban(&acct("banned"), "abuse").await.unwrap();
     // never active: below quota (a pocket its new plan adds starts empty), never active
     put(&s, "never", "premium").await;
     put(&s, "never", "free").await;
@@ -327,7 +331,7 @@ backend_test!(reactivation_refills_idle_accounts_only, |b| async move {
 
     let before: BTreeMap<&str, usize> = {
         let mut m = BTreeMap::new();
-        for id in ["idle", "blocked", "never", "recent"] {
+        for id in ["idle", "blocked", "banned", "never", "recent"] {
             m.insert(id, ledger_of(&s, id).await.len());
         }
         m
@@ -353,7 +357,7 @@ backend_test!(reactivation_refills_idle_accounts_only, |b| async move {
         ),
         ("refill", "daily_messages", 1, 10)
     );
-    for id in ["blocked", "never", "recent"] {
+    for id in ["blocked", "banned", "never", "recent"] {
         assert_eq!(ledger_of(&s, id).await.len(), before[id], "{id} left alone");
     }
     let idle = s.get_account(&acct("idle")).await.unwrap();

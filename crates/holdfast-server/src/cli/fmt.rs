@@ -106,7 +106,7 @@ pub fn entry_json(e: &LedgerEntry) -> Value {
     let mut v = json!({
         "entry_id": e.entry_id, "account_id": e.account_id, "pocket": e.pocket,
         "delta": e.delta, "kind": e.kind, "amount_after": e.amount_after,
-        "ref": e.reference, "created_at": time(e.created_at),
+        "ref": e.reference, "created_at": time(e.created_at), "actor": e.actor,
     });
     if e.pocket == MONEY {
         v["delta"] = json!(money(e.delta));
@@ -153,7 +153,7 @@ pub fn job_json(j: &Job) -> Value {
         "refunded": lines_json(&j.refunded),
         "created_at": time(j.created_at), "started_at": opt_time(j.started_at),
         "finished_at": opt_time(j.finished_at), "cancel_requested": j.cancel_requested,
-        "failure_reason": j.failure_reason,
+        "failure_reason": j.failure_reason, "actors": j.actors, "currency": j.currency,
     })
 }
 
@@ -161,7 +161,7 @@ pub fn event_json(e: &Event) -> Value {
     json!({
         "event_id": e.event_id, "type": e.event_type, "account_id": e.account_id,
         "job_id": e.job_id, "data": e.data, "created_at": time(e.created_at),
-        "currency": e.currency,
+        "currency": e.currency, "actor": e.actor,
     })
 }
 

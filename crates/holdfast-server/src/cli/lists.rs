@@ -73,9 +73,12 @@ pub struct EventsArgs {
     /// Only events of this type, e.g. account.suspended.
     #[arg(long = "type")]
     event_type: Option<String>,
+    /// Only events this actor caused, e.g. key:<key id>, cli:<user>, system:sweep.
+    #[arg(long)]
+    actor: Option<String>,
     /// List dead webhook deliveries (failed their last attempt) instead of events;
     /// `--after` is then a delivery id. Requeue one with `holdfast redeliver`.
-    #[arg(long, conflicts_with_all = ["account", "event_type"])]
+    #[arg(long, conflicts_with_all = ["account", "event_type", "actor"])]
     dead: bool,
     /// With --dead: only deliveries to this endpoint URL.
     #[arg(long, requires = "dead")]
@@ -219,6 +222,7 @@ pub async fn events(a: EventsArgs) -> anyhow::Result<ExitCode> {
             .transpose()?
             .map(|id| id.to_string()),
         event_type: a.event_type,
+        actor: a.actor,
     };
     let engine = a.opts.db.engine().await?;
     let page = engine.events(&filter).await.coded()?;

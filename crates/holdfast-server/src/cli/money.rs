@@ -29,9 +29,18 @@ pub enum AccountCommand {
     /// Show an account with its pockets as they are effective now.
     Show { id: String },
     /// Block: new jobs are refused and queued ones not leased; money still applies.
-    Block { id: String },
+    Block {
+        id: String,
+        /// Why (1 to 500 characters), recorded on the operator.blocked event.
+        #[arg(long)]
+        reason: Option<String>,
+    },
     /// Lift a block.
-    Unblock { id: String },
+    Unblock {
+        id: String,
+        #[arg(long)]
+        reason: Option<String>,
+    },
     /// Ban: cancel the queued jobs (holds released), refuse new jobs and debits; running
     /// jobs may end.
     Ban {
@@ -161,8 +170,8 @@ pub async fn account(command: AccountCommand, opts: &Opts) -> anyhow::Result<Exi
             let view = opts.db.engine().await?.get_account(&id).await.coded()?;
             emit(opts, fmt::account_json(&view), || account_text(&view))
         }
-        AccountCommand::Block { id } => set_blocked(&id, true, opts).await,
-        AccountCommand::Unblock { id } => set_blocked(&id, false, opts).await,
+        AccountCommand::Block { id, reason } => set_blocked(&id, true, reason, opts).await,
+        AccountCommand::Unblock { id, reason } => set_blocked(&id, false, reason, opts).await,
         AccountCommand::Ban { id, reason } => {
             let id = parse::account(&id)?;
             let banned = opts.db.engine().await?.ban(&id, &reason).await.coded()?;
@@ -184,10 +193,18 @@ pub async fn account(command: AccountCommand, opts: &Opts) -> anyhow::Result<Exi
     }
 }
 
-async fn set_blocked(id: &str, blocked: bool, opts: &Opts) -> anyhow::Result<ExitCode> {
+async fn set_blocked(
+    id: &str,
+    blocked: bool,
+    reason: Option<String>,
+    opts: &Opts,
+) -> anyhow::Result<ExitCode> {
     let id = parse::account(id)?;
     let engine = opts.db.engine().await?;
-    let view = engine.set_blocked(&id, blocked).await.coded()?;
+    let view = engine
+        .set_blocked_because(&id, blocked, reason.as_deref())
+        .await
+        .coded()?;
     emit(opts, fmt::account_json(&view), || account_text(&view))
 }
 

@@ -122,16 +122,33 @@ pub async fn activity(
     Ok(Json(s.engine.activity(&id).await?.into()))
 }
 
-async fn set_blocked(s: &AppState, id: &str, blocked: bool) -> ApiResult<Json<AccountBody>> {
+/// A block's or an unblock's body: optionally why (recorded on `operator.blocked`).
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BlockRequest {
+    /// Why, 1–500 characters.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+async fn set_blocked(
+    s: &AppState,
+    id: &str,
+    blocked: bool,
+    req: BlockRequest,
+) -> ApiResult<Json<AccountBody>> {
     let id = account_id(id)?;
-    let view = s.engine.set_blocked(&id, blocked).await?;
+    let view = s
+        .engine
+        .set_blocked_because(&id, blocked, req.reason.as_deref())
+        .await?;
     Ok(Json(view.into()))
 }
 
 /// Blocks an account: submits refused, queued jobs not leased; money still applies.
 #[utoipa::path(post, path = "/v1/accounts/{account_id}/block", tag = "accounts",
     params(("account_id" = String, Path)),
-    request_body = Empty,
+    request_body = BlockRequest,
     responses(
         (status = 200, description = "The account", body = AccountBody),
         (status = 404, description = "`account_not_found`", body = ErrorBody),
@@ -143,15 +160,15 @@ pub async fn block(
     _: Auth<AdminRole>,
     State(s): State<AppState>,
     PathText(id): PathText,
-    BodyOrEmpty(Empty {}): BodyOrEmpty<Empty>,
+    BodyOrEmpty(req): BodyOrEmpty<BlockRequest>,
 ) -> ApiResult<Json<AccountBody>> {
-    set_blocked(&s, &id, true).await
+    set_blocked(&s, &id, true, req).await
 }
 
 /// Unblocks an account.
 #[utoipa::path(post, path = "/v1/accounts/{account_id}/unblock", tag = "accounts",
     params(("account_id" = String, Path)),
-    request_body = Empty,
+    request_body = BlockRequest,
     responses(
         (status = 200, description = "The account", body = AccountBody),
         (status = 404, description = "`account_not_found`", body = ErrorBody),
@@ -163,9 +180,9 @@ pub async fn unblock(
     _: Auth<AdminRole>,
     State(s): State<AppState>,
     PathText(id): PathText,
-    BodyOrEmpty(Empty {}): BodyOrEmpty<Empty>,
+    BodyOrEmpty(req): BodyOrEmpty<BlockRequest>,
 ) -> ApiResult<Json<AccountBody>> {
-    set_blocked(&s, &id, false).await
+    set_blocked(&s, &id, false, req).await
 }
 
 /// A page of accounts.

@@ -6,9 +6,12 @@
 
 use std::marker::PhantomData;
 
-use axum::extract::FromRequestParts;
+use axum::extract::{FromRequestParts, Request, State};
+use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
+use axum::middleware::Next;
+use axum::response::Response;
 use holdfast::key_hash;
 
 use super::error::ApiError;
@@ -82,31 +85,55 @@ pub struct Auth<P: Policy> {
     _policy: PhantomData<P>,
 }
 
-fn bearer(parts: &Parts) -> Option<&str> {
-    let value = parts.headers.get(AUTHORIZATION)?.to_str().ok()?;
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(AUTHORIZATION)?.to_str().ok()?;
     let (scheme, key) = value.split_once(' ')?;
     let key = key.trim();
     (scheme.eq_ignore_ascii_case("bearer") && !key.is_empty()).then_some(key)
 }
 
-/// The role of the key the request carries.
-async fn role_of(parts: &Parts, state: &AppState) -> Result<Role, ApiError> {
-    let key = bearer(parts).ok_or(ApiError::Unauthorized)?;
+/// The role and the actor (`key:<key id>`, `key:env` for the environment's admin key)
+/// of the key the request carries.
+async fn caller_of(headers: &HeaderMap, state: &AppState) -> Result<(Role, String), ApiError> {
+    let key = bearer(headers).ok_or(ApiError::Unauthorized)?;
     let hash = key_hash(key);
     if state.env_key.matches(&hash) {
-        return Ok(Role::Admin);
+        return Ok((Role::Admin, "key:env".to_owned()));
     }
-    let role = state.engine.role_of_key_hash(&hash).await?;
-    role.as_deref()
-        .and_then(Role::parse)
-        .ok_or(ApiError::Unauthorized)
+    let (role, key_id) = state
+        .engine
+        .key_of_hash(&hash)
+        .await?
+        .ok_or(ApiError::Unauthorized)?;
+    let role = Role::parse(&role).ok_or(ApiError::Unauthorized)?;
+    Ok((role, format!("key:{key_id}")))
+}
+
+/// The caller of a request, resolved once by [`identify`].
+#[derive(Clone)]
+struct Caller(Result<(Role, String), ApiError>);
+
+/// Resolves the caller's key once per request, and runs the request as its actor: every
+/// change it makes records `key:<key id>` (never the key). The handler's [`Auth`] check
+/// reads what was resolved here.
+pub async fn identify(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    let caller = caller_of(req.headers(), &state).await;
+    let actor = match &caller {
+        Ok((_, actor)) => actor.clone(),
+        Err(_) => "anonymous".to_owned(),
+    };
+    req.extensions_mut().insert(Caller(caller));
+    holdfast::actor::acting_as(&actor, next.run(req)).await
 }
 
 impl<P: Policy + Send + Sync> FromRequestParts<AppState> for Auth<P> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let role = role_of(parts, state).await?;
+        let (role, _) = match parts.extensions.get::<Caller>() {
+            Some(Caller(caller)) => caller.clone()?,
+            None => caller_of(&parts.headers, state).await?,
+        };
         if !P::ROLES.contains(&role) {
             return Err(ApiError::Forbidden);
         }

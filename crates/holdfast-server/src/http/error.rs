@@ -10,7 +10,7 @@ use serde::Serialize;
 use thiserror::Error;
 use utoipa::{IntoResponses, ToSchema};
 
-#[derive(Debug, Error)]
+#[derive(Debug, Clone, Error)]
 pub enum ApiError {
     #[error("a valid API key is required: Authorization: Bearer <key>")]
     Unauthorized,

@@ -30,6 +30,7 @@ fn event_type(text: &str) -> Result<String, ApiError> {
         ("limit" = Option<i64>, Query, description = "1–1000, default 100"),
         ("account_id" = Option<String>, Query, description = "Only this account's events"),
         ("type" = Option<String>, Query, description = "Only events of this type"),
+        ("actor" = Option<String>, Query, description = "Only events this actor caused: `key:<key id>`, `cli:<user>`, `system:<pass>`, `library`"),
     ),
     responses(
         (status = 200, description = "A page of events", body = EventPage),
@@ -42,7 +43,14 @@ pub async fn list(
     State(s): State<AppState>,
     query: QueryPairs,
 ) -> ApiResult<Json<EventPage>> {
-    let [limit, after, account, kind] = query.take(["limit", "after", "account_id", "type"])?;
+    let [limit, after, account, kind, actor] =
+        query.take(["limit", "after", "account_id", "type", "actor"])?;
+    if actor
+        .as_ref()
+        .is_some_and(|a| a.is_empty() || a.len() > 300 || a.contains('\0'))
+    {
+        return Err(ApiError::invalid("actor: must be 1 to 300 characters"));
+    }
     let paging = Paging::parse(limit.as_deref(), after.as_deref())?;
     let filter = EventFilter {
         after: paging.after,
@@ -53,6 +61,7 @@ pub async fn list(
             .transpose()?
             .map(|a| a.to_string()),
         event_type: kind.as_deref().map(event_type).transpose()?,
+        actor,
     };
     let page = s.engine.events(&filter).await?;
     Ok(Json(EventPage {

@@ -192,6 +192,10 @@ pub fn router(state: AppState, request_timeout: Duration) -> Router {
         .fallback(route_not_found)
         .layer(DefaultBodyLimit::max(extract::MAX_BATCH_BODY_BYTES))
         .layer(middleware::from_fn(extract::buffer_body))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::identify,
+        ))
         .layer(middleware::from_fn_with_state(request_timeout, time_limit))
         .layer(middleware::from_fn(metrics::track))
         .with_state(state)

@@ -176,6 +176,9 @@ pub struct LedgerEntryBody {
     #[serde(rename = "ref")]
     pub reference: Option<String>,
     pub created_at: String,
+    /// Who caused it: `key:<key id>`, `cli:<user>`, `system:<pass>` or `library` (null
+    /// for entries written before actors were recorded).
+    pub actor: Option<String>,
 }
 
 impl From<LedgerEntry> for LedgerEntryBody {
@@ -193,6 +196,7 @@ impl From<LedgerEntry> for LedgerEntryBody {
             amount_after_micros,
             reference: e.reference,
             created_at: rfc3339(e.created_at),
+            actor: e.actor,
         }
     }
 }
@@ -267,6 +271,17 @@ pub struct JobBody {
     pub failure_reason: Option<String>,
     pub lease_expires_at: Option<String>,
     pub worker_id: Option<String>,
+    /// The currency (ISO 4217) `hold` and `charged` are in: the card's at submit.
+    pub currency: Option<String>,
+    /// Who submitted it, last leased it and ended it (as a ledger entry's `actor`).
+    pub actors: JobActorsBody,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct JobActorsBody {
+    pub submitted: Option<String>,
+    pub leased: Option<String>,
+    pub finished: Option<String>,
 }
 
 impl From<Job> for JobBody {
@@ -288,6 +303,12 @@ impl From<Job> for JobBody {
             failure_reason: j.failure_reason,
             lease_expires_at: opt_time(j.lease_expires_at),
             worker_id: j.worker_id,
+            currency: j.currency,
+            actors: JobActorsBody {
+                submitted: j.actors.submitted,
+                leased: j.actors.leased,
+                finished: j.actors.finished,
+            },
         }
     }
 }
@@ -336,6 +357,8 @@ pub struct EventBody {
     pub created_at: String,
     /// The currency (ISO 4217) of every money amount in `data`.
     pub currency: String,
+    /// Who caused it (as a ledger entry's `actor`).
+    pub actor: Option<String>,
 }
 
 impl From<Event> for EventBody {
@@ -348,6 +371,7 @@ impl From<Event> for EventBody {
             data: e.data,
             created_at: rfc3339(e.created_at),
             currency: e.currency,
+            actor: e.actor,
         }
     }
 }

@@ -24,6 +24,7 @@
 -- :failure_reason           a worker's reason for a failure, or NULL
 -- :event_type               the job's end event, e.g. job.succeeded
 -- :event_data               the event's data, JSON text
+-- :actor                    who ended it (see migration 0007)
 WITH released_money AS (
     UPDATE accounts
        SET balance = balance + :balance_delta_micros,
@@ -40,15 +41,15 @@ released_pocket AS (
      WHERE account_id = :account_id AND pocket = :pocket
 ),
 capture_entry AS (
-    INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at)
+    INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor)
     SELECT :account_id, :entry_pocket, :entry_delta::bigint, 'capture', :entry_amount_after::bigint,
-           :entry_available_after::bigint, :entry_buffer_micros::bigint, :job_id, :now::bigint
+           :entry_available_after::bigint, :entry_buffer_micros::bigint, :job_id, :now::bigint, :actor
      WHERE :entry_delta <> 0
     RETURNING entry_id
 ),
 end_event AS (
-    INSERT INTO events (type, account_id, job_id, data, created_at)
-    VALUES (:event_type, :account_id, :job_id, :event_data, :now)
+    INSERT INTO events (type, account_id, job_id, data, created_at, actor)
+    VALUES (:event_type, :account_id, :job_id, :event_data, :now, :actor)
 ),
 finished_job AS (
     UPDATE jobs
@@ -57,6 +58,7 @@ finished_job AS (
            finished_at = :now,
            finished_by = :finished_by,
            failure_reason = :failure_reason,
+           finished_by_actor = :actor,
            lease_token = CASE WHEN :finished_by = 'sweep' THEN NULL ELSE lease_token END
      WHERE job_id = :job_id
     RETURNING *

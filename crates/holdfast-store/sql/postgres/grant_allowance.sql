@@ -12,6 +12,7 @@
 -- :request_hash     the hash of the normalised request, for replays
 -- :event_data       the allowance.granted event's data, JSON text
 -- :now              the time (database clock, micros)
+-- :actor            who caused it (see migration 0007)
 WITH granted_pocket AS (
     UPDATE allowances
        SET remaining = remaining + :amount
@@ -19,8 +20,8 @@ WITH granted_pocket AS (
     RETURNING remaining
 ),
 grant_entry AS (
-    INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at)
-    SELECT :account_id, :pocket, :amount, 'grant', :amount_after, :available_after, NULL, NULL, :now
+    INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor)
+    SELECT :account_id, :pocket, :amount, 'grant', :amount_after, :available_after, NULL, NULL, :now, :actor
       FROM granted_pocket
     RETURNING entry_id
 ),
@@ -32,8 +33,8 @@ claimed_key AS (
     RETURNING entry_id
 ),
 grant_event AS (
-    INSERT INTO events (type, account_id, job_id, data, created_at)
-    SELECT 'allowance.granted', :account_id, NULL, :event_data, :now
+    INSERT INTO events (type, account_id, job_id, data, created_at, actor)
+    SELECT 'allowance.granted', :account_id, NULL, :event_data, :now, :actor
       FROM grant_entry
 )
 SELECT (SELECT entry_id FROM grant_entry) AS entry_id,

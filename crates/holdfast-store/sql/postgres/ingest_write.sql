@@ -7,6 +7,7 @@
 -- :items    the debits, a JSON array of objects: account_id, key, request_hash,
 --           entry_id, delta, amount_after, available_after, buffer, ref, now (the
 --           database clock as the account was read, micros: the entry's time)
+-- :actor    who caused it (see migration 0007): one call, one caller
 -- :changes  the accounts, a JSON array of objects: account_id, delta (the sum of its
 --           debits), spent, suspended_at (after the last), balance_after, buffer
 WITH item AS (
@@ -29,10 +30,10 @@ claimed_key AS (
     RETURNING 1
 ),
 new_entry AS (
-    INSERT INTO ledger (entry_id, account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at)
+    INSERT INTO ledger (entry_id, account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor)
     OVERRIDING SYSTEM VALUE
     SELECT entry_id, account_id, 'money', delta, 'debit', amount_after, available_after,
-           buffer, ref, now
+           buffer, ref, now, :actor
       FROM item
     RETURNING 1
 ),

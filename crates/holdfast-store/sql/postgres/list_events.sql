@@ -7,8 +7,10 @@
 -- :after_event_id  the cursor: the last event already read (0 = from the start)
 -- :account_id      only this account's events (NULL = every account)
 -- :event_type      only events of this type (NULL = every type)
+-- :actor           only events this actor caused (NULL = every actor)
 -- :limit           at most this many events
-SELECT event.event_id, event.type, event.account_id, event.job_id, event.data, event.created_at
+SELECT event.event_id, event.type, event.account_id, event.job_id, event.data, event.created_at,
+       event.actor
 FROM events AS event
 WHERE event.xid < pg_snapshot_xmin(pg_current_snapshot())
   AND (
@@ -21,5 +23,6 @@ WHERE event.xid < pg_snapshot_xmin(pg_current_snapshot())
   )
   AND (:account_id::text IS NULL OR event.account_id = :account_id)
   AND (:event_type::text IS NULL OR event.type = :event_type)
+  AND (:actor::text IS NULL OR event.actor = :actor)
 ORDER BY event.xid, event.event_id
 LIMIT :limit

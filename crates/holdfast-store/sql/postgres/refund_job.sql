@@ -20,6 +20,7 @@
 -- :request_hash          the hash of the normalised request, for replays
 -- :event_data            the job.refunded event's data, JSON text
 -- :now                   the time (database clock, micros)
+-- :actor                 who caused it (see migration 0007)
 WITH refunded_money AS (
     UPDATE accounts
        SET balance = balance + :money_micros,
@@ -33,9 +34,9 @@ refunded_pocket AS (
      WHERE account_id = :account_id AND pocket = :pocket
 ),
 refund_entry AS (
-    INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at)
+    INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor)
     VALUES (:account_id, :entry_pocket, :entry_delta, 'job_refund', :entry_amount_after,
-            :entry_available_after, :entry_buffer_micros::bigint, :job_id, :now)
+            :entry_available_after, :entry_buffer_micros::bigint, :job_id, :now, :actor)
     RETURNING entry_id
 ),
 claimed_key AS (
@@ -46,8 +47,8 @@ claimed_key AS (
     RETURNING entry_id
 ),
 refund_event AS (
-    INSERT INTO events (type, account_id, job_id, data, created_at)
-    VALUES ('job.refunded', :account_id, :job_id, :event_data, :now)
+    INSERT INTO events (type, account_id, job_id, data, created_at, actor)
+    VALUES ('job.refunded', :account_id, :job_id, :event_data, :now, :actor)
 ),
 refunded_job AS (
     UPDATE jobs SET refunded = :refunded WHERE job_id = :job_id

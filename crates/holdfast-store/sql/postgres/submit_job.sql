@@ -24,6 +24,8 @@
 -- :open_at_submit     the open jobs with this one
 -- :seen_open_jobs     the open jobs the decision stood on, or NULL
 -- :seen_pockets       the pockets the decision stood on (JSON text), or NULL
+-- :actor              who submitted it (see migration 0007)
+-- :currency           the card's currency, which the hold is priced in
 WITH unchanged_since_read AS (
     SELECT 1 AS ok
      WHERE (:seen_open_jobs::bigint IS NULL OR
@@ -53,9 +55,9 @@ held_pocket AS (
 ),
 new_job AS (
     INSERT INTO jobs (job_id, account_id, kind, lane, status, payload, hold, created_at, notice_at,
-                      limit_at_submit, open_at_submit, queued_since)
+                      limit_at_submit, open_at_submit, queued_since, submitted_by_actor, currency)
     SELECT :job_id, :account_id, :kind, :lane, 'queued', :payload, :hold, :now::bigint,
-           :notice_at::bigint, :limit_at_submit::bigint, :open_at_submit::bigint, :now::bigint
+           :notice_at::bigint, :limit_at_submit::bigint, :open_at_submit::bigint, :now::bigint, :actor, :currency
       FROM claimed_key
     RETURNING *
 )

@@ -4,7 +4,8 @@
 --
 -- :after_event_id  the cursor: the last event already enqueued (0 = from the start)
 -- :limit           at most this many events
-SELECT event.event_id, event.type, event.account_id, event.job_id, event.data, event.created_at
+SELECT event.event_id, event.type, event.account_id, event.job_id, event.data, event.created_at,
+       event.actor
 FROM events AS event
 WHERE event.xid < pg_snapshot_xmin(pg_current_snapshot())
   AND (

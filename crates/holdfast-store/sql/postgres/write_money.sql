@@ -22,6 +22,7 @@
 -- :buffer_micros        the buffer recorded on the entry
 -- :reference            the entry's reference (a job, a top-up's entry), or NULL
 -- :now                  the time (database clock, micros)
+-- :actor                who caused it (see migration 0007)
 WITH claimed_key AS (
     INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
     VALUES (:account_id, :key, :kind, :request_hash, nextval('ledger_entry_id_seq'), NULL, :now)
@@ -40,10 +41,10 @@ changed_account AS (
     RETURNING balance
 ),
 new_entry AS (
-    INSERT INTO ledger (entry_id, account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at)
+    INSERT INTO ledger (entry_id, account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor)
     OVERRIDING SYSTEM VALUE
     SELECT entry_id, :account_id, 'money', :delta_micros, :kind, :amount_after, :available_after,
-           :buffer_micros, :reference, :now
+           :buffer_micros, :reference, :now, :actor
       FROM claimed_key
      WHERE EXISTS (SELECT 1 FROM changed_account)
     RETURNING entry_id

@@ -6,5 +6,6 @@
 -- :job_id      the job, or NULL
 -- :data        the event's data, JSON text
 -- :now         the time of the event (database clock, micros)
-INSERT INTO events (type, account_id, job_id, data, created_at)
-VALUES (:event_type, :account_id, :job_id, :data, :now)
+-- :actor       who caused it (see migration 0007)
+INSERT INTO events (type, account_id, job_id, data, created_at, actor)
+VALUES (:event_type, :account_id, :job_id, :data, :now, :actor)

@@ -9,6 +9,7 @@
 -- :buffer_micros    the money pocket's overdraft buffer when written, or NULL
 -- :reference        a job id, a top-up's entry id, or NULL
 -- :now              the time of the entry (database clock, micros)
-INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at)
-VALUES (:account_id, :pocket, :delta, :kind, :amount_after, :available_after, :buffer_micros, :reference, :now)
+-- :actor            who caused it (see migration 0007)
+INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor)
+VALUES (:account_id, :pocket, :delta, :kind, :amount_after, :available_after, :buffer_micros, :reference, :now, :actor)
 RETURNING entry_id

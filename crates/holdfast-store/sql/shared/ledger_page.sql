@@ -3,7 +3,8 @@
 -- :account_id  the account
 -- :after       the last entry id already seen (0 for the first page)
 -- :limit       the page size
-SELECT entry_id, account_id, pocket, delta, kind, amount_after, available_after, ref, created_at
+SELECT entry_id, account_id, pocket, delta, kind, amount_after, available_after, ref, created_at,
+       actor
   FROM ledger
  WHERE account_id = :account_id AND entry_id > :after
  ORDER BY entry_id

@@ -24,6 +24,7 @@
 -- :failure_reason           a worker's reason for a failure, or NULL
 -- :event_type               the job's end event, e.g. job.succeeded
 -- :event_data               the event's data, JSON text
+-- :actor                    who ended it (see migration 0007)
 UPDATE accounts
    SET balance = balance + :balance_delta_micros,
        held = held + :money_held_delta_micros,
@@ -37,9 +38,9 @@ UPDATE allowances
        remaining = remaining + :pocket_remaining_delta
  WHERE account_id = :account_id AND pocket = :pocket;
 
-INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at)
+INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor)
 SELECT :account_id, :entry_pocket, :entry_delta, 'capture', :entry_amount_after,
-       :entry_available_after, :entry_buffer_micros, :job_id, :now
+       :entry_available_after, :entry_buffer_micros, :job_id, :now, :actor
  WHERE :entry_delta <> 0;
 
 UPDATE jobs
@@ -48,9 +49,10 @@ UPDATE jobs
        finished_at = :now,
        finished_by = :finished_by,
        failure_reason = :failure_reason,
+       finished_by_actor = :actor,
        lease_token = CASE WHEN :finished_by = 'sweep' THEN NULL ELSE lease_token END
  WHERE job_id = :job_id
 RETURNING *, CASE WHEN :entry_delta <> 0 THEN last_insert_rowid() END AS entry_id;
 
-INSERT INTO events (type, account_id, job_id, data, created_at)
-VALUES (:event_type, :account_id, :job_id, :event_data, :now);
+INSERT INTO events (type, account_id, job_id, data, created_at, actor)
+VALUES (:event_type, :account_id, :job_id, :event_data, :now, :actor);

@@ -12,12 +12,13 @@
 -- :request_hash     the hash of the normalised request, for replays
 -- :event_data       the allowance.granted event's data, JSON text
 -- :now              the time (database clock, micros)
+-- :actor            who caused it (see migration 0007)
 UPDATE allowances
    SET remaining = remaining + :amount
  WHERE account_id = :account_id AND pocket = :pocket;
 
-INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at)
-SELECT :account_id, :pocket, :amount, 'grant', :amount_after, :available_after, NULL, NULL, :now
+INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor)
+SELECT :account_id, :pocket, :amount, 'grant', :amount_after, :available_after, NULL, NULL, :now, :actor
  WHERE changes() = 1;
 
 INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
@@ -25,8 +26,8 @@ SELECT :account_id, :key, 'grant', :request_hash, last_insert_rowid(), NULL, :no
  WHERE changes() = 1
 ON CONFLICT (account_id, key) DO NOTHING;
 
-INSERT INTO events (type, account_id, job_id, data, created_at)
-SELECT 'allowance.granted', :account_id, NULL, :event_data, :now
+INSERT INTO events (type, account_id, job_id, data, created_at, actor)
+SELECT 'allowance.granted', :account_id, NULL, :event_data, :now, :actor
  WHERE changes() = 1;
 
 SELECT (SELECT MAX(entry_id) FROM ledger

@@ -6,11 +6,13 @@
 -- :lease_token    the new lease's token
 -- :lease_seconds  the lease's length
 -- :worker_id      the worker
+-- :actor          who leased it (the worker's key; see migration 0007)
 UPDATE jobs
    SET status = 'in_progress',
        lease_token = :lease_token,
        lease_seconds = :lease_seconds,
        worker_id = :worker_id,
+       leased_by_actor = :actor,
        started_at = COALESCE(started_at, CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER)),
        lease_expires_at = CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) + :lease_seconds * 1000000
  WHERE status = 'queued'

@@ -20,6 +20,7 @@
 -- :request_hash          the hash of the normalised request, for replays
 -- :event_data            the job.refunded event's data, JSON text
 -- :now                   the time (database clock, micros)
+-- :actor                 who caused it (see migration 0007)
 UPDATE accounts
    SET balance = balance + :money_micros,
        total_spent = total_spent - :money_micros,
@@ -30,16 +31,16 @@ UPDATE allowances
    SET remaining = remaining + :pocket_delta
  WHERE account_id = :account_id AND pocket = :pocket;
 
-INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at)
+INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor)
 VALUES (:account_id, :entry_pocket, :entry_delta, 'job_refund', :entry_amount_after,
-        :entry_available_after, :entry_buffer_micros, :job_id, :now);
+        :entry_available_after, :entry_buffer_micros, :job_id, :now, :actor);
 
 INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
 VALUES (:account_id, :key, 'job_refund', :request_hash, last_insert_rowid(), :job_id, :now)
 ON CONFLICT (account_id, key) DO NOTHING;
 
-INSERT INTO events (type, account_id, job_id, data, created_at)
-VALUES ('job.refunded', :account_id, :job_id, :event_data, :now);
+INSERT INTO events (type, account_id, job_id, data, created_at, actor)
+VALUES ('job.refunded', :account_id, :job_id, :event_data, :now, :actor);
 
 UPDATE jobs SET refunded = :refunded WHERE job_id = :job_id
 RETURNING *,

@@ -19,6 +19,8 @@
 -- :notice_at          when a job.waiting notice is due if the job is still open
 -- :limit_at_submit    the concurrency limit the decision used
 -- :open_at_submit     the open jobs with this one
+-- :actor              who submitted it (see migration 0007)
+-- :currency           the card's currency, which the hold is priced in
 INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
 VALUES (:account_id, :key, 'submit', :request_hash, NULL, :job_id, :now)
 ON CONFLICT (account_id, key) DO NOTHING;
@@ -35,8 +37,8 @@ UPDATE allowances
    AND EXISTS (SELECT 1 FROM idempotency WHERE account_id = :account_id AND key = :key AND job_id = :job_id);
 
 INSERT INTO jobs (job_id, account_id, kind, lane, status, payload, hold, created_at, notice_at,
-                  limit_at_submit, open_at_submit, queued_since)
+                  limit_at_submit, open_at_submit, queued_since, submitted_by_actor, currency)
 SELECT :job_id, :account_id, :kind, :lane, 'queued', :payload, :hold, :now,
-       :notice_at, :limit_at_submit, :open_at_submit, :now
+       :notice_at, :limit_at_submit, :open_at_submit, :now, :actor, :currency
  WHERE EXISTS (SELECT 1 FROM idempotency WHERE account_id = :account_id AND key = :key AND job_id = :job_id)
 RETURNING *;

@@ -3,7 +3,7 @@
 --
 -- :after_event_id  the cursor: the last event already enqueued (0 = from the start)
 -- :limit           at most this many events
-SELECT event_id, type, account_id, job_id, data, created_at
+SELECT event_id, type, account_id, job_id, data, created_at, actor
 FROM events
 WHERE event_id > :after_event_id
 ORDER BY event_id

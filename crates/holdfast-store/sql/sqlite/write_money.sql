@@ -21,6 +21,7 @@
 -- :buffer_micros        the buffer recorded on the entry
 -- :reference            the entry's reference (a job, a top-up's entry), or NULL
 -- :now                  the time (database clock, micros)
+-- :actor                who caused it (see migration 0007)
 INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
 VALUES (:account_id, :key, :kind, :request_hash, NULL, NULL, :now)
 ON CONFLICT (account_id, key) DO NOTHING;
@@ -35,9 +36,9 @@ UPDATE accounts
    AND (:guard_micros IS NULL OR balance - held + :delta_micros >= -:guard_micros)
 RETURNING balance AS balance_after;
 
-INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at)
+INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor)
 SELECT :account_id, 'money', :delta_micros, :kind, :amount_after, :available_after,
-       :buffer_micros, :reference, :now
+       :buffer_micros, :reference, :now, :actor
  WHERE changes() = 1
 RETURNING entry_id;
 

@@ -34,6 +34,19 @@ impl Engine {
         self.store.set_blocked(account, blocked).await
     }
 
+    /// [`Engine::set_blocked`] with the operator's reason (event `operator.blocked` /
+    /// `operator.unblocked`, when the state changes).
+    pub async fn set_blocked_because(
+        &self,
+        account: &AccountId,
+        blocked: bool,
+        reason: Option<&str>,
+    ) -> Result<AccountView, StoreError> {
+        self.store
+            .set_blocked_because(account, blocked, reason)
+            .await
+    }
+
     /// Accounts by id, plan, status and id prefix, in id order, by cursor.
     pub async fn list_accounts(&self, filter: &AccountFilter) -> Result<AccountPage, StoreError> {
         self.store.list_accounts(filter).await

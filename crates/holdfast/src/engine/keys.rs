@@ -26,6 +26,11 @@ impl Engine {
         self.store.role_of_key_hash(hash).await
     }
 
+    /// The role and id of the live key with this hash, if any.
+    pub async fn key_of_hash(&self, hash: &str) -> Result<Option<(String, String)>, StoreError> {
+        self.store.key_of_hash(hash).await
+    }
+
     /// How many live keys exist.
     pub async fn live_key_count(&self) -> Result<i64, StoreError> {
         self.store.live_key_count().await
