@@ -353,7 +353,11 @@ async fn run_workload(args: &Args, w: Workload, target: &Target) -> anyhow::Resu
             let sides = vec![
                 (
                     "engine".to_owned(),
-                    workloads::engine_debit(&engine, accounts, &names),
+                    workloads::engine_debit(&engine, accounts, &names, false),
+                ),
+                (
+                    "engine-job-ref".to_owned(),
+                    workloads::engine_debit(&engine, accounts, &names, true),
                 ),
                 (
                     "floor".to_owned(),
@@ -476,7 +480,7 @@ async fn ingest(
         ),
         (
             "single".to_owned(),
-            workloads::engine_debit(engine, accounts, names),
+            workloads::engine_debit(engine, accounts, names, false),
         ),
         (
             "floor".to_owned(),

@@ -88,7 +88,9 @@ pub async fn create_accounts(engine: &Engine, n: u64, names: &Arc<Names>) -> any
 
 /// The engine's debit path (`Engine::debit`): concurrent debits of one account share a
 /// transaction (batching for hot accounts); over many accounts batches are mostly of one.
-pub fn engine_debit(engine: &Engine, accounts: u64, names: &Arc<Names>) -> Op {
+/// With `job_ref` each debit names a job (`run-<account>`, no job of this engine: an
+/// outside reference), so the engine also looks up the jobs a batch names.
+pub fn engine_debit(engine: &Engine, accounts: u64, names: &Arc<Names>, job_ref: bool) -> Op {
     let engine = engine.clone();
     let names = names.clone();
     Arc::new(move |_, _| {
@@ -101,7 +103,8 @@ pub fn engine_debit(engine: &Engine, accounts: u64, names: &Arc<Names>) -> Op {
                 meter: METER.into(),
                 seconds: 1,
             };
-            engine.debit(&account, &usage, &key, None).await?;
+            let run = job_ref.then(|| format!("run-{account}"));
+            engine.debit(&account, &usage, &key, run.as_deref()).await?;
             Ok(())
         })
     })
