@@ -88,8 +88,9 @@ pub async fn create_accounts(engine: &Engine, n: u64, names: &Arc<Names>) -> any
 
 /// The engine's debit path (`Engine::debit`): concurrent debits of one account share a
 /// transaction (batching for hot accounts); over many accounts batches are mostly of one.
-/// With `job_ref` each debit names a job (`run-<account>`, no job of this engine: an
-/// outside reference), so the engine also looks up the jobs a batch names.
+/// With `job_ref` each debit names a job id (a UUID, as the engine's job ids are, that
+/// no job has), so the engine also looks up the jobs a batch names, as it does for a
+/// runner reporting usage of its job.
 pub fn engine_debit(engine: &Engine, accounts: u64, names: &Arc<Names>, job_ref: bool) -> Op {
     let engine = engine.clone();
     let names = names.clone();
@@ -103,7 +104,7 @@ pub fn engine_debit(engine: &Engine, accounts: u64, names: &Arc<Names>, job_ref:
                 meter: METER.into(),
                 seconds: 1,
             };
-            let run = job_ref.then(|| format!("run-{account}"));
+            let run = job_ref.then(|| uuid::Uuid::now_v7().to_string());
             engine.debit(&account, &usage, &key, run.as_deref()).await?;
             Ok(())
         })

@@ -95,7 +95,12 @@ pub(crate) async fn used_jobs<'a>(
     tx: &mut Tx,
     refs: impl Iterator<Item = (&'a str, &'a str)>,
 ) -> Result<UsedJobs, StoreError> {
-    let pairs: Vec<[&str; 2]> = refs.map(|(a, r)| [a, r]).collect();
+    // The engine names every job it makes with a UUID (submit takes no id): a job_ref
+    // that is not one names no job of this engine, and is not looked up.
+    let pairs: Vec<[&str; 2]> = refs
+        .filter(|(_, r)| uuid::Uuid::try_parse(r).is_ok())
+        .map(|(a, r)| [a, r])
+        .collect();
     if pairs.is_empty() {
         return Ok(UsedJobs::new());
     }
