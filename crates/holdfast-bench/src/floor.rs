@@ -56,11 +56,18 @@ macro_rules! write_tx {
 
 impl FloorPool {
     /// Its own pool on the engine's database, with the engine's connection settings.
-    pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<FloorPool> {
+    pub async fn connect(
+        url: &str,
+        max_connections: u32,
+        sync: holdfast::SqliteSync,
+    ) -> anyhow::Result<FloorPool> {
         if url.starts_with("sqlite:") {
             let opts = SqliteConnectOptions::from_str(url)?
                 .journal_mode(SqliteJournalMode::Wal)
-                .synchronous(SqliteSynchronous::Normal)
+                .synchronous(match sync {
+                    holdfast::SqliteSync::Full => SqliteSynchronous::Full,
+                    holdfast::SqliteSync::Normal => SqliteSynchronous::Normal,
+                })
                 .busy_timeout(Duration::from_secs(10))
                 .foreign_keys(true);
             let pool = SqlitePoolOptions::new()

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
-use holdfast::{Engine, PoolOptions, RateCard};
+use holdfast::{Engine, PoolOptions, RateCard, SqliteSync};
 use serde::Serialize;
 
 use driver::{Op, Sample, Summary, closed_loop};
@@ -86,6 +86,10 @@ struct Args {
     /// Accounts the `ingest` workload spreads its debits over (instead of `--accounts`).
     #[arg(long, default_value_t = 10_000)]
     ingest_accounts: u64,
+    /// SQLite only: `full` (the engine's default: every commit synced) or `normal`; the
+    /// floor uses the same.
+    #[arg(long, default_value = "full", value_parser = ["full", "normal"])]
+    sqlite_synchronous: String,
     /// Print JSON instead of the table.
     #[arg(long)]
     json: bool,
@@ -281,9 +285,10 @@ async fn server_version(url: &str) -> anyhow::Result<String> {
     Ok(v)
 }
 
-async fn open_engine(url: &str, clients: usize) -> anyhow::Result<Engine> {
+async fn open_engine(url: &str, clients: usize, sync: SqliteSync) -> anyhow::Result<Engine> {
     let opts = PoolOptions {
         max_connections: u32::try_from(clients + 2)?,
+        sqlite_synchronous: sync,
         ..PoolOptions::default()
     };
     Ok(Engine::open_with(url, RateCard::builtin(), &opts).await?)
@@ -338,8 +343,9 @@ fn outcome(
 }
 
 async fn run_workload(args: &Args, w: Workload, target: &Target) -> anyhow::Result<Outcome> {
-    let engine = open_engine(&target.url, args.clients).await?;
-    let floor = FloorPool::connect(&target.url, u32::try_from(args.clients)?).await?;
+    let sync = SqliteSync::parse(&args.sqlite_synchronous).unwrap_or_default();
+    let engine = open_engine(&target.url, args.clients, sync).await?;
+    let floor = FloorPool::connect(&target.url, u32::try_from(args.clients)?, sync).await?;
     let names = Names::new();
     let accounts = match w {
         Workload::DebitHot => 1,

@@ -18,6 +18,12 @@ pub struct DbArgs {
     /// Rate card TOML file (default: the built-in examples/default.toml).
     #[arg(long, env = "HOLDFAST_RATE_CARD", global = true)]
     pub rate_card: Option<PathBuf>,
+    /// SQLite only: `full` (default) syncs every commit before answering; `normal` syncs
+    /// at checkpoints only — faster, but a write answered just before a power cut or an
+    /// OS crash may be lost.
+    #[arg(long, env = "HOLDFAST_SQLITE_SYNCHRONOUS", default_value = "full",
+          value_parser = ["full", "normal"], global = true)]
+    pub sqlite_synchronous: String,
 }
 
 impl DbArgs {
@@ -44,7 +50,12 @@ impl DbArgs {
     /// Opens (and migrates) the database with the card.
     pub async fn engine(&self) -> anyhow::Result<Engine> {
         let card = self.card()?;
-        Engine::open(&self.database, card)
+        let opts = holdfast::PoolOptions {
+            sqlite_synchronous: holdfast::SqliteSync::parse(&self.sqlite_synchronous)
+                .unwrap_or_default(),
+            ..holdfast::PoolOptions::default()
+        };
+        Engine::open_with(&self.database, card, &opts)
             .await
             .with_context(|| format!("opening {}", redact_url(&self.database)))
     }

@@ -171,6 +171,37 @@ pub struct PoolOptions {
     pub max_connections: u32,
     pub acquire_timeout: Duration,
     pub sqlite_busy_timeout: Duration,
+    /// When SQLite syncs the write-ahead log: every commit by default.
+    pub sqlite_synchronous: SqliteSync,
+}
+
+/// SQLite's `synchronous` setting in WAL mode.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SqliteSync {
+    /// Every commit is synced before it is answered: an acknowledged write survives a
+    /// power cut or an OS crash. The default.
+    #[default]
+    Full,
+    /// The WAL is synced only at checkpoints: faster, and a commit answered before a
+    /// power cut or an OS crash may be lost (a process crash loses nothing). Opt-in.
+    Normal,
+}
+
+impl SqliteSync {
+    pub fn parse(text: &str) -> Option<SqliteSync> {
+        match text {
+            "full" => Some(SqliteSync::Full),
+            "normal" => Some(SqliteSync::Normal),
+            _ => None,
+        }
+    }
+
+    fn setting(self) -> SqliteSynchronous {
+        match self {
+            SqliteSync::Full => SqliteSynchronous::Full,
+            SqliteSync::Normal => SqliteSynchronous::Normal,
+        }
+    }
 }
 
 impl Default for PoolOptions {
@@ -179,6 +210,7 @@ impl Default for PoolOptions {
             max_connections: 16,
             acquire_timeout: Duration::from_secs(5),
             sqlite_busy_timeout: Duration::from_secs(10),
+            sqlite_synchronous: SqliteSync::Full,
         }
     }
 }
@@ -204,7 +236,7 @@ impl Pool {
                 .map_err(|e| StoreError::Config(format!("bad database URL: {e}")))?
                 .create_if_missing(true)
                 .journal_mode(SqliteJournalMode::Wal)
-                .synchronous(SqliteSynchronous::Normal)
+                .synchronous(opts.sqlite_synchronous.setting())
                 .busy_timeout(opts.sqlite_busy_timeout)
                 .foreign_keys(true);
             let pool = SqlitePoolOptions::new()

@@ -43,7 +43,7 @@ pub mod writes;
 
 pub use accounts::PutAccount;
 pub use bans::Banned;
-pub use db::{Dialect, PoolOptions};
+pub use db::{Dialect, PoolOptions, SqliteSync};
 pub use error::StoreError;
 pub use events::EventFilter;
 pub use export::LedgerFilter;

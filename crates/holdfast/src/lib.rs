@@ -46,4 +46,4 @@ pub use holdfast_store::{
 };
 
 // Opening a store by hand, and a debit as the batcher hands it to the store.
-pub use holdfast_store::{DebitRequest, PoolOptions, Store};
+pub use holdfast_store::{DebitRequest, PoolOptions, SqliteSync, Store};
