@@ -187,3 +187,67 @@ backend_test!(
         assert_clean(e.store()).await;
     }
 );
+
+backend_test!(
+    usage_racing_the_sweep_of_its_job_is_applied_or_refused_whole,
+    |b| async move {
+        let Some((_db, e)) = engine_with(b, grace_card()).await else {
+            return;
+        };
+        put_limited(e.store(), "u", "free", Some(10)).await;
+        top_up(e.store(), "u", "5.00", "t").await;
+        let job = e.submit(&submit_req("u", "ci", "c")).await.unwrap().job;
+        e.lease("runners", &worker(), 1).await.unwrap().unwrap();
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        // Twenty reports of the runner race the sweeper that expires its job.
+        let mut tasks: Vec<_> = (0..20)
+            .map(|i| {
+                let (e, id) = (e.clone(), job.job_id.clone());
+                tokio::spawn(async move {
+                    let usage = Usage::Amount(usd("0.01"));
+                    e.debit(&acct("u"), &usage, &key(&format!("r{i}")), Some(&id))
+                        .await
+                        .map(|_| 1)
+                })
+            })
+            .collect();
+        let sweeper = e.clone();
+        tasks.push(tokio::spawn(async move {
+            sweeper
+                .store()
+                .sweep(10)
+                .await
+                .map(|r| 100 * r.processed as i64)
+        }));
+        let (mut applied, mut refused_n, mut swept) = (0, 0, 0);
+        for t in tasks {
+            match t.await.unwrap() {
+                Ok(1) => applied += 1,
+                Ok(n) => swept += n / 100,
+                Err(err) => {
+                    assert_eq!(refused(Err::<(), _>(err)).code(), "lease_lost");
+                    refused_n += 1;
+                }
+            }
+        }
+        assert_eq!((swept, applied + refused_n), (1, 20));
+        // Only the reports applied before the sweep were written, each once.
+        let a = e.get_account(&acct("u")).await.unwrap();
+        assert_eq!(a.balance, 5_000_000 - applied * 10_000);
+        let debits = e.ledger(&acct("u"), None, 100).await.unwrap().items;
+        assert_eq!(
+            debits.iter().filter(|l| l.kind == "debit").count() as i64,
+            applied
+        );
+        let late = e
+            .debit(
+                &acct("u"),
+                &Usage::Amount(usd("0.01")),
+                &key("after"),
+                Some(&job.job_id),
+            )
+            .await;
+        assert_eq!(refused(late).code(), "lease_lost");
+        assert_clean(e.store()).await;
+    }
+);
