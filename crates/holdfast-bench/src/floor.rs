@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 use sqlx::{PgPool, Row as _, SqlitePool};
 
 /// A debit's price in the bench (1 second of `linux-small`), micros.
@@ -64,10 +64,7 @@ impl FloorPool {
         if url.starts_with("sqlite:") {
             let opts = SqliteConnectOptions::from_str(url)?
                 .journal_mode(SqliteJournalMode::Wal)
-                .synchronous(match sync {
-                    holdfast::SqliteSync::Full => SqliteSynchronous::Full,
-                    holdfast::SqliteSync::Normal => SqliteSynchronous::Normal,
-                })
+                .synchronous(sync.setting())
                 .busy_timeout(Duration::from_secs(10))
                 .foreign_keys(true);
             let pool = SqlitePoolOptions::new()

@@ -357,7 +357,7 @@ pub(crate) async fn read_account(
     AccountState::from_row(account, &row)
 }
 
-fn account_id_of(row: &Row) -> Result<AccountId, StoreError> {
+pub(crate) fn account_id_of(row: &Row) -> Result<AccountId, StoreError> {
     AccountId::parse(&row.text("account_id")?).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 

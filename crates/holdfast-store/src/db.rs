@@ -196,7 +196,8 @@ impl SqliteSync {
         }
     }
 
-    fn setting(self) -> SqliteSynchronous {
+    /// sqlx's name for it (the engine's pool and any pool that must match it).
+    pub fn setting(self) -> SqliteSynchronous {
         match self {
             SqliteSync::Full => SqliteSynchronous::Full,
             SqliteSync::Normal => SqliteSynchronous::Normal,

@@ -4,7 +4,7 @@
 use holdfast_core::decide::JobStatus;
 use holdfast_core::{AccountId, Refusal};
 
-use crate::account_state::AccountState;
+use crate::account_state::{AccountState, account_id_of};
 use crate::accounts::MAX_PAGE;
 use crate::db::Tx;
 use crate::error::StoreError;
@@ -107,11 +107,7 @@ impl Store {
             let rows = tx.rows(&LIST_ACCOUNTS, params).await?;
             let accounts = rows
                 .iter()
-                .map(|row| {
-                    let id = AccountId::parse(&row.text("account_id")?)
-                        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-                    AccountState::from_row(&id, row)?.view(self.card())
-                })
+                .map(|row| AccountState::from_row(&account_id_of(row)?, row)?.view(self.card()))
                 .collect::<Result<Vec<_>, StoreError>>()?;
             let next = accounts
                 .last()

@@ -4,7 +4,7 @@
 //! entry, the client's key and the event in one statement, commit.
 
 use holdfast_core::decide::{self, PocketEntry};
-use holdfast_core::{AccountId, IdempotencyKey, JobId, MONEY, Micros, Refusal};
+use holdfast_core::{AccountId, IdempotencyKey, JobId, Micros, Refusal};
 use serde_json::json;
 
 use crate::account_state::{AccountState, lock_account, lock_job_with_account};
@@ -227,12 +227,10 @@ impl Store {
             "amount_micros": req.amount.map(|a| a.0), "reason": req.reason,
         }));
         in_write_tx!(self, |tx| async {
-            let (mut state, row) = lock_job_with_account(tx, job.as_str(), |row| {
-                let j = job_from(row)?;
-                let pockets = j.job.charged.iter().any(|l| l.pocket != MONEY);
-                Ok((j, pockets))
-            })
-            .await?;
+            // The look-up after the locks reads the pockets with the key's record: the
+            // lock need not read them first.
+            let (mut state, row) =
+                lock_job_with_account(tx, job.as_str(), |row| Ok((job_from(row)?, false))).await?;
             state.look_up(tx, &[req.key.as_str()]).await?;
             if let Some(record) = state.replay(req.key.as_str(), "job_refund", &hash)? {
                 let entry_id = record.entry_id;

@@ -1,6 +1,7 @@
 //! Output: RFC 3339 times, decimal money, the JSON shapes of API.md, aligned tables, and
 //! the one place that chooses between human and `--json` output.
 
+use holdfast::store::jobs::lines_json;
 use std::process::ExitCode;
 
 use holdfast::{AccountView, Event, Job, LedgerEntry, MONEY, Micros, MoneyResult, PocketAmount};
@@ -119,18 +120,6 @@ pub fn entry_json(e: &LedgerEntry) -> Value {
 
 pub fn money_result_json(r: &MoneyResult) -> Value {
     json!({ "entry": entry_json(&r.entry), "account": account_json(&r.account), "replay": r.replay })
-}
-
-fn lines_json(lines: &[PocketAmount]) -> Value {
-    lines
-        .iter()
-        .map(|l| match l.pocket.as_str() {
-            MONEY => {
-                json!({ "pocket": l.pocket, "amount": money(l.amount), "amount_micros": l.amount })
-            }
-            _ => json!({ "pocket": l.pocket, "amount": l.amount }),
-        })
-        .collect()
 }
 
 /// Hold or charge lines for a table cell: `daily_images 1, money 0.04`.

@@ -58,11 +58,7 @@ pub async fn submit(
         payload: req.payload.filter(|p| !p.is_null()),
     };
     let r = s.engine.submit(&submit).await?;
-    let status = if r.replay {
-        StatusCode::OK
-    } else {
-        StatusCode::CREATED
-    };
+    let status = super::money::created_unless(r.replay);
     Ok((status, Json(r.job.into())))
 }
 

@@ -89,14 +89,18 @@ fn positive(field: &str, text: &str) -> Result<Micros, ApiError> {
     Micros::parse_positive(text).map_err(|e| ApiError::money(field, e))
 }
 
-/// The money result with 201 for a new entry, 200 for a replay.
-fn created_unless_replay(r: MoneyResult) -> (StatusCode, Json<MoneyResultBody>) {
-    let status = if r.replay {
+/// 201 for something new, 200 for a replay of an idempotency key.
+pub(super) fn created_unless(replay: bool) -> StatusCode {
+    if replay {
         StatusCode::OK
     } else {
         StatusCode::CREATED
-    };
-    (status, Json(r.into()))
+    }
+}
+
+/// The money result with 201 for a new entry, 200 for a replay.
+pub(super) fn created_unless_replay(r: MoneyResult) -> (StatusCode, Json<MoneyResultBody>) {
+    (created_unless(r.replay), Json(r.into()))
 }
 
 /// A top-up or a bonus.

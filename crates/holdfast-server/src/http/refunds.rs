@@ -3,7 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use holdfast::{Grant, Granted, IdempotencyKey, JobRefund, JobRefunded, Micros};
+use holdfast::{Grant, Granted, IdempotencyKey, JobRefund, JobRefunded, Micros, MoneyResult};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -12,6 +12,7 @@ use super::auth::{AdminRole, Auth, ServiceRole};
 use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{Body, PathText};
 use super::jobs::job_id;
+use super::money::{created_unless, created_unless_replay};
 use super::state::AppState;
 use super::wire::{AccountBody, JobBody, LedgerEntryBody, MoneyResultBody};
 
@@ -60,14 +61,6 @@ pub struct GrantRequest {
     pub reason: String,
     /// 1–255 characters, unique per account.
     pub idempotency_key: String,
-}
-
-fn created_unless(replay: bool) -> StatusCode {
-    if replay {
-        StatusCode::OK
-    } else {
-        StatusCode::CREATED
-    }
 }
 
 /// Refunds (part of) a succeeded job's charge to the pocket it was taken from.
@@ -133,9 +126,9 @@ pub async fn grant(
         account,
         replay,
     } = s.engine.grant(&account_id(&id)?, &grant).await?;
-    let body = MoneyResultBody {
-        entry: entry.into(),
-        account: account.into(),
-    };
-    Ok((created_unless(replay), Json(body)))
+    Ok(created_unless_replay(MoneyResult {
+        entry,
+        account,
+        replay,
+    }))
 }
