@@ -127,6 +127,7 @@ pub async fn activity(
 #[serde(deny_unknown_fields)]
 pub struct BlockRequest {
     /// Why, 1–500 characters.
+    #[schema(min_length = 1, max_length = 500, pattern = r"\S")]
     #[serde(default)]
     pub reason: Option<String>,
 }
@@ -252,6 +253,7 @@ pub async fn list_accounts(
 #[serde(deny_unknown_fields)]
 pub struct BanRequest {
     /// Why, 1–500 characters; recorded on the `account.banned` event.
+    #[schema(min_length = 1, max_length = 500, pattern = r"\S")]
     pub reason: String,
 }
 

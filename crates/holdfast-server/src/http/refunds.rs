@@ -25,6 +25,7 @@ pub struct JobRefundRequest {
     #[serde(default)]
     pub amount: Option<String>,
     /// Why, 1–500 characters; recorded on the `job.refunded` event.
+    #[schema(min_length = 1, max_length = 500, pattern = r"\S")]
     pub reason: String,
     /// 1–255 characters, unique per account (the job's).
     pub idempotency_key: String,
@@ -58,6 +59,7 @@ pub struct GrantRequest {
     #[schema(minimum = 1, maximum = 1_000_000_000)]
     pub amount: i64,
     /// Why, 1–500 characters; recorded on the `allowance.granted` event.
+    #[schema(min_length = 1, max_length = 500, pattern = r"\S")]
     pub reason: String,
     /// 1–255 characters, unique per account.
     pub idempotency_key: String,
