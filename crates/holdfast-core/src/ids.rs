@@ -12,14 +12,22 @@ pub struct IdError {
 }
 
 macro_rules! string_id {
-    ($(#[$doc:meta])* $name:ident, $field:literal, $max:expr, $check:expr) => {
+    ($(#[$doc:meta])* $name:ident, $field:literal, $max:expr, $check:expr, $pattern:expr) => {
         $(#[$doc])*
         #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub struct $name(String);
 
         impl $name {
+            /// The most characters (Unicode scalar values, as JSON Schema's `maxLength`
+            /// counts them).
+            pub const MAX_CHARS: usize = $max;
+
+            /// What [`Self::parse`] accepts, as a regular expression for the OpenAPI
+            /// document (ECMA-262 and Python `re` alike); tests pin it to the parser.
+            pub const PATTERN: &str = $pattern;
+
             pub fn parse(text: &str) -> Result<Self, IdError> {
-                if text.is_empty() || text.len() > $max {
+                if text.is_empty() || text.chars().count() > $max {
                     return Err(IdError { field: $field, reason: concat!("must be 1 to ", stringify!($max), " characters") });
                 }
                 let check: fn(&str) -> Result<(), &'static str> = $check;
@@ -51,6 +59,9 @@ fn account_charset(text: &str) -> Result<(), &'static str> {
     }
 }
 
+/// 1–255 characters, none a control character (Unicode category Cc).
+const PRINTABLE_255: &str = r"^[^\x00-\x1F\x7F-\x9F]{1,255}$";
+
 fn printable(text: &str) -> Result<(), &'static str> {
     if text.chars().any(char::is_control) {
         Err("must not contain control characters")
@@ -61,19 +72,19 @@ fn printable(text: &str) -> Result<(), &'static str> {
 
 string_id!(
     /// `[A-Za-z0-9._:-]{1,128}`.
-    AccountId, "account_id", 128, account_charset
+    AccountId, "account_id", 128, account_charset, r"^[A-Za-z0-9._:-]{1,128}$"
 );
 string_id!(
     /// A client's idempotency key: 1–255 characters, unique per account.
-    IdempotencyKey, "idempotency_key", 255, printable
+    IdempotencyKey, "idempotency_key", 255, printable, PRINTABLE_255
 );
 string_id!(
     /// A job id (opaque to clients; a UUIDv7 string when holdfast makes it).
-    JobId, "job_id", 64, account_charset
+    JobId, "job_id", 64, account_charset, r"^[A-Za-z0-9._:-]{1,64}$"
 );
 string_id!(
     /// A worker's name, for the record only.
-    WorkerId, "worker_id", 255, printable
+    WorkerId, "worker_id", 255, printable, PRINTABLE_255
 );
 
 impl JobId {
@@ -139,6 +150,33 @@ mod tests {
         }
         assert!(WorkerId::parse(&"w".repeat(255)).is_ok());
         assert!(WorkerId::parse(&"w".repeat(256)).is_err());
+    }
+
+    fn agrees(pattern: &str, parse: impl Fn(&str) -> bool, text: &str) {
+        let re = regex::Regex::new(pattern).unwrap();
+        assert_eq!(re.is_match(text), parse(text), "{pattern} on {text:?}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_patterns_say_what_the_parsers_accept(
+            text in "[a-z:_\\-. /\u{0}-\u{20}\u{7f}-\u{a0}é€😀]{0,130}",
+            long in "[a-zé\u{9f}]{250,260}",
+        ) {
+            for t in [&text, &long] {
+                agrees(AccountId::PATTERN, |t| AccountId::parse(t).is_ok(), t);
+                agrees(JobId::PATTERN, |t| JobId::parse(t).is_ok(), t);
+                agrees(IdempotencyKey::PATTERN, |t| IdempotencyKey::parse(t).is_ok(), t);
+                agrees(WorkerId::PATTERN, |t| WorkerId::parse(t).is_ok(), t);
+            }
+        }
+    }
+
+    #[test]
+    fn lengths_are_counted_in_characters_as_json_schema_does() {
+        assert!(IdempotencyKey::parse(&"é".repeat(255)).is_ok());
+        assert!(IdempotencyKey::parse(&"é".repeat(256)).is_err());
+        assert_eq!(IdempotencyKey::MAX_CHARS, 255);
     }
 
     #[test]

@@ -15,6 +15,19 @@ const MAX_FRACTION_DIGITS: usize = 6;
 /// The largest amount a request may carry: `"1000000000"` = 10^15 micros.
 pub const MAX_REQUEST_AMOUNT: Micros = Micros(1_000_000_000 * MICROS_PER_UNIT);
 
+/// What [`Micros::parse_positive`] accepts, as a regular expression (ECMA-262 and Python
+/// `re` alike) for the OpenAPI document: more than zero, at most [`MAX_REQUEST_AMOUNT`],
+/// at most 6 decimals, no leading zero. A test pins it to the parser.
+pub const POSITIVE_AMOUNT_PATTERN: &str = concat!(
+    r"^(?:[1-9][0-9]{0,8}(?:\.[0-9]{1,6})?|1000000000(?:\.0{1,6})?",
+    r"|0\.(?:[1-9][0-9]{0,5}|0[1-9][0-9]{0,4}|00[1-9][0-9]{0,3}|000[1-9][0-9]{0,2}",
+    r"|0000[1-9][0-9]?|00000[1-9]))$"
+);
+
+/// What [`Micros::parse_non_negative`] accepts: as [`POSITIVE_AMOUNT_PATTERN`], zero too.
+pub const AMOUNT_PATTERN: &str =
+    r"^(?:0(?:\.[0-9]{1,6})?|[1-9][0-9]{0,8}(?:\.[0-9]{1,6})?|1000000000(?:\.0{1,6})?)$";
+
 /// Balances stay within ±(2^53 − 1) micros so JSON clients in any language read them exactly.
 pub const MAX_BALANCE: Micros = Micros((1 << 53) - 1);
 
@@ -194,6 +207,24 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn the_patterns_say_what_the_parsers_accept(text in "[0-9.]{1,13}") {
+            let positive = regex::Regex::new(POSITIVE_AMOUNT_PATTERN).unwrap();
+            let any = regex::Regex::new(AMOUNT_PATTERN).unwrap();
+            prop_assert_eq!(positive.is_match(&text), Micros::parse_positive(&text).is_ok());
+            prop_assert_eq!(any.is_match(&text), Micros::parse_non_negative(&text).is_ok());
+        }
+
+        #[test]
+        fn the_patterns_accept_every_amount_a_request_may_carry(m in 0i64..=MAX_REQUEST_AMOUNT.0) {
+            let text = Micros(m).format();
+            prop_assert!(regex::Regex::new(AMOUNT_PATTERN).unwrap().is_match(&text), "{}", text);
+            prop_assert_eq!(
+                regex::Regex::new(POSITIVE_AMOUNT_PATTERN).unwrap().is_match(&text),
+                m > 0
+            );
+        }
+
         #[test]
         fn format_then_parse_round_trips(m in 0i64..=i64::MAX) {
             prop_assert_eq!(Micros::parse(&Micros(m).format()), Ok(Micros(m)));

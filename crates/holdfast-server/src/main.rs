@@ -18,6 +18,9 @@ struct Cli {
 enum Command {
     /// Run the HTTP API (and the scheduled passes) on the embedded default or PostgreSQL.
     Serve(http::ServeArgs),
+    /// Print the OpenAPI document `serve` answers at /openapi.json (docs/openapi.json is
+    /// this, committed; clients are generated from it).
+    Openapi,
     #[command(flatten)]
     Ops(cli::Command),
 }
@@ -27,6 +30,14 @@ async fn main() -> std::process::ExitCode {
     let args = Cli::parse();
     let result = match args.command {
         Command::Serve(a) => http::serve(a).await,
+        Command::Openapi => {
+            let doc = http::document();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&doc).expect("the document serializes")
+            );
+            Ok(std::process::ExitCode::SUCCESS)
+        }
         Command::Ops(c) => holdfast::actor::acting_as(&cli_actor(), cli::run(c)).await,
     };
     match result {

@@ -465,3 +465,64 @@ backend_test!(
         api.stop().await;
     }
 );
+
+backend_test!(
+    integers_are_counted_as_json_schema_counts_them,
+    |b| async move {
+        let Some(api) = api(b).await else { return };
+        // 2.0 is an integer to JSON Schema (and so to the OpenAPI document): accepted.
+        let r = api
+            .put(
+                &api.service,
+                "/v1/accounts/whole",
+                json!({"plan": "free", "max_concurrent_jobs": 2.0}),
+            )
+            .await;
+        r.expect(201, "");
+        assert_eq!(r.body["max_concurrent_jobs_override"], 2);
+        // A fraction is not, and changes nothing.
+        api.put(
+            &api.service,
+            "/v1/accounts/whole",
+            json!({"plan": "free", "max_concurrent_jobs": 2.5}),
+        )
+        .await
+        .expect(422, "invalid_request");
+        assert_eq!(
+            api.get_account("whole").await["max_concurrent_jobs_override"],
+            2
+        );
+        // A body that is not an object is refused even where serde would read a struct
+        // from an array; an optional body may be absent or null.
+        api.post(&api.admin, "/v1/accounts/whole/block", json!(["why"]))
+            .await
+            .expect(422, "invalid_request");
+        assert!(api.get_account("whole").await["blocked_at"].is_null());
+        api.post(&api.admin, "/v1/admin/sweep", json!([]))
+            .await
+            .expect(422, "invalid_request");
+        api.post(&api.admin, "/v1/admin/sweep", Value::Null)
+            .await
+            .expect(200, "");
+        // A metered debit carries at most a year of seconds.
+        api.top_up("whole", "5.00", "t1").await;
+        let r = api
+            .post(
+                &api.service,
+                "/v1/accounts/whole/debits",
+                json!({"usage": {"meter": "linux-small", "seconds": 31_622_401},
+                       "idempotency_key": "d1"}),
+            )
+            .await;
+        r.expect(422, "invalid_request");
+        assert!(
+            r.body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("usage.seconds")
+        );
+        assert_eq!(api.get_account("whole").await["balance"], "5.00");
+        api.assert_clean().await;
+        api.stop().await;
+    }
+);

@@ -407,3 +407,53 @@ backend_test!(admin_passes_run_on_request, |b| async move {
     api.assert_clean().await;
     api.stop().await;
 });
+
+/// `docs/openapi.json` is the contract clients are generated from: it must be exactly what
+/// the service serves. After changing the API, `holdfast openapi > docs/openapi.json`.
+#[test]
+fn the_committed_document_is_the_served_one() {
+    let committed: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/openapi.json"
+        ))
+        .expect("docs/openapi.json"),
+    )
+    .expect("docs/openapi.json is JSON");
+    assert!(
+        committed == holdfast_server::http::document(),
+        "docs/openapi.json is stale: run `cargo run -p holdfast-server -- openapi > docs/openapi.json`"
+    );
+}
+
+backend_test!(
+    the_document_gives_every_parameter_a_checked_format,
+    |b| async move {
+        let Some(api) = api(b).await else { return };
+        let doc = api.get("", "/openapi.json").await.expect(200, "").clone();
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                for p in op["parameters"].as_array().into_iter().flatten() {
+                    let schema = &p["schema"];
+                    let constrained = schema.get("$ref").is_some()
+                        || ["pattern", "enum", "maximum", "format"]
+                            .iter()
+                            .any(|k| schema.get(k).is_some());
+                    assert!(constrained, "{method} {path} {}: {schema}", p["name"]);
+                }
+            }
+        }
+        let submit = &doc["paths"]["/v1/jobs"]["post"]["responses"]["201"]["links"];
+        assert_eq!(submit["get_job"]["operationId"], "get_job");
+        assert_eq!(
+            submit["lease"]["parameters"]["lane"],
+            "$response.body#/lane"
+        );
+        let lease = &doc["paths"]["/v1/lanes/{lane}/lease"]["post"]["responses"]["200"]["links"];
+        assert_eq!(
+            lease["complete"]["requestBody"]["lease_token"],
+            "$response.body#/lease_token"
+        );
+        api.stop().await;
+    }
+);

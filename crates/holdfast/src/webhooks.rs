@@ -2,14 +2,20 @@
 //! signed, at least once, in order per account (the store's `webhooks` module keeps the
 //! deliveries and their order; this module does the HTTP).
 //!
-//! Body: the event as `GET /v1/events` lists it. Header
-//! `holdfast-signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">` keyed with
-//! the endpoint's secret. A non-2xx answer, a timeout or a connection error is a failed
+//! Body: the event as `GET /v1/events` lists it. Signed twice with the endpoint's key:
+//! to the Standard Webhooks specification (`webhook-id` = the event id, `webhook-timestamp`
+//! = unix seconds of the attempt, `webhook-signature: v1,<base64 HMAC-SHA256 of
+//! "<id>.<timestamp>.<body>">`), which its libraries verify; and, for receivers written
+//! before it, `holdfast-signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`.
+//! The key is the secret's bytes, or for a Standard Webhooks secret `whsec_<base64>` the
+//! decoded bytes. A non-2xx answer, a timeout or a connection error is a failed
 //! attempt: retried after an exponential backoff with a cap, dead after `max_attempts`.
 //! Several processes may dispatch against one database.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use futures::future::join_all;
 use hmac::{Hmac, Mac};
 use holdfast_core::RateCard;
@@ -23,8 +29,11 @@ use time::format_description::well_known::Rfc3339;
 /// Most outbox batches one run queues per endpoint.
 const MAX_ENQUEUE_BATCHES: usize = 10;
 
-/// The signature header's name.
+/// The signature header's name (holdfast's own scheme, kept for existing receivers).
 pub const SIGNATURE_HEADER: &str = "holdfast-signature";
+
+/// The prefix of a Standard Webhooks secret: the key follows in base64.
+const WHSEC: &str = "whsec_";
 
 /// How deliveries are attempted. Passed explicitly; tests shorten the backoff.
 #[derive(Debug, Clone)]
@@ -74,6 +83,8 @@ impl WebhookOptions {
 pub enum WebhookError {
     #[error("webhook {url}: environment variable {name} (secret_env) is not set")]
     MissingSecret { url: String, name: String },
+    #[error("webhook {url}: a secret that starts with whsec_ must be base64 after it")]
+    BadSecret { url: String },
     #[error("webhook HTTP client: {0}")]
     Client(String),
 }
@@ -110,9 +121,15 @@ impl Endpoint {
             })?,
             (None, None) => unreachable!("the rate card requires a secret or secret_env"),
         };
+        let secret = match secret.strip_prefix(WHSEC) {
+            Some(encoded) => BASE64
+                .decode(encoded)
+                .map_err(|_| WebhookError::BadSecret { url: w.url.clone() })?,
+            None => secret.into_bytes(),
+        };
         Ok(Endpoint {
             url: w.url.clone(),
-            secret: secret.into_bytes(),
+            secret,
             events: w.events.clone(),
         })
     }
@@ -133,6 +150,15 @@ pub fn signature(secret: &[u8], t: i64, body: &[u8]) -> String {
     mac.update(b".");
     mac.update(body);
     hex::encode(mac.finalize().into_bytes())
+}
+
+/// The Standard Webhooks `webhook-signature` value: `v1,<base64 HMAC-SHA256 of
+/// "<id>.<t>.<body>">`.
+pub fn standard_signature(key: &[u8], id: &str, t: i64, body: &[u8]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes a key of any length");
+    mac.update(format!("{id}.{t}.").as_bytes());
+    mac.update(body);
+    format!("v1,{}", BASE64.encode(mac.finalize().into_bytes()))
 }
 
 /// The signature header's value for a body sent at `t` (unix seconds).
@@ -277,6 +303,7 @@ impl Dispatcher {
     /// POSTs the event; `Err` with a reason for anything but a 2xx answer.
     async fn post(&self, ep: &Endpoint, e: &Event) -> Result<(), String> {
         let body = event_json(e).to_string();
+        let id = e.event_id.to_string();
         let t = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);
@@ -287,6 +314,12 @@ impl Dispatcher {
             .header(
                 SIGNATURE_HEADER,
                 signature_header(&ep.secret, t, body.as_bytes()),
+            )
+            .header("webhook-id", &id)
+            .header("webhook-timestamp", t.to_string())
+            .header(
+                "webhook-signature",
+                standard_signature(&ep.secret, &id, t, body.as_bytes()),
             )
             .body(body)
             .send()
@@ -339,6 +372,36 @@ mod tests {
             signature_header(b"Jefe", 1_700_000_000, b"{\"a\":1}"),
             format!("t=1700000000,v1={expected}")
         );
+    }
+
+    /// The example of the Standard Webhooks specification (the same answer its Python
+    /// library's `Webhook.sign` gives), through a card secret as an operator writes it.
+    #[test]
+    fn standard_signature_matches_the_specification() {
+        let card_entry = Webhook {
+            url: "https://example.com/hook".into(),
+            secret: Some("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into()),
+            secret_env: None,
+            events: None,
+        };
+        let ep = Endpoint::resolve(&card_entry, |_| None).unwrap();
+        assert_eq!(
+            standard_signature(
+                &ep.secret,
+                "msg_p5jXN8AQM9LWM0D4loKWxJek",
+                1_614_265_330,
+                br#"{"test": 2432232314}"#
+            ),
+            "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+        );
+        let bad = Webhook {
+            secret: Some("whsec_not base64!".into()),
+            ..card_entry
+        };
+        assert!(matches!(
+            Endpoint::resolve(&bad, |_| None),
+            Err(WebhookError::BadSecret { .. })
+        ));
     }
 
     #[test]

@@ -9,7 +9,10 @@ use utoipa::ToSchema;
 
 use super::auth::{AdminRole, Auth, ServiceRole};
 use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
-use super::extract::{Body, BodyOrEmpty, Empty, PathText, QueryPairs, parse_limit};
+use super::extract::{
+    Body, BodyOrEmpty, Empty, PathText, QueryPairs, opt_whole_number, parse_limit,
+};
+use super::schema::{PlanName, ReasonText, Timestamp};
 use super::state::AppState;
 use super::wire::{AccountBody, parse_time};
 
@@ -20,12 +23,15 @@ const MAX_CONCURRENCY: i64 = 1_000_000;
 #[serde(deny_unknown_fields)]
 pub struct PutAccountRequest {
     /// A plan of the rate card.
+    #[schema(value_type = PlanName)]
     pub plan: String,
     /// RFC 3339; absent or null means no expiry.
     #[serde(default)]
+    #[schema(value_type = Option<Timestamp>)]
     pub plan_until: Option<String>,
     /// 1 to 1000000; absent or null means the plan's.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "opt_whole_number")]
+    #[schema(minimum = 1, maximum = 1_000_000)]
     pub max_concurrent_jobs: Option<i64>,
 }
 
@@ -104,7 +110,7 @@ pub async fn get_account(
 /// Records activity and refills allowances whose window has passed.
 #[utoipa::path(post, path = "/v1/accounts/{account_id}/activity", tag = "accounts",
     params(("account_id" = String, Path)),
-    request_body = Empty,
+    request_body(content = Option<Empty>, description = "`{}` or no body at all"),
     responses(
         (status = 200, description = "The account", body = AccountBody),
         (status = 404, description = "`account_not_found`", body = ErrorBody),
@@ -127,8 +133,8 @@ pub async fn activity(
 #[serde(deny_unknown_fields)]
 pub struct BlockRequest {
     /// Why, 1–500 characters.
-    #[schema(min_length = 1, max_length = 500, pattern = r"\S")]
     #[serde(default)]
+    #[schema(value_type = Option<ReasonText>)]
     pub reason: Option<String>,
 }
 
@@ -149,7 +155,7 @@ async fn set_blocked(
 /// Blocks an account: submits refused, queued jobs not leased; money still applies.
 #[utoipa::path(post, path = "/v1/accounts/{account_id}/block", tag = "accounts",
     params(("account_id" = String, Path)),
-    request_body = BlockRequest,
+    request_body(content = Option<BlockRequest>, description = "Optional: no body is `{}`"),
     responses(
         (status = 200, description = "The account", body = AccountBody),
         (status = 404, description = "`account_not_found`", body = ErrorBody),
@@ -169,7 +175,7 @@ pub async fn block(
 /// Unblocks an account.
 #[utoipa::path(post, path = "/v1/accounts/{account_id}/unblock", tag = "accounts",
     params(("account_id" = String, Path)),
-    request_body = BlockRequest,
+    request_body(content = Option<BlockRequest>, description = "Optional: no body is `{}`"),
     responses(
         (status = 200, description = "The account", body = AccountBody),
         (status = 404, description = "`account_not_found`", body = ErrorBody),
@@ -253,7 +259,7 @@ pub async fn list_accounts(
 #[serde(deny_unknown_fields)]
 pub struct BanRequest {
     /// Why, 1–500 characters; recorded on the `account.banned` event.
-    #[schema(min_length = 1, max_length = 500, pattern = r"\S")]
+    #[schema(value_type = ReasonText)]
     pub reason: String,
 }
 
@@ -291,7 +297,7 @@ pub async fn ban(
 /// Lifts a ban.
 #[utoipa::path(post, path = "/v1/accounts/{account_id}/unban", tag = "accounts",
     params(("account_id" = String, Path)),
-    request_body = Empty,
+    request_body(content = Option<Empty>, description = "`{}` or no body at all"),
     responses(
         (status = 200, description = "The account", body = AccountBody),
         (status = 404, description = "`account_not_found`", body = ErrorBody),

@@ -24,7 +24,7 @@ fn event_type(text: &str) -> Result<String, ApiError> {
 }
 
 /// Events after the cursor, in the one order every reader sees.
-#[utoipa::path(get, path = "/v1/events", tag = "events",
+#[utoipa::path(get, path = "/v1/events", tag = "events", operation_id = "list_events",
     params(
         ("after" = Option<String>, Query, description = "The `next` of the previous page"),
         ("limit" = Option<i64>, Query, description = "1–1000, default 100"),

@@ -59,7 +59,7 @@ fn ledger_filter(query: &QueryPairs, csv: bool) -> Result<LedgerFilter, ApiError
 }
 
 /// Ledger entries of every account in entry order, by time range, account and kind.
-#[utoipa::path(get, path = "/v1/ledger", tag = "money",
+#[utoipa::path(get, path = "/v1/ledger", tag = "money", operation_id = "export_ledger",
     params(
         ("since" = Option<String>, Query, description = "RFC 3339: entries written at or after this"),
         ("until" = Option<String>, Query, description = "RFC 3339: entries written before this"),

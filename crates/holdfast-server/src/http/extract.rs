@@ -12,6 +12,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
 use holdfast::MAX_PAGE;
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use super::error::ApiError;
@@ -133,7 +134,31 @@ fn parse_typed<T: DeserializeOwned>(headers: &HeaderMap, bytes: &[u8]) -> Result
     if !is_json(headers) {
         return Err(ApiError::invalid("Content-Type must be application/json"));
     }
+    // Every body is an object; serde would also take a struct from a JSON array.
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(ApiError::invalid("the body must be a JSON object"));
+    }
     parse_json(bytes)
+}
+
+/// An integer field as JSON Schema counts integers: `5` or `5.0` (a number with no
+/// fraction), within i64.
+pub fn whole_number<'de, D: serde::Deserializer<'de>>(de: D) -> Result<i64, D::Error> {
+    let n = serde_json::Number::deserialize(de)?;
+    n.as_i64()
+        .or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+                .map(|f| f as i64)
+        })
+        .ok_or_else(|| serde::de::Error::custom(format!("{n}: must be a whole number")))
+}
+
+/// As [`whole_number`], for an optional field (absent or null is `None`).
+pub fn opt_whole_number<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Option<i64>, D::Error> {
+    #[derive(serde::Deserialize)]
+    struct Whole(#[serde(deserialize_with = "whole_number")] i64);
+    Ok(Option::<Whole>::deserialize(de)?.map(|Whole(n)| n))
 }
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Body<T> {
@@ -150,7 +175,7 @@ impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for BodyOrEmp
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
         let (headers, bytes) = read_body(req, state).await?;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
+        if bytes.iter().all(u8::is_ascii_whitespace) || bytes.trim_ascii() == b"null" {
             return Ok(BodyOrEmpty(T::default()));
         }
         Ok(BodyOrEmpty(parse_typed(&headers, &bytes)?))

@@ -13,6 +13,7 @@ use super::auth::{Auth, ServiceRole};
 use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody, ErrorDetail};
 use super::extract::{Body, parse_value};
 use super::money::{DebitBody, UsageRequest, debit_request};
+use super::schema::{AccountIdText, JobRefText, KeyText, PositiveAmount};
 use super::state::AppState;
 use super::wire::{AccountBody, LedgerEntryBody};
 
@@ -32,14 +33,17 @@ pub struct DebitBatchRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DebitItem {
+    #[schema(value_type = AccountIdText)]
     pub account_id: String,
-    #[schema(pattern = r"^(0|[1-9][0-9]*)(\.[0-9]{1,6})?$")]
     #[serde(default)]
+    #[schema(value_type = Option<PositiveAmount>)]
     pub amount: Option<String>,
     #[serde(default)]
     pub usage: Option<UsageRequest>,
+    #[schema(value_type = KeyText)]
     pub idempotency_key: String,
     #[serde(default)]
+    #[schema(value_type = Option<JobRefText>)]
     pub job_ref: Option<String>,
 }
 
@@ -95,7 +99,7 @@ pub fn parse_item(
 }
 
 /// Many debits of any accounts in one call (batch ingest).
-#[utoipa::path(post, path = "/v1/debits", tag = "money",
+#[utoipa::path(post, path = "/v1/debits", tag = "money", operation_id = "ingest_debits",
     request_body = DebitBatchRequest,
     responses(
         (status = 200, description = "One answer per item, in request order; each item's \

@@ -11,20 +11,24 @@ use super::accounts::account_id;
 use super::auth::{AnyRole, Auth, ServiceRole};
 use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{Body, BodyOrEmpty, Empty, PathText};
+use super::schema::{AccountIdText, KeyText, KindName};
 use super::state::AppState;
 use super::wire::JobBody;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SubmitRequest {
+    #[schema(value_type = AccountIdText)]
     pub account_id: String,
     /// A kind of the rate card.
+    #[schema(value_type = KindName)]
     pub kind: String,
     /// Anything the worker needs; stored and handed back as given.
     #[serde(default)]
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<Value>)]
     pub payload: Option<serde_json::Value>,
     /// 1–255 characters, unique per account.
+    #[schema(value_type = KeyText)]
     pub idempotency_key: String,
 }
 
@@ -84,7 +88,7 @@ pub async fn get_job(
 /// Cancels a queued job (200), or asks a running cooperative one to stop (202).
 #[utoipa::path(post, path = "/v1/jobs/{job_id}/cancel", tag = "jobs",
     params(("job_id" = String, Path)),
-    request_body = Empty,
+    request_body(content = Option<Empty>, description = "`{}` or no body at all"),
     responses(
         (status = 200, description = "Canceled (now or already)", body = JobBody),
         (status = 202, description = "Cancel requested: the worker finishes the job", body = JobBody),

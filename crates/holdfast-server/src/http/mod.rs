@@ -18,6 +18,7 @@ pub mod jobs;
 pub mod metrics;
 pub mod money;
 pub mod refunds;
+pub mod schema;
 pub mod state;
 pub mod wire;
 pub mod worker_batch;
@@ -129,8 +130,8 @@ fn api() -> OpenApiRouter<AppState> {
 }
 
 /// The OpenAPI document served at `/openapi.json`.
-pub fn document() -> utoipa::openapi::OpenApi {
-    api().into_openapi()
+pub fn document() -> serde_json::Value {
+    schema::finish(api().into_openapi())
 }
 
 /// The methods a path item documents, each once.
@@ -153,7 +154,7 @@ fn methods(item: &PathItem) -> Vec<Method> {
 
 /// Every (method, path template) the router serves: what [`api`] lists.
 pub fn served_routes() -> Vec<(Method, String)> {
-    let paths = document().paths.paths;
+    let paths = api().into_openapi().paths.paths;
     paths
         .iter()
         .flat_map(|(path, item)| methods(item).into_iter().map(|m| (m, path.clone())))
@@ -186,6 +187,7 @@ async fn time_limit(State(limit): State<Duration>, req: Request, next: Next) -> 
 /// [`admin::openapi`]).
 pub fn router(state: AppState, request_timeout: Duration) -> Router {
     let (router, doc) = api().split_for_parts();
+    let doc = schema::finish(doc);
     router
         .layer(Extension(Arc::new(doc)))
         .method_not_allowed_fallback(method_not_allowed)

@@ -10,12 +10,10 @@ use utoipa::ToSchema;
 use super::accounts::account_id;
 use super::auth::{Auth, ServiceRole};
 use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
-use super::extract::{Body, Paging, PathText, QueryPairs};
+use super::extract::{Body, Paging, PathText, QueryPairs, whole_number};
+use super::schema::{JobRefText, KeyText, MAX_JOB_REF, MeterName, PositiveAmount};
 use super::state::AppState;
 use super::wire::{LedgerPage, MoneyResultBody};
-
-/// Longest `job_ref` a debit may carry.
-const MAX_JOB_REF: usize = 255;
 
 // The wire names of the library's `CreditKind`: deserializes straight into it (serde's
 // remote derive) and gives the document its schema, which it names `TopUpKind`. (Plain
@@ -39,9 +37,10 @@ fn credit_kind<'de, D: Deserializer<'de>>(de: D) -> Result<Option<CreditKind>, D
 #[serde(deny_unknown_fields)]
 pub struct TopUpRequest {
     /// A positive money string, e.g. `"10.00"`.
-    #[schema(pattern = r"^(0|[1-9][0-9]*)(\.[0-9]{1,6})?$")]
+    #[schema(value_type = PositiveAmount)]
     pub amount: String,
     /// 1–255 characters, unique per account.
+    #[schema(value_type = KeyText)]
     pub idempotency_key: String,
     /// `top_up` (default) or `bonus`.
     #[serde(default, deserialize_with = "credit_kind")]
@@ -53,8 +52,11 @@ pub struct TopUpRequest {
 #[serde(deny_unknown_fields)]
 pub struct UsageRequest {
     /// A meter of the rate card.
+    #[schema(value_type = MeterName)]
     pub meter: String,
     /// A positive whole number of seconds.
+    #[schema(minimum = 1, maximum = 31_622_400)]
+    #[serde(deserialize_with = "whole_number")]
     pub seconds: i64,
 }
 
@@ -65,13 +67,15 @@ pub struct UsageRequest {
 #[serde(deny_unknown_fields)]
 #[schema(as = DebitRequest)]
 pub struct DebitBody {
-    #[schema(pattern = r"^(0|[1-9][0-9]*)(\.[0-9]{1,6})?$")]
     #[serde(default)]
+    #[schema(value_type = Option<PositiveAmount>)]
     pub amount: Option<String>,
     #[serde(default)]
     pub usage: Option<UsageRequest>,
+    #[schema(value_type = KeyText)]
     pub idempotency_key: String,
     #[serde(default)]
+    #[schema(value_type = Option<JobRefText>)]
     pub job_ref: Option<String>,
 }
 
@@ -79,9 +83,11 @@ pub struct DebitBody {
 #[serde(deny_unknown_fields)]
 pub struct RefundRequest {
     /// The idempotency key of the top-up to refund.
+    #[schema(value_type = KeyText)]
     pub top_up_idempotency_key: String,
-    #[schema(pattern = r"^(0|[1-9][0-9]*)(\.[0-9]{1,6})?$")]
+    #[schema(value_type = PositiveAmount)]
     pub amount: String,
+    #[schema(value_type = KeyText)]
     pub idempotency_key: String,
 }
 
@@ -130,15 +136,19 @@ pub async fn top_up(
     Ok(created_unless_replay(r))
 }
 
+/// The most seconds one metered debit may carry: a year (366 days). A runner reports
+/// far more often; the bound keeps every card's price of it within the request limit.
+const MAX_USAGE_SECONDS: i64 = 31_622_400;
+
 fn usage_of(req: &DebitBody) -> Result<Usage, ApiError> {
     match (&req.amount, &req.usage) {
         (Some(amount), None) => Ok(Usage::Amount(positive("amount", amount)?)),
-        (None, Some(u)) if u.seconds > 0 => Ok(Usage::Metered {
+        (None, Some(u)) if (1..=MAX_USAGE_SECONDS).contains(&u.seconds) => Ok(Usage::Metered {
             meter: u.meter.clone(),
             seconds: u.seconds,
         }),
         (None, Some(_)) => Err(ApiError::invalid(
-            "usage.seconds: must be a positive integer",
+            "usage.seconds: must be a whole number from 1 to 31622400 (a year)",
         )),
         _ => Err(ApiError::invalid(
             "give exactly one of `amount` and `usage`",
@@ -186,7 +196,7 @@ pub(super) fn debit_request(req: &DebitBody) -> Result<DebitRequest, ApiError> {
     if req
         .job_ref
         .as_ref()
-        .is_some_and(|r| r.is_empty() || r.len() > MAX_JOB_REF)
+        .is_some_and(|r| r.is_empty() || r.chars().count() > MAX_JOB_REF)
     {
         return Err(ApiError::invalid(format!(
             "job_ref: must be 1 to {MAX_JOB_REF} characters"
@@ -224,7 +234,7 @@ pub async fn refund(
 }
 
 /// The account's ledger, oldest first, by cursor.
-#[utoipa::path(get, path = "/v1/accounts/{account_id}/ledger", tag = "money",
+#[utoipa::path(get, path = "/v1/accounts/{account_id}/ledger", tag = "money", operation_id = "account_ledger",
     params(
         ("account_id" = String, Path),
         ("after" = Option<String>, Query, description = "The `next` of the previous page"),

@@ -10,9 +10,10 @@ use utoipa::ToSchema;
 use super::accounts::account_id;
 use super::auth::{AdminRole, Auth, ServiceRole};
 use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
-use super::extract::{Body, PathText};
+use super::extract::{Body, PathText, whole_number};
 use super::jobs::job_id;
 use super::money::{created_unless, created_unless_replay};
+use super::schema::{KeyText, PocketName, PositiveAmount, ReasonText};
 use super::state::AppState;
 use super::wire::{AccountBody, JobBody, LedgerEntryBody, MoneyResultBody};
 
@@ -21,13 +22,14 @@ use super::wire::{AccountBody, JobBody, LedgerEntryBody, MoneyResultBody};
 pub struct JobRefundRequest {
     /// What to give back: absent for all that is left of the charge. Money as a money
     /// string; a job charged from an allowance in whole items (`"1"`).
-    #[schema(pattern = r"^(0|[1-9][0-9]*)(\.[0-9]{1,6})?$")]
     #[serde(default)]
+    #[schema(value_type = Option<PositiveAmount>)]
     pub amount: Option<String>,
     /// Why, 1–500 characters; recorded on the `job.refunded` event.
-    #[schema(min_length = 1, max_length = 500, pattern = r"\S")]
+    #[schema(value_type = ReasonText)]
     pub reason: String,
     /// 1–255 characters, unique per account (the job's).
+    #[schema(value_type = KeyText)]
     pub idempotency_key: String,
 }
 
@@ -54,14 +56,17 @@ impl From<JobRefunded> for JobRefundBody {
 #[serde(deny_unknown_fields)]
 pub struct GrantRequest {
     /// An allowance pocket the account has.
+    #[schema(value_type = PocketName)]
     pub pocket: String,
     /// Whole items, 1 to 1000000000.
     #[schema(minimum = 1, maximum = 1_000_000_000)]
+    #[serde(deserialize_with = "whole_number")]
     pub amount: i64,
     /// Why, 1–500 characters; recorded on the `allowance.granted` event.
-    #[schema(min_length = 1, max_length = 500, pattern = r"\S")]
+    #[schema(value_type = ReasonText)]
     pub reason: String,
     /// 1–255 characters, unique per account.
+    #[schema(value_type = KeyText)]
     pub idempotency_key: String,
 }
 

@@ -12,6 +12,7 @@ use super::auth::{Auth, WorkerRole};
 use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody, ErrorDetail};
 use super::extract::{Body, parse_value};
 use super::jobs::job_id;
+use super::schema::JobIdText;
 use super::state::AppState;
 use super::wire::JobBody;
 use super::workers::{CaptureLine, capture_lines, checked_reason};
@@ -32,6 +33,7 @@ pub struct CompleteBatchRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CompleteItem {
+    #[schema(value_type = JobIdText)]
     pub job_id: String,
     pub lease_token: String,
     #[serde(default)]
@@ -51,9 +53,11 @@ pub struct FailBatchRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FailItem {
+    #[schema(value_type = JobIdText)]
     pub job_id: String,
     pub lease_token: String,
     #[serde(default)]
+    #[schema(max_length = 4096)]
     pub reason: Option<String>,
 }
 

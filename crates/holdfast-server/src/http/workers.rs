@@ -13,8 +13,9 @@ use utoipa::ToSchema;
 
 use super::auth::{Auth, WorkerRole};
 use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
-use super::extract::{Body, PathText};
+use super::extract::{Body, PathText, opt_whole_number};
 use super::jobs::job_id;
+use super::schema::{PocketName, WorkerIdText};
 use super::state::AppState;
 use super::wire::{Amount, HeartbeatBody, JobBody, LeaseBody};
 use super::worker_batch::MAX_ITEMS;
@@ -25,23 +26,26 @@ pub const MAX_WAIT_MS: i64 = 30_000;
 /// How often a waiting lease looks at the database for jobs other processes queued.
 const POLL_EVERY: Duration = Duration::from_millis(200);
 
-/// Longest failure reason kept.
+/// Longest failure reason kept, in characters.
 const MAX_REASON: usize = 4096;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LeaseRequest {
     /// The worker's name, for the record.
+    #[schema(value_type = WorkerIdText)]
     pub worker_id: String,
     /// 1 … the rate card's `stale_after_seconds`; default its `lease_seconds`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "opt_whole_number")]
+    #[schema(minimum = 1)]
     pub lease_seconds: Option<i64>,
     /// 0 … 30000: how long to wait for a job before answering 204.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "opt_whole_number")]
+    #[schema(minimum = 0, maximum = 30_000)]
     pub wait_ms: Option<i64>,
     /// 1 … 100: lease up to this many jobs at once (waiting `wait_ms` for the first
     /// only). With it the answer is `{"jobs": [...]}`, empty when nothing came, never 204.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "opt_whole_number")]
     #[schema(minimum = 1, maximum = 100)]
     pub max_jobs: Option<i64>,
 }
@@ -55,6 +59,7 @@ pub struct HeartbeatRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CaptureLine {
+    #[schema(value_type = PocketName)]
     pub pocket: String,
     /// A money string for `money`, an integer for an allowance; 0 allowed.
     pub amount: Amount,
@@ -75,6 +80,7 @@ pub struct CompleteRequest {
 pub struct FailRequest {
     pub lease_token: String,
     #[serde(default)]
+    #[schema(max_length = 4096)]
     pub reason: Option<String>,
 }
 
@@ -313,11 +319,11 @@ pub async fn fail(
     Ok(Json(job.into()))
 }
 
-/// A failure reason within [`MAX_REASON`] bytes.
+/// A failure reason within [`MAX_REASON`] characters.
 pub(super) fn checked_reason(reason: Option<&str>) -> Result<(), ApiError> {
-    if reason.is_some_and(|r| r.len() > MAX_REASON) {
+    if reason.is_some_and(|r| r.chars().count() > MAX_REASON) {
         return Err(ApiError::invalid(format!(
-            "reason: at most {MAX_REASON} bytes"
+            "reason: at most {MAX_REASON} characters"
         )));
     }
     Ok(())

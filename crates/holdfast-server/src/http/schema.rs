@@ -1,0 +1,360 @@
+//! The formats the service checks, as schemas of the OpenAPI document, so that a request
+//! valid by the document is one the service takes (apart from business refusals: money,
+//! state, names of the rate card). Patterns and lengths come from the code that checks
+//! them (`holdfast_core`'s `PATTERN`s, pinned to their parsers by tests there).
+//!
+//! Request fields name these types with `#[schema(value_type = …)]`; parameters get
+//! theirs by name in [`refine`], since a parameter's name always means the same thing
+//! (`account_id`, `limit`, …). Names from the rate card (kinds, plans, meters, pockets)
+//! are strings with a `holdfast-*` format: the document is the same for every
+//! deployment, and an unknown name is the service's 422 `unknown_*`, not a format error.
+
+use std::borrow::Cow;
+
+use holdfast::core::money::{AMOUNT_PATTERN, POSITIVE_AMOUNT_PATTERN};
+use holdfast::core::ratecard::EVENT_TYPES;
+use holdfast::{AccountId, IdempotencyKey, JobId, MAX_PAGE, WorkerId};
+use serde_json::{Value, json};
+use utoipa::openapi::path::{Operation, ParameterIn, PathItem};
+use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
+use utoipa::openapi::{OpenApi, RefOr};
+use utoipa::{PartialSchema, ToSchema};
+
+fn text(min: usize, max: usize, pattern: Option<&str>, description: &str) -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .min_length(Some(min))
+        .max_length(Some(max))
+        .pattern(pattern)
+        .description(Some(description))
+}
+
+fn custom_format(name: &str, description: &str) -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .min_length(Some(1))
+        .format(Some(SchemaFormat::Custom(name.into())))
+        .description(Some(description))
+}
+
+/// Declares a schema type of the document: its name there and how it is built.
+macro_rules! wire_schema {
+    ($(#[$doc:meta])* $ty:ident, $name:literal, $build:expr) => {
+        $(#[$doc])*
+        pub struct $ty;
+
+        impl PartialSchema for $ty {
+            fn schema() -> RefOr<Schema> {
+                let build: fn() -> ObjectBuilder = $build;
+                build().into()
+            }
+        }
+
+        impl ToSchema for $ty {
+            fn name() -> Cow<'static, str> {
+                Cow::Borrowed($name)
+            }
+        }
+    };
+}
+
+wire_schema!(AccountIdText, "AccountId", || text(
+    1,
+    AccountId::MAX_CHARS,
+    Some(AccountId::PATTERN),
+    "An account id: 1–128 characters of A-Z a-z 0-9 . _ : -"
+));
+wire_schema!(JobIdText, "JobId", || text(
+    1,
+    JobId::MAX_CHARS,
+    Some(JobId::PATTERN),
+    "A job id as `POST /v1/jobs` returned it"
+));
+wire_schema!(KeyText, "IdempotencyKey", || text(
+    1,
+    IdempotencyKey::MAX_CHARS,
+    Some(IdempotencyKey::PATTERN),
+    "1–255 characters, no control characters; unique per account. The same key again \
+     is a replay of the first answer; the same key with a different body is 409 \
+     `idempotency_mismatch`"
+));
+wire_schema!(WorkerIdText, "WorkerId", || text(
+    1,
+    WorkerId::MAX_CHARS,
+    Some(WorkerId::PATTERN),
+    "The worker's name, for the record: 1–255 characters, no control characters"
+));
+wire_schema!(PositiveAmount, "PositiveAmount", || text(
+    1,
+    17,
+    Some(POSITIVE_AMOUNT_PATTERN),
+    "Money: a decimal string greater than 0 and at most 1000000000, with at most 6 \
+     decimals and no leading zero, e.g. `\"10.00\"`"
+));
+wire_schema!(MoneyAmount, "MoneyAmount", || text(
+    1,
+    17,
+    Some(AMOUNT_PATTERN),
+    "Money: a decimal string from 0 to 1000000000 with at most 6 decimals, e.g. `\"0.04\"`"
+));
+wire_schema!(ReasonText, "Reason", || text(
+    1,
+    500,
+    Some(r"\S"),
+    "Why, for the record: 1–500 characters, not only whitespace"
+));
+wire_schema!(JobRefText, "JobRef", || text(
+    1,
+    MAX_JOB_REF,
+    None,
+    "What the debit is for (1–255 characters), kept as the entry's `ref`; a job id of \
+     this engine makes the debit usage of that job (API.md \"Money\")"
+));
+wire_schema!(Timestamp, "Timestamp", || ObjectBuilder::new()
+    .schema_type(Type::String)
+    .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
+    .description(Some("An RFC 3339 time, e.g. `2030-01-31T00:00:00Z`")));
+wire_schema!(KindName, "KindName", || custom_format(
+    "holdfast-kind",
+    "A kind of the rate card in force (else 422 `unknown_kind`)"
+));
+wire_schema!(PlanName, "PlanName", || custom_format(
+    "holdfast-plan",
+    "A plan of the rate card in force (else 422 `unknown_plan`)"
+));
+wire_schema!(MeterName, "MeterName", || custom_format(
+    "holdfast-meter",
+    "A meter of the rate card in force (else 422 `unknown_meter`)"
+));
+wire_schema!(PocketName, "PocketName", || custom_format(
+    "holdfast-pocket",
+    "`money` or an allowance pocket of the rate card in force (else 422)"
+));
+
+/// Longest `job_ref` a debit may carry, in characters.
+pub const MAX_JOB_REF: usize = 255;
+
+/// The start of an account id, or all of one: a prefix, and the cursor of the account
+/// listing (empty: no filter, the first page).
+const ACCOUNT_ID_START: &str = r"^[A-Za-z0-9._:-]{0,128}$";
+
+/// The schema of a parameter, by its name (the same name means the same thing on every
+/// operation; `after` is an account id on the account listing, a row id elsewhere).
+fn parameter_schema(path: &str, name: &str, place: &ParameterIn) -> Option<RefOr<Schema>> {
+    let reference = |to: &str| Some(RefOr::Ref(utoipa::openapi::Ref::from_schema_name(to)));
+    let schema = match (name, place) {
+        ("after", ParameterIn::Query) if path == "/v1/accounts" => text(
+            0,
+            AccountId::MAX_CHARS,
+            Some(ACCOUNT_ID_START),
+            "The `next` of the previous page: the last account id listed",
+        ),
+        ("type", ParameterIn::Query) => ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(EVENT_TYPES.iter().copied()))
+            .description(Some("Only events of this type")),
+        ("status", ParameterIn::Query) => ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(["active", "suspended", "blocked", "banned"]))
+            .description(Some("Only accounts in this state")),
+        ("account_id", _) => return reference("AccountId"),
+        ("job_id", _) => return reference("JobId"),
+        ("since" | "until", _) => return reference("Timestamp"),
+        ("plan", ParameterIn::Query) => return reference("PlanName"),
+        ("lane", ParameterIn::Path) => custom_format(
+            "holdfast-lane",
+            "A lane of the rate card in force: a kind's lane or its `_priority` twin (else \
+             404 `unknown_lane`)",
+        ),
+        ("limit", ParameterIn::Query) => ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .minimum(Some(1))
+            .maximum(Some(MAX_PAGE))
+            .description(Some("Page size, 1–1000 (default 100)")),
+        ("after", ParameterIn::Query) => text(
+            0,
+            18,
+            Some(r"^(|0|[1-9][0-9]{0,17})$"),
+            "The `next` of the previous page (empty: the first page)",
+        ),
+        ("prefix", ParameterIn::Query) => text(
+            0,
+            AccountId::MAX_CHARS,
+            Some(ACCOUNT_ID_START),
+            "Only account ids that start with this",
+        ),
+        ("actor", ParameterIn::Query) => text(
+            1,
+            300,
+            Some(r"^[^\x00]{1,300}$"),
+            "Only events this actor caused: `key:<key id>`, `cli:<user>`, `system:<pass>`, \
+             `library`",
+        ),
+        _ => return None,
+    };
+    Some(schema.into())
+}
+
+fn operations(item: &mut PathItem) -> impl Iterator<Item = &mut Operation> {
+    [
+        item.get.as_mut(),
+        item.put.as_mut(),
+        item.post.as_mut(),
+        item.delete.as_mut(),
+        item.patch.as_mut(),
+    ]
+    .into_iter()
+    .flatten()
+}
+
+/// The document as served: every parameter with the schema its name stands for, the
+/// schemas they refer to, the debit bodies' "exactly one of", and the links. (Links and
+/// the union are added to the JSON: utoipa 5.5 writes a link's `operationId` as
+/// `operation_id`.)
+pub fn finish(mut doc: OpenApi) -> Value {
+    for (path, item) in doc.paths.paths.iter_mut() {
+        for op in operations(item) {
+            for p in op.parameters.iter_mut().flatten() {
+                if let Some(schema) = parameter_schema(path, &p.name, &p.parameter_in) {
+                    p.schema = Some(schema);
+                }
+            }
+        }
+    }
+    let components = doc.components.get_or_insert_with(Default::default);
+    for (name, schema) in [
+        (AccountIdText::name(), AccountIdText::schema()),
+        (JobIdText::name(), JobIdText::schema()),
+        (Timestamp::name(), Timestamp::schema()),
+        (PlanName::name(), PlanName::schema()),
+    ] {
+        components
+            .schemas
+            .entry(name.into_owned())
+            .or_insert(schema);
+    }
+    let mut doc = serde_json::to_value(&doc).expect("the document serializes");
+    for name in ["DebitRequest", "DebitItem"] {
+        let schema = &mut doc["components"]["schemas"][name];
+        *schema = exactly_one_of(schema, "amount", "usage");
+    }
+    add_links(&mut doc);
+    doc
+}
+
+/// An object schema with optional fields `a` and `b`, made to say that exactly one of
+/// them is given (not null): one branch where `a` is required and `b` absent or null, one
+/// the other way round; a generator sees a union of two shapes.
+fn exactly_one_of(object: &Value, a: &str, b: &str) -> Value {
+    let branch = |given: &str, other: &str| {
+        let mut o = object.clone();
+        if let Some(required) = o["required"].as_array_mut() {
+            required.push(given.into());
+        }
+        o["properties"][other] = json!({ "type": "null" });
+        // The given one is not null: its `oneOf [null, X]` becomes X.
+        let field = &mut o["properties"][given];
+        if let Some(x) = field["oneOf"]
+            .as_array()
+            .and_then(|v| v.iter().find(|s| s["type"] != "null"))
+        {
+            *field = x.clone();
+        }
+        o.as_object_mut().map(|m| m.remove("description"));
+        o
+    };
+    json!({
+        "oneOf": [branch(a, b), branch(b, a)],
+        "description": format!("Exactly one of `{a}` and `{b}`."),
+    })
+}
+
+/// One link: the operation an answer leads to, its parameter and where the value comes
+/// from in the answer.
+type Target = (&'static str, &'static str, &'static str);
+
+/// The links of one operation's answers: (path, method, statuses, targets, lease token).
+type Links = (
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    &'static [Target],
+    Option<&'static str>,
+);
+
+const ACCOUNT: &str = "$response.body#/account_id";
+const JOB: &str = "$response.body#/job_id";
+
+/// Where an answer's ids lead: OpenAPI links, so that a client (and stateful testing) can
+/// walk account → money, and submit → lease → heartbeat → complete. Each row: the source
+/// operation (path, method), its answers that carry the ids, the targets, and a body the
+/// targets get (the lease token a lease hands out).
+const LINKS: &[Links] = &[
+    (
+        "/v1/accounts/{account_id}",
+        "put",
+        &["200", "201"],
+        &[
+            ("get_account", "account_id", ACCOUNT),
+            ("top_up", "account_id", ACCOUNT),
+            ("debit", "account_id", ACCOUNT),
+            ("account_ledger", "account_id", ACCOUNT),
+            ("grant", "account_id", ACCOUNT),
+            ("block", "account_id", ACCOUNT),
+            ("unblock", "account_id", ACCOUNT),
+            ("ban", "account_id", ACCOUNT),
+            ("unban", "account_id", ACCOUNT),
+            ("activity", "account_id", ACCOUNT),
+        ],
+        None,
+    ),
+    (
+        "/v1/jobs",
+        "post",
+        &["200", "201"],
+        &[
+            ("get_job", "job_id", JOB),
+            ("cancel", "job_id", JOB),
+            ("refund_job", "job_id", JOB),
+            ("lease", "lane", "$response.body#/lane"),
+        ],
+        None,
+    ),
+    (
+        "/v1/lanes/{lane}/lease",
+        "post",
+        &["200"],
+        &[
+            ("heartbeat", "job_id", JOB),
+            ("complete", "job_id", JOB),
+            ("fail", "job_id", JOB),
+        ],
+        Some("$response.body#/lease_token"),
+    ),
+];
+
+fn add_links(doc: &mut Value) {
+    for (path, method, statuses, targets, token) in LINKS {
+        let op = &mut doc["paths"][*path][*method];
+        for status in *statuses {
+            let response = &mut op["responses"][*status];
+            if response.is_null() {
+                continue;
+            }
+            let links: serde_json::Map<String, Value> = targets
+                .iter()
+                .map(|(target, parameter, expression)| {
+                    let mut link = json!({
+                        "operationId": target,
+                        "parameters": { *parameter: expression },
+                    });
+                    if let Some(t) = token {
+                        link["requestBody"] = json!({ "lease_token": t });
+                    }
+                    ((*target).to_owned(), link)
+                })
+                .collect();
+            response["links"] = Value::Object(links);
+        }
+    }
+}
