@@ -515,13 +515,34 @@ backend_test!(
             )
             .await;
         r.expect(422, "invalid_request");
-        assert!(
-            r.body["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("usage.seconds")
-        );
+        assert!(r.message().contains("usage.seconds"), "{}", r.message());
         assert_eq!(api.get_account("whole").await["balance"], "5.00");
+        api.assert_clean().await;
+        api.stop().await;
+    }
+);
+
+backend_test!(
+    a_payload_with_nul_is_refused_on_both_backends,
+    |b| async move {
+        let Some(api) = api(b).await else { return };
+        api.account("nul", "free").await;
+        api.top_up("nul", "5.00", "t1").await;
+        let r = api
+            .post(
+                &api.service,
+                "/v1/jobs",
+                json!({"account_id": "nul", "kind": "video", "idempotency_key": "s1",
+                       "payload": {"prompt": ["a\u{0}b"]}}),
+            )
+            .await;
+        r.expect(422, "invalid_request");
+        assert!(r.message().starts_with("payload"), "{}", r.message());
+        let account = api.get_account("nul").await;
+        assert_eq!(
+            (account["held"].as_str(), account["open_jobs"].as_i64()),
+            (Some("0.00"), Some(0))
+        );
         api.assert_clean().await;
         api.stop().await;
     }

@@ -443,6 +443,23 @@ backend_test!(
                 }
             }
         }
+        fn no_nulls(at: &str, v: &serde_json::Value) {
+            match v {
+                serde_json::Value::Null => panic!("null at {at}"),
+                serde_json::Value::Array(items) => {
+                    for (i, item) in items.iter().enumerate() {
+                        no_nulls(&format!("{at}/{i}"), item);
+                    }
+                }
+                serde_json::Value::Object(m) => {
+                    for (k, item) in m {
+                        no_nulls(&format!("{at}/{k}"), item);
+                    }
+                }
+                _ => {}
+            }
+        }
+        no_nulls("", &doc);
         let submit = &doc["paths"]["/v1/jobs"]["post"]["responses"]["201"]["links"];
         assert_eq!(submit["get_job"]["operationId"], "get_job");
         assert_eq!(

@@ -318,6 +318,16 @@ pub enum JobStatus {
 }
 
 impl JobStatus {
+    /// Every status, in the order a job may pass through them.
+    pub const ALL: [JobStatus; 6] = [
+        JobStatus::Queued,
+        JobStatus::InProgress,
+        JobStatus::Succeeded,
+        JobStatus::Failed,
+        JobStatus::Canceled,
+        JobStatus::Expired,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             JobStatus::Queued => "queued",

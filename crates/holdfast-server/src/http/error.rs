@@ -150,7 +150,15 @@ impl IntoResponse for ApiError {
                 message: self.to_string(),
             },
         };
-        (self.status(), Json(body)).into_response()
+        let mut response = (self.status(), Json(body)).into_response();
+        if matches!(self, ApiError::Unavailable(_)) {
+            // The database did not answer in time: worth trying again shortly.
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static("1"),
+            );
+        }
+        response
     }
 }
 

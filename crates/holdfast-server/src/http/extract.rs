@@ -145,13 +145,24 @@ fn parse_typed<T: DeserializeOwned>(headers: &HeaderMap, bytes: &[u8]) -> Result
 /// fraction), within i64.
 pub fn whole_number<'de, D: serde::Deserializer<'de>>(de: D) -> Result<i64, D::Error> {
     let n = serde_json::Number::deserialize(de)?;
+    whole_of(&n).ok_or_else(|| {
+        serde::de::Error::custom(format!("{n}: must be a whole number within ±{MAX_WHOLE}"))
+    })
+}
+
+/// The largest whole number a request may carry: 9·10^15, below 2^53, so `5` and `5.0`
+/// mean the same exactly.
+pub const MAX_WHOLE: i64 = 9_000_000_000_000_000;
+
+/// A JSON number as a whole number, if it is one within ±[`MAX_WHOLE`]: `5`, or `5.0`.
+pub fn whole_of(n: &serde_json::Number) -> Option<i64> {
     n.as_i64()
         .or_else(|| {
             n.as_f64()
-                .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+                .filter(|f| f.fract() == 0.0 && f.abs() <= MAX_WHOLE as f64)
                 .map(|f| f as i64)
         })
-        .ok_or_else(|| serde::de::Error::custom(format!("{n}: must be a whole number")))
+        .filter(|w| w.abs() <= MAX_WHOLE)
 }
 
 /// As [`whole_number`], for an optional field (absent or null is `None`).

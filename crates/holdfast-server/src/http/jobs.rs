@@ -32,6 +32,16 @@ pub struct SubmitRequest {
     pub idempotency_key: String,
 }
 
+/// Whether a JSON value holds U+0000 in any string or key.
+fn has_nul(v: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::String(s) => s.contains('\0'),
+        serde_json::Value::Array(items) => items.iter().any(has_nul),
+        serde_json::Value::Object(m) => m.iter().any(|(k, v)| k.contains('\0') || has_nul(v)),
+        _ => false,
+    }
+}
+
 pub fn job_id(text: &str) -> Result<JobId, ApiError> {
     Ok(JobId::parse(text)?)
 }
@@ -55,6 +65,12 @@ pub async fn submit(
     State(s): State<AppState>,
     Body(req): Body<SubmitRequest>,
 ) -> ApiResult<(StatusCode, Json<JobBody>)> {
+    if req.payload.as_ref().is_some_and(has_nul) {
+        // PostgreSQL's jsonb cannot hold U+0000; refused on SQLite too, so both agree.
+        return Err(ApiError::invalid(
+            "payload: must not contain NUL characters (\\u0000)",
+        ));
+    }
     let submit = Submit {
         account: account_id(&req.account_id)?,
         key: IdempotencyKey::parse(&req.idempotency_key)?,

@@ -13,7 +13,7 @@ use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{Body, PathText, whole_number};
 use super::jobs::job_id;
 use super::money::{created_unless, created_unless_replay};
-use super::schema::{KeyText, PocketName, PositiveAmount, ReasonText};
+use super::schema::{AllowanceName, KeyText, PositiveAmount, ReasonText};
 use super::state::AppState;
 use super::wire::{AccountBody, JobBody, LedgerEntryBody, MoneyResultBody};
 
@@ -56,7 +56,7 @@ impl From<JobRefunded> for JobRefundBody {
 #[serde(deny_unknown_fields)]
 pub struct GrantRequest {
     /// An allowance pocket the account has.
-    #[schema(value_type = PocketName)]
+    #[schema(value_type = AllowanceName)]
     pub pocket: String,
     /// Whole items, 1 to 1000000000.
     #[schema(minimum = 1, maximum = 1_000_000_000)]

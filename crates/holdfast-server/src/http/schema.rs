@@ -11,9 +11,11 @@
 
 use std::borrow::Cow;
 
+use super::extract::MAX_WHOLE;
 use holdfast::core::money::{AMOUNT_PATTERN, POSITIVE_AMOUNT_PATTERN};
 use holdfast::core::ratecard::EVENT_TYPES;
-use holdfast::{AccountId, IdempotencyKey, JobId, MAX_PAGE, WorkerId};
+use holdfast::store::export::ENTRY_KINDS;
+use holdfast::{AccountId, IdempotencyKey, JobId, JobStatus, MAX_PAGE, WorkerId};
 use serde_json::{Value, json};
 use utoipa::openapi::path::{Operation, ParameterIn, PathItem};
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
@@ -100,13 +102,19 @@ wire_schema!(MoneyAmount, "MoneyAmount", || text(
 wire_schema!(ReasonText, "Reason", || text(
     1,
     500,
-    Some(r"\S"),
-    "Why, for the record: 1–500 characters, not only whitespace"
+    Some(r"^[^\x00]*[^\x00\s][^\x00]*$"),
+    "Why, for the record: 1–500 characters, not only whitespace, no NUL"
+));
+wire_schema!(LeaseToken, "LeaseToken", || text(
+    1,
+    255,
+    Some(r"^[^\x00]+$"),
+    "The token a lease handed out; a token of another lease is 409 `lease_lost`"
 ));
 wire_schema!(JobRefText, "JobRef", || text(
     1,
     MAX_JOB_REF,
-    None,
+    Some(r"^[^\x00]+$"),
     "What the debit is for (1–255 characters), kept as the entry's `ref`; a job id of \
      this engine makes the debit usage of that job (API.md \"Money\")"
 ));
@@ -126,9 +134,9 @@ wire_schema!(MeterName, "MeterName", || custom_format(
     "holdfast-meter",
     "A meter of the rate card in force (else 422 `unknown_meter`)"
 ));
-wire_schema!(PocketName, "PocketName", || custom_format(
-    "holdfast-pocket",
-    "`money` or an allowance pocket of the rate card in force (else 422)"
+wire_schema!(AllowanceName, "AllowanceName", || custom_format(
+    "holdfast-allowance",
+    "An allowance pocket of the rate card in force (not `money`; else 422)"
 ));
 
 /// Longest `job_ref` a debit may carry, in characters.
@@ -153,6 +161,10 @@ fn parameter_schema(path: &str, name: &str, place: &ParameterIn) -> Option<RefOr
             .schema_type(Type::String)
             .enum_values(Some(EVENT_TYPES.iter().copied()))
             .description(Some("Only events of this type")),
+        ("kind", ParameterIn::Query) => ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(ENTRY_KINDS.iter().copied()))
+            .description(Some("Only ledger entries of this kind")),
         ("status", ParameterIn::Query) => ObjectBuilder::new()
             .schema_type(Type::String)
             .enum_values(Some(["active", "suspended", "blocked", "banned"]))
@@ -227,6 +239,8 @@ pub fn finish(mut doc: OpenApi) -> Value {
         (JobIdText::name(), JobIdText::schema()),
         (Timestamp::name(), Timestamp::schema()),
         (PlanName::name(), PlanName::schema()),
+        (MoneyAmount::name(), MoneyAmount::schema()),
+        (AllowanceName::name(), AllowanceName::schema()),
     ] {
         components
             .schemas
@@ -234,12 +248,67 @@ pub fn finish(mut doc: OpenApi) -> Value {
             .or_insert(schema);
     }
     let mut doc = serde_json::to_value(&doc).expect("the document serializes");
+    let schemas = &mut doc["components"]["schemas"];
     for name in ["DebitRequest", "DebitItem"] {
-        let schema = &mut doc["components"]["schemas"][name];
-        *schema = exactly_one_of(schema, "amount", "usage");
+        schemas[name] = exactly_one_of(&schemas[name], "amount", "usage");
     }
+    schemas["CaptureLine"] = capture_line();
+    let statuses: Vec<&str> = JobStatus::ALL.iter().map(|s| s.as_str()).collect();
+    schemas["JobBody"]["properties"]["status"]["enum"] = json!(statuses);
+    schemas["EventBody"]["properties"]["type"]["enum"] = json!(EVENT_TYPES);
+    schemas["EventBody"]["properties"]["data"]["additionalProperties"] = json!(true);
+    schemas["LedgerEntryBody"]["properties"]["kind"]["enum"] = json!(ENTRY_KINDS);
+    times_are_date_times(schemas);
+    // Its real bound is the card's stale_after_seconds (API.md "Workers"); this one is
+    // what any whole number in a request is held to.
+    schemas["LeaseRequest"]["properties"]["lease_seconds"]["maximum"] = json!(MAX_WHOLE);
     add_links(&mut doc);
     doc
+}
+
+/// Every `…_at` / `…_until` string of an answer is an RFC 3339 time: says so with
+/// `format: date-time`.
+fn times_are_date_times(schemas: &mut Value) {
+    let Some(schemas) = schemas.as_object_mut() else {
+        return;
+    };
+    for schema in schemas.values_mut() {
+        let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
+            continue;
+        };
+        for (name, property) in properties.iter_mut() {
+            let is_text = property["type"] == "string"
+                || property["type"]
+                    .as_array()
+                    .is_some_and(|t| t.contains(&json!("string")));
+            if is_text && (name.ends_with("_at") || name.ends_with("_until")) {
+                property["format"] = json!("date-time");
+            }
+        }
+    }
+}
+
+/// A capture line: money as a money string, an allowance pocket as whole items.
+fn capture_line() -> Value {
+    let line = |pocket: Value, amount: Value| {
+        json!({
+            "type": "object",
+            "required": ["pocket", "amount"],
+            "properties": { "pocket": pocket, "amount": amount },
+            "additionalProperties": false,
+        })
+    };
+    json!({
+        "description": "What to capture of one pocket's hold (0 allowed): money as a \
+            money string, an allowance in whole items.",
+        "oneOf": [
+            line(json!({ "const": "money" }), json!({ "$ref": "#/components/schemas/MoneyAmount" })),
+            line(
+                json!({ "$ref": "#/components/schemas/AllowanceName" }),
+                json!({ "type": "integer", "minimum": 0, "maximum": MAX_WHOLE }),
+            ),
+        ],
+    })
 }
 
 /// An object schema with optional fields `a` and `b`, made to say that exactly one of
@@ -337,10 +406,9 @@ fn add_links(doc: &mut Value) {
     for (path, method, statuses, targets, token) in LINKS {
         let op = &mut doc["paths"][*path][*method];
         for status in *statuses {
-            let response = &mut op["responses"][*status];
-            if response.is_null() {
+            let Some(response) = op["responses"].get_mut(*status) else {
                 continue;
-            }
+            };
             let links: serde_json::Map<String, Value> = targets
                 .iter()
                 .map(|(target, parameter, expression)| {

@@ -258,7 +258,7 @@ pub struct JobBody {
     pub lane: String,
     /// `queued`, `in_progress`, `succeeded`, `failed`, `canceled` or `expired`.
     pub status: String,
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<Value>)]
     pub payload: Option<serde_json::Value>,
     pub hold: Vec<PocketLine>,
     pub charged: Vec<PocketLine>,

@@ -12,7 +12,7 @@ use super::auth::{Auth, WorkerRole};
 use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody, ErrorDetail};
 use super::extract::{Body, parse_value};
 use super::jobs::job_id;
-use super::schema::JobIdText;
+use super::schema::{JobIdText, LeaseToken};
 use super::state::AppState;
 use super::wire::JobBody;
 use super::workers::{CaptureLine, capture_lines, checked_reason};
@@ -35,6 +35,7 @@ pub struct CompleteBatchRequest {
 pub struct CompleteItem {
     #[schema(value_type = JobIdText)]
     pub job_id: String,
+    #[schema(value_type = LeaseToken)]
     pub lease_token: String,
     #[serde(default)]
     pub capture: Option<Vec<CaptureLine>>,
@@ -55,6 +56,7 @@ pub struct FailBatchRequest {
 pub struct FailItem {
     #[schema(value_type = JobIdText)]
     pub job_id: String,
+    #[schema(value_type = LeaseToken)]
     pub lease_token: String,
     #[serde(default)]
     #[schema(max_length = 4096)]

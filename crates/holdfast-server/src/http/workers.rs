@@ -13,9 +13,9 @@ use utoipa::ToSchema;
 
 use super::auth::{Auth, WorkerRole};
 use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
-use super::extract::{Body, PathText, opt_whole_number};
+use super::extract::{Body, PathText, opt_whole_number, whole_of};
 use super::jobs::job_id;
-use super::schema::{PocketName, WorkerIdText};
+use super::schema::{LeaseToken, WorkerIdText};
 use super::state::AppState;
 use super::wire::{Amount, HeartbeatBody, JobBody, LeaseBody};
 use super::worker_batch::MAX_ITEMS;
@@ -53,21 +53,23 @@ pub struct LeaseRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HeartbeatRequest {
+    #[schema(value_type = LeaseToken)]
     pub lease_token: String,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CaptureLine {
-    #[schema(value_type = PocketName)]
     pub pocket: String,
     /// A money string for `money`, an integer for an allowance; 0 allowed.
-    pub amount: Amount,
+    #[schema(value_type = Amount)]
+    pub amount: serde_json::Value,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CompleteRequest {
+    #[schema(value_type = LeaseToken)]
     pub lease_token: String,
     /// Without it the whole hold is captured; with it each listed pocket is captured up
     /// to its hold and the others are released.
@@ -78,6 +80,7 @@ pub struct CompleteRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FailRequest {
+    #[schema(value_type = LeaseToken)]
     pub lease_token: String,
     #[serde(default)]
     #[schema(max_length = 4096)]
@@ -239,19 +242,20 @@ pub(super) fn capture_lines(lines: Vec<CaptureLine>) -> Result<Vec<PocketAmount>
         .enumerate()
         .map(|(i, l)| {
             let field = format!("capture[{i}].amount");
-            let amount = match (l.pocket == MONEY, l.amount) {
-                (true, Amount::Money(text)) => {
-                    Micros::parse_non_negative(&text)
+            let count = l.amount.as_number().and_then(whole_of);
+            let amount = match (l.pocket == MONEY, &l.amount, count) {
+                (true, serde_json::Value::String(text), _) => {
+                    Micros::parse_non_negative(text)
                         .map_err(|e| ApiError::money(&field, e))?
                         .0
                 }
-                (false, Amount::Count(n)) if n >= 0 => n,
-                (true, _) => {
+                (false, _, Some(n)) if n >= 0 => n,
+                (true, _, _) => {
                     return Err(ApiError::invalid(format!(
                         "{field}: money is a decimal string such as \"0.04\""
                     )));
                 }
-                (false, _) => {
+                (false, _, _) => {
                     return Err(ApiError::invalid(format!(
                         "{field}: an allowance amount is a whole number ≥ 0"
                     )));

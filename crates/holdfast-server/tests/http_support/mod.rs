@@ -39,6 +39,11 @@ impl Reply {
         self.body["error"]["code"].as_str().unwrap_or("")
     }
 
+    /// The message of an error body.
+    pub fn message(&self) -> &str {
+        self.body["error"]["message"].as_str().unwrap_or("")
+    }
+
     /// Asserts the status and, for errors, the code and the body's shape.
     #[track_caller]
     pub fn expect(&self, status: u16, code: &str) -> &Value {

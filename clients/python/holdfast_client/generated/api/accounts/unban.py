@@ -1,0 +1,210 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.account_body import AccountBody
+from ...models.empty import Empty
+from ...models.error_body import ErrorBody
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    account_id: str,
+    *,
+    body: Empty | None | Unset = UNSET,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/accounts/{account_id}/unban".format(
+            account_id=quote(str(account_id), safe=""),
+        ),
+    }
+
+    if isinstance(body, Empty):
+        _kwargs["json"] = body.to_dict()
+    else:
+        _kwargs["json"] = body
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> AccountBody | ErrorBody | None:
+    if response.status_code == 200:
+        response_200 = AccountBody.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = ErrorBody.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorBody.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 413:
+        response_413 = ErrorBody.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 422:
+        response_422 = ErrorBody.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 503:
+        response_503 = ErrorBody.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[AccountBody | ErrorBody]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    account_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: Empty | None | Unset = UNSET,
+) -> Response[AccountBody | ErrorBody]:
+    """Lifts a ban.
+
+    Args:
+        account_id (str): An account id: 1–128 characters of A-Z a-z 0-9 . _ : -
+        body (Empty | None | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[AccountBody | ErrorBody]
+    """
+
+    kwargs = _get_kwargs(
+        account_id=account_id,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    account_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: Empty | None | Unset = UNSET,
+) -> AccountBody | ErrorBody | None:
+    """Lifts a ban.
+
+    Args:
+        account_id (str): An account id: 1–128 characters of A-Z a-z 0-9 . _ : -
+        body (Empty | None | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        AccountBody | ErrorBody
+    """
+
+    return sync_detailed(
+        account_id=account_id,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    account_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: Empty | None | Unset = UNSET,
+) -> Response[AccountBody | ErrorBody]:
+    """Lifts a ban.
+
+    Args:
+        account_id (str): An account id: 1–128 characters of A-Z a-z 0-9 . _ : -
+        body (Empty | None | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[AccountBody | ErrorBody]
+    """
+
+    kwargs = _get_kwargs(
+        account_id=account_id,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    account_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: Empty | None | Unset = UNSET,
+) -> AccountBody | ErrorBody | None:
+    """Lifts a ban.
+
+    Args:
+        account_id (str): An account id: 1–128 characters of A-Z a-z 0-9 . _ : -
+        body (Empty | None | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        AccountBody | ErrorBody
+    """
+
+    return (
+        await asyncio_detailed(
+            account_id=account_id,
+            client=client,
+            body=body,
+        )
+    ).parsed

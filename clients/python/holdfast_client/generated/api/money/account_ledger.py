@@ -1,0 +1,222 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error_body import ErrorBody
+from ...models.ledger_page import LedgerPage
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    account_id: str,
+    *,
+    after: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["after"] = after
+
+    params["limit"] = limit
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/accounts/{account_id}/ledger".format(
+            account_id=quote(str(account_id), safe=""),
+        ),
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ErrorBody | LedgerPage | None:
+    if response.status_code == 200:
+        response_200 = LedgerPage.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = ErrorBody.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorBody.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 413:
+        response_413 = ErrorBody.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 422:
+        response_422 = ErrorBody.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 503:
+        response_503 = ErrorBody.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ErrorBody | LedgerPage]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    account_id: str,
+    *,
+    client: AuthenticatedClient,
+    after: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
+) -> Response[ErrorBody | LedgerPage]:
+    """The account's ledger, oldest first, by cursor.
+
+    Args:
+        account_id (str): An account id: 1–128 characters of A-Z a-z 0-9 . _ : -
+        after (str | Unset): The `next` of the previous page (empty: the first page)
+        limit (int | Unset): Page size, 1–1000 (default 100)
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | LedgerPage]
+    """
+
+    kwargs = _get_kwargs(
+        account_id=account_id,
+        after=after,
+        limit=limit,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    account_id: str,
+    *,
+    client: AuthenticatedClient,
+    after: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
+) -> ErrorBody | LedgerPage | None:
+    """The account's ledger, oldest first, by cursor.
+
+    Args:
+        account_id (str): An account id: 1–128 characters of A-Z a-z 0-9 . _ : -
+        after (str | Unset): The `next` of the previous page (empty: the first page)
+        limit (int | Unset): Page size, 1–1000 (default 100)
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | LedgerPage
+    """
+
+    return sync_detailed(
+        account_id=account_id,
+        client=client,
+        after=after,
+        limit=limit,
+    ).parsed
+
+
+async def asyncio_detailed(
+    account_id: str,
+    *,
+    client: AuthenticatedClient,
+    after: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
+) -> Response[ErrorBody | LedgerPage]:
+    """The account's ledger, oldest first, by cursor.
+
+    Args:
+        account_id (str): An account id: 1–128 characters of A-Z a-z 0-9 . _ : -
+        after (str | Unset): The `next` of the previous page (empty: the first page)
+        limit (int | Unset): Page size, 1–1000 (default 100)
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | LedgerPage]
+    """
+
+    kwargs = _get_kwargs(
+        account_id=account_id,
+        after=after,
+        limit=limit,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    account_id: str,
+    *,
+    client: AuthenticatedClient,
+    after: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
+) -> ErrorBody | LedgerPage | None:
+    """The account's ledger, oldest first, by cursor.
+
+    Args:
+        account_id (str): An account id: 1–128 characters of A-Z a-z 0-9 . _ : -
+        after (str | Unset): The `next` of the previous page (empty: the first page)
+        limit (int | Unset): Page size, 1–1000 (default 100)
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | LedgerPage
+    """
+
+    return (
+        await asyncio_detailed(
+            account_id=account_id,
+            client=client,
+            after=after,
+            limit=limit,
+        )
+    ).parsed

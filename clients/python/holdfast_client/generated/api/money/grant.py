@@ -1,0 +1,217 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error_body import ErrorBody
+from ...models.grant_request import GrantRequest
+from ...models.money_result_body import MoneyResultBody
+from ...types import Response
+
+
+def _get_kwargs(
+    account_id: str,
+    *,
+    body: GrantRequest,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/accounts/{account_id}/grants".format(
+            account_id=quote(str(account_id), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ErrorBody | MoneyResultBody | None:
+    if response.status_code == 200:
+        response_200 = MoneyResultBody.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 201:
+        response_201 = MoneyResultBody.from_dict(response.json())
+
+        return response_201
+
+    if response.status_code == 401:
+        response_401 = ErrorBody.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorBody.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = ErrorBody.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = ErrorBody.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 422:
+        response_422 = ErrorBody.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 503:
+        response_503 = ErrorBody.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ErrorBody | MoneyResultBody]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    account_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: GrantRequest,
+) -> Response[ErrorBody | MoneyResultBody]:
+    """Grants allowance items to a pocket of the account, until its next refill.
+
+    Args:
+        account_id (str): An account id: 1–128 characters of A-Z a-z 0-9 . _ : -
+        body (GrantRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | MoneyResultBody]
+    """
+
+    kwargs = _get_kwargs(
+        account_id=account_id,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    account_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: GrantRequest,
+) -> ErrorBody | MoneyResultBody | None:
+    """Grants allowance items to a pocket of the account, until its next refill.
+
+    Args:
+        account_id (str): An account id: 1–128 characters of A-Z a-z 0-9 . _ : -
+        body (GrantRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | MoneyResultBody
+    """
+
+    return sync_detailed(
+        account_id=account_id,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    account_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: GrantRequest,
+) -> Response[ErrorBody | MoneyResultBody]:
+    """Grants allowance items to a pocket of the account, until its next refill.
+
+    Args:
+        account_id (str): An account id: 1–128 characters of A-Z a-z 0-9 . _ : -
+        body (GrantRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | MoneyResultBody]
+    """
+
+    kwargs = _get_kwargs(
+        account_id=account_id,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    account_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: GrantRequest,
+) -> ErrorBody | MoneyResultBody | None:
+    """Grants allowance items to a pocket of the account, until its next refill.
+
+    Args:
+        account_id (str): An account id: 1–128 characters of A-Z a-z 0-9 . _ : -
+        body (GrantRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | MoneyResultBody
+    """
+
+    return (
+        await asyncio_detailed(
+            account_id=account_id,
+            client=client,
+            body=body,
+        )
+    ).parsed

@@ -1,0 +1,212 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error_body import ErrorBody
+from ...models.heartbeat_body import HeartbeatBody
+from ...models.heartbeat_request import HeartbeatRequest
+from ...types import Response
+
+
+def _get_kwargs(
+    job_id: str,
+    *,
+    body: HeartbeatRequest,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/jobs/{job_id}/heartbeat".format(
+            job_id=quote(str(job_id), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ErrorBody | HeartbeatBody | None:
+    if response.status_code == 200:
+        response_200 = HeartbeatBody.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = ErrorBody.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorBody.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = ErrorBody.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = ErrorBody.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 422:
+        response_422 = ErrorBody.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 503:
+        response_503 = ErrorBody.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ErrorBody | HeartbeatBody]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    job_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: HeartbeatRequest,
+) -> Response[ErrorBody | HeartbeatBody]:
+    """Extends a valid lease; tells the worker whether a cancel was asked.
+
+    Args:
+        job_id (str): A job id as `POST /v1/jobs` returned it
+        body (HeartbeatRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | HeartbeatBody]
+    """
+
+    kwargs = _get_kwargs(
+        job_id=job_id,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    job_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: HeartbeatRequest,
+) -> ErrorBody | HeartbeatBody | None:
+    """Extends a valid lease; tells the worker whether a cancel was asked.
+
+    Args:
+        job_id (str): A job id as `POST /v1/jobs` returned it
+        body (HeartbeatRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | HeartbeatBody
+    """
+
+    return sync_detailed(
+        job_id=job_id,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    job_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: HeartbeatRequest,
+) -> Response[ErrorBody | HeartbeatBody]:
+    """Extends a valid lease; tells the worker whether a cancel was asked.
+
+    Args:
+        job_id (str): A job id as `POST /v1/jobs` returned it
+        body (HeartbeatRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | HeartbeatBody]
+    """
+
+    kwargs = _get_kwargs(
+        job_id=job_id,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    job_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: HeartbeatRequest,
+) -> ErrorBody | HeartbeatBody | None:
+    """Extends a valid lease; tells the worker whether a cancel was asked.
+
+    Args:
+        job_id (str): A job id as `POST /v1/jobs` returned it
+        body (HeartbeatRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | HeartbeatBody
+    """
+
+    return (
+        await asyncio_detailed(
+            job_id=job_id,
+            client=client,
+            body=body,
+        )
+    ).parsed

@@ -1,0 +1,77 @@
+"""Accounts and money through the client, against a real server."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from support import money_entries
+
+from holdfast_client import Holdfast, HoldfastError, api
+
+
+def test_create_top_up_and_read_the_balance(service: Holdfast, admin: Holdfast) -> None:
+    account = service.call(api.accounts.put_account, account_id="acme", plan="free")
+    assert (account.account_id, account.balance_micros) == ("acme", 0)
+
+    result = service.call(api.money.top_up, account_id="acme", amount="10.00")
+
+    assert result.entry.kind == "top_up"
+    assert result.account.balance == "10.00"
+    again = service.call(api.accounts.get_account, account_id="acme")
+    assert (again.balance_micros, again.available_micros, again.held_micros) == (10_000_000, 10_000_000, 0)
+    assert money_entries(admin, "acme") == [("top_up", "10.00", None)]
+
+
+def test_each_logical_call_has_its_own_key_unless_one_is_given(
+    service: Holdfast, admin: Holdfast, funded_account: str
+) -> None:
+    service.call(api.money.top_up, account_id=funded_account, amount="1.00")
+    service.call(api.money.top_up, account_id=funded_account, amount="1.00")
+    given = {"account_id": funded_account, "amount": "2.00", "idempotency_key": "bought-2"}
+    first = service.call(api.money.top_up, **given)
+    replay = service.call(api.money.top_up, **given)
+
+    assert replay.entry.entry_id == first.entry.entry_id
+    assert replay.account.balance == "14.00"
+    kinds = [kind for kind, _delta, _ref in money_entries(admin, funded_account)]
+    assert kinds == ["top_up"] * 4  # 10.00 (the fixture), 1.00, 1.00, 2.00 once
+
+
+def test_a_refused_debit_raises_its_code_and_changes_nothing(
+    service: Holdfast, admin: Holdfast, funded_account: str
+) -> None:
+    before = money_entries(admin, funded_account)
+
+    with pytest.raises(HoldfastError) as refused:
+        service.call(api.money.debit, account_id=funded_account, amount="10.01")
+
+    assert (refused.value.status, refused.value.code) == (402, "insufficient_funds")
+    assert money_entries(admin, funded_account) == before
+    assert service.call(api.accounts.get_account, account_id=funded_account).balance == "10.00"
+
+
+@pytest.mark.parametrize("amount", ["0", "1.0000001", "-1", "1e3"])
+def test_a_bad_amount_is_invalid_request(
+    service: Holdfast, admin: Holdfast, funded_account: str, amount: str
+) -> None:
+    with pytest.raises(HoldfastError) as refused:
+        service.call(api.money.top_up, account_id=funded_account, amount=amount)
+
+    assert (refused.value.status, refused.value.code) == (422, "invalid_request")
+    assert "amount" in refused.value.message
+    assert money_entries(admin, funded_account) == [("top_up", "10.00", None)]
+
+
+def test_an_unknown_account_is_account_not_found(service: Holdfast) -> None:
+    with pytest.raises(HoldfastError) as refused:
+        service.call(api.accounts.get_account, account_id=f"nobody-{uuid.uuid4().hex[:8]}")
+
+    assert (refused.value.status, refused.value.code) == (404, "account_not_found")
+
+
+def test_a_wrong_or_missing_field_is_refused_before_sending(service: Holdfast) -> None:
+    with pytest.raises(TypeError, match="colour"):
+        service.call(api.money.top_up, account_id="acme", amount="1.00", colour="red")
+    with pytest.raises(TypeError, match="amount"):
+        service.call(api.money.top_up, account_id="acme")
