@@ -108,6 +108,21 @@ pub struct Webhook {
     pub secret: Option<String>,
     pub secret_env: Option<String>,
     pub events: Option<Vec<String>>,
+    /// Where a new endpoint starts in the feed: `End` (the default: only events after it
+    /// was first seen) or `Beginning` (the whole history). An endpoint already known keeps
+    /// its place.
+    pub from: FeedStart,
+}
+
+/// Where a webhook endpoint new to the database starts reading the events feed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FeedStart {
+    /// The first event after the endpoint is first seen by a dispatcher.
+    #[default]
+    End,
+    /// The first event ever written.
+    Beginning,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -224,6 +239,8 @@ struct RawWebhook {
     secret: Option<String>,
     secret_env: Option<String>,
     events: Option<Vec<String>>,
+    #[serde(default)]
+    from: FeedStart,
 }
 
 /// The event types holdfast emits (API.md "Events").
@@ -627,6 +644,7 @@ impl RateCard {
                     secret: w.secret,
                     secret_env: w.secret_env,
                     events: w.events,
+                    from: w.from,
                 })
             })
             .collect()

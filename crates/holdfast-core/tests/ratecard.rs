@@ -280,7 +280,7 @@ fn take_amounts_are_money_strings_or_positive_item_counts() {
 fn webhooks_are_parsed_and_checked() {
     let card = minimal_with(
         "[[webhooks]]\nurl = \"https://a.example/h\"\nsecret = \"s\"\nevents = [\"job.failed\", \"ledger.adjusted\"]\n\
-         [[webhooks]]\nurl = \"http://b.example/h\"\nsecret_env = \"HOOK_SECRET\"",
+         [[webhooks]]\nurl = \"http://b.example/h\"\nsecret_env = \"HOOK_SECRET\"\nfrom = \"beginning\"",
     )
     .unwrap();
     assert_eq!(
@@ -291,12 +291,14 @@ fn webhooks_are_parsed_and_checked() {
                 secret: Some("s".into()),
                 secret_env: None,
                 events: Some(vec!["job.failed".into(), "ledger.adjusted".into()]),
+                from: Default::default(),
             },
             Webhook {
                 url: "http://b.example/h".into(),
                 secret: None,
                 secret_env: Some("HOOK_SECRET".into()),
                 events: None,
+                from: holdfast_core::ratecard::FeedStart::Beginning,
             },
         ]
     );

@@ -1,17 +1,22 @@
 //! The events outbox, read by cursor.
 //!
 //! On PostgreSQL event ids come from an identity sequence at insert, not at commit, so a
-//! later id can commit first. Readers therefore see only events whose writing transaction
-//! is older than every transaction still in flight (`xid < pg_snapshot_xmin(...)`), and
-//! page in `(xid, event_id)` order: that prefix is final, so a cursor never skips an event
-//! that commits late. SQLite has one writer at a time, so ids are in commit order.
+//! later id can commit first. The feed's order is therefore stamped after commit: one
+//! sequencer at a time ([`Store::stamp_events`], under an advisory lock) gives every
+//! committed event without one the next `position`, and readers page by position. A
+//! cursor never skips an event that commits late (it gets a later position) nor repeats
+//! one, and only an event's own writing transaction can hold it back — not, as with the
+//! `xid < pg_snapshot_xmin` rule this replaced, any long transaction on the cluster.
+//! Readers stamp before they read, so an event is listed as soon as it is committed.
+//! SQLite has one writer at a time, so its ids are in commit order and need no stamp.
 
+use crate::db::Dialect;
 use crate::db::Row;
 use crate::error::StoreError;
 use crate::model::{Event, Page};
 use crate::statement::Stmt;
 use crate::store::Store;
-use crate::{in_read_tx, params, statement};
+use crate::{in_read_tx, in_write_tx, params, statement};
 
 /// Filters of an event listing.
 #[derive(Debug, Clone, Default)]
@@ -25,6 +30,11 @@ pub struct EventFilter {
 }
 
 static LIST_EVENTS: Stmt = statement!("list_events");
+static LOCK_EVENT_SEQUENCER: Stmt = statement!("lock_event_sequencer");
+static STAMP_EVENTS: Stmt = statement!("stamp_events");
+
+/// Most events one sequencer transaction stamps.
+const STAMP_CHUNK: i64 = 5_000;
 
 /// An event row, with the deployment's currency (the card's) beside it.
 pub(crate) fn event_from(r: &Row, currency: &str) -> Result<Event, StoreError> {
@@ -42,8 +52,30 @@ pub(crate) fn event_from(r: &Row, currency: &str) -> Result<Event, StoreError> {
 }
 
 impl Store {
-    /// Events after the cursor, in the one order every reader sees.
+    /// PostgreSQL: gives every committed event without a position the next positions of
+    /// the feed, a chunk per short transaction, and returns how many. SQLite: nothing to
+    /// do. Safe from any number of processes at once (they take turns).
+    pub async fn stamp_events(&self) -> Result<u64, StoreError> {
+        if self.dialect() != Dialect::Postgres {
+            return Ok(0);
+        }
+        let mut stamped = 0;
+        loop {
+            let n = in_write_tx!(self, |tx| async {
+                tx.exec(&LOCK_EVENT_SEQUENCER, params! {}).await?;
+                tx.exec(&STAMP_EVENTS, params! { limit: STAMP_CHUNK }).await
+            })?;
+            stamped += n;
+            if n < STAMP_CHUNK as u64 {
+                return Ok(stamped);
+            }
+        }
+    }
+
+    /// Events after the cursor, in the one order every reader sees (stamped first, so
+    /// every event committed before the call is there).
     pub async fn events(&self, f: &EventFilter) -> Result<Page<Event>, StoreError> {
+        self.stamp_events().await?;
         let limit = f.limit.clamp(1, crate::accounts::MAX_PAGE);
         in_read_tx!(self, |tx| async {
             let filter = params! {

@@ -3,7 +3,7 @@
 //! The dispatcher (in the engine crate; this module does no HTTP) works in three steps,
 //! each safe to run from several processes at once:
 //! 1. [`Store::enqueue_deliveries`] turns outbox events after the endpoint's cursor into
-//!    deliveries, in the outbox's one order (the same visibility rule as the cursor of
+//!    deliveries, in the outbox's one order (the feed's positions, as the cursor of
 //!    `GET /v1/events`), under the cursor row's lock; so `delivery_id` order is outbox
 //!    order per endpoint.
 //! 2. [`Store::claim_deliveries`] leases due deliveries that are the head of their
@@ -19,6 +19,7 @@
 //! Must never: write a balance or an event, or drop a delivery without marking it.
 
 use holdfast_core::decide::Timestamp;
+use holdfast_core::ratecard::FeedStart;
 use serde::Serialize;
 
 use crate::error::StoreError;
@@ -65,7 +66,7 @@ pub enum AfterFailure {
     LeaseLost,
 }
 
-static CREATE_CURSOR: Stmt = statement!(shared "webhook_create_cursor");
+static CREATE_CURSOR: Stmt = statement!("webhook_create_cursor");
 static LOCK_CURSOR: Stmt = statement!("webhook_lock_cursor");
 static EVENTS_AFTER_CURSOR: Stmt = statement!("webhook_events_after_cursor");
 static ENQUEUE_DELIVERY: Stmt = statement!(shared "webhook_enqueue_delivery");
@@ -97,19 +98,42 @@ bind_by_name!(FailedAttempt<'_> {
 });
 
 impl Store {
+    /// Gives an endpoint new to this database its cursor, at `from` (the end of the feed
+    /// as it is now, or its beginning); an endpoint with a cursor keeps it. `serve` opens
+    /// every card endpoint's before it answers a request, so that "the end" is the end at
+    /// start and no event of the first requests is missed; the first enqueue would too.
+    pub async fn open_webhook_cursor(
+        &self,
+        endpoint: &str,
+        from: FeedStart,
+    ) -> Result<(), StoreError> {
+        self.stamp_events().await?;
+        in_write_tx!(self, |tx| async {
+            let from_beginning = i64::from(from == FeedStart::Beginning);
+            let cursor = params! { endpoint: endpoint, from_beginning: from_beginning };
+            tx.exec(&CREATE_CURSOR, cursor).await?;
+            Ok(())
+        })
+    }
+
     /// Turns up to `max_events` outbox events after the endpoint's cursor into pending
     /// deliveries (those whose type passes `types`, when given) and moves the cursor past
-    /// them. Returns how many events it read (fewer than `max_events`: caught up).
+    /// them. An endpoint seen for the first time starts at `from`: the end of the feed as
+    /// it is now, or its beginning. Returns how many events it read (fewer than
+    /// `max_events`: caught up).
     pub async fn enqueue_deliveries(
         &self,
         endpoint: &str,
         types: Option<&[String]>,
+        from: FeedStart,
         max_events: i64,
     ) -> Result<u64, StoreError> {
         let limit = max_events.clamp(1, crate::accounts::MAX_PAGE);
+        self.stamp_events().await?;
         in_write_tx!(self, |tx| async {
-            tx.exec(&CREATE_CURSOR, params! { endpoint: endpoint })
-                .await?;
+            let from_beginning = i64::from(from == FeedStart::Beginning);
+            let cursor = params! { endpoint: endpoint, from_beginning: from_beginning };
+            tx.exec(&CREATE_CURSOR, cursor).await?;
             let cursor = tx
                 .row(&LOCK_CURSOR, params! { endpoint: endpoint })
                 .await?

@@ -9,6 +9,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::engine::Engine;
+use holdfast_store::StoreError;
 
 /// Most jobs one run of a pass touches.
 pub const MAX_PER_RUN: u64 = 1_000;
@@ -18,6 +19,16 @@ pub const MAX_ACCOUNTS_PER_RUN: u64 = 1_000;
 
 /// Most webhook delivery attempts one run of the dispatcher makes.
 pub const MAX_DELIVERIES_PER_RUN: u64 = 1_000;
+
+/// Opens the feed cursor of every `[[webhooks]]` endpoint new to the database (at the
+/// end of the feed, or its beginning with `from = "beginning"`): run before serving, so
+/// that the events of the first requests are delivered.
+pub async fn open_webhook_cursors(engine: &Engine) -> Result<(), StoreError> {
+    for w in &engine.card().webhooks {
+        engine.store().open_webhook_cursor(&w.url, w.from).await?;
+    }
+    Ok(())
+}
 
 /// Starts the sweeper, the notice pass, reconciliation, reactivation and (when the card
 /// has `[[webhooks]]`) webhook dispatch; they stop when `shutdown` turns true.

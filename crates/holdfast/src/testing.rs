@@ -428,9 +428,19 @@ pub fn card_file(text: &str) -> tempfile::NamedTempFile {
     file
 }
 
-/// Events of one type, waiting (up to 10 s) until at least `at_least` are visible. On
-/// PostgreSQL an event becomes visible to readers once every transaction older than it
-/// has finished (see holdfast_store::events), and tests share one cluster.
+/// PostgreSQL: a connection inside a transaction that holds a transaction id, as any
+/// writer does, so that while it is open every snapshot of the cluster has its xmin at or
+/// before it. End it with `ROLLBACK` (or drop it). For tests of what a long transaction
+/// elsewhere must not hold back.
+pub async fn open_xid_holder(url: &str) -> PgConnection {
+    let mut c = PgConnection::connect(url).await.expect("connect");
+    run(&mut c, "BEGIN").await;
+    run(&mut c, "SELECT pg_current_xact_id()").await;
+    c
+}
+
+/// Events of one type, waiting (up to 10 s) until at least `at_least` are listed (an
+/// event written by another task may still be committing).
 pub async fn events_of(store: &Store, event_type: &str, at_least: usize) -> Vec<Event> {
     let filter = EventFilter {
         limit: 1000,

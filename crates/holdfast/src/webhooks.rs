@@ -19,7 +19,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use futures::future::join_all;
 use hmac::{Hmac, Mac};
 use holdfast_core::RateCard;
-use holdfast_core::ratecard::Webhook;
+use holdfast_core::ratecard::{FeedStart, Webhook};
 use holdfast_store::webhooks::{AfterFailure, Delivery};
 use holdfast_store::{Event, PassReport, Store, StoreError};
 use sha2::Sha256;
@@ -95,6 +95,7 @@ pub struct Endpoint {
     pub url: String,
     secret: Vec<u8>,
     pub events: Option<Vec<String>>,
+    pub from: FeedStart,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -131,6 +132,7 @@ impl Endpoint {
             url: w.url.clone(),
             secret,
             events: w.events.clone(),
+            from: w.from,
         })
     }
 }
@@ -238,7 +240,7 @@ impl Dispatcher {
             for _ in 0..MAX_ENQUEUE_BATCHES {
                 let read = self
                     .store
-                    .enqueue_deliveries(&ep.url, ep.events.as_deref(), batch)
+                    .enqueue_deliveries(&ep.url, ep.events.as_deref(), ep.from, batch)
                     .await?;
                 if (read as i64) < batch {
                     break;
@@ -344,6 +346,7 @@ mod tests {
             secret: secret.map(str::to_owned),
             secret_env: env.map(str::to_owned),
             events: None,
+            from: Default::default(),
         }
     }
 
@@ -383,6 +386,7 @@ mod tests {
             secret: Some("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".into()),
             secret_env: None,
             events: None,
+            from: Default::default(),
         };
         let ep = Endpoint::resolve(&card_entry, |_| None).unwrap();
         assert_eq!(

@@ -239,6 +239,9 @@ pub async fn start(
     let addr = listener.local_addr().context("listener address")?;
     let (shutdown, rx) = watch::channel(false);
     let passes = if opts.run_passes {
+        holdfast::schedules::open_webhook_cursors(&engine)
+            .await
+            .context("opening the webhook endpoints' feed cursors")?;
         holdfast::schedules::spawn(&engine, rx.clone())
     } else {
         vec![]

@@ -1,0 +1,14 @@
+-- webhook_create_cursor: gives an endpoint new to this database its outbox cursor: at
+-- the current end of the feed (the last event), or at the beginning when its card entry
+-- says `from = "beginning"`. An endpoint that has a cursor keeps it.
+--
+-- :endpoint        the webhook endpoint (its URL)
+-- :from_beginning  1: from the first event; 0: only events after now
+INSERT INTO webhook_cursors (endpoint, last_event_id)
+VALUES (
+    :endpoint,
+    CASE WHEN :from_beginning = 1 THEN 0
+         ELSE coalesce((SELECT max(event_id) FROM events), 0)
+    END
+)
+ON CONFLICT (endpoint) DO NOTHING
