@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use holdfast::backend_test;
-use holdfast::testing::{TestDb, engine};
+use holdfast::testing::{TestDb, card_with, engine};
 use holdfast_server::http::{ServerOptions, first_admin_key, served_routes, start};
 use http_support::*;
 use reqwest::Method;
@@ -194,6 +194,58 @@ backend_test!(
         let stats = api.engine.store().stats().await.unwrap();
         assert_eq!(stats.count("image", "queued"), 1);
         assert_eq!(stats.open_holds, 1);
+        api.stop().await;
+    }
+);
+
+backend_test!(
+    metrics_show_each_webhook_endpoints_backlog_by_its_place,
+    |b| async move {
+        // An endpoint that never answers (port 9, discard): its deliveries stay pending.
+        let hook = "webhooks_every_seconds = 1\n\n[[webhooks]]\nurl = \"http://127.0.0.1:9/t0ken\"\nsecret = \"s\"\nfrom = \"beginning\"\n";
+        let card = card_with(&[("webhooks_every_seconds = 1", hook)]);
+        let Some(api) = api_with(b, card).await else {
+            return;
+        };
+        api.account("w1", "free").await;
+        api.post(
+            &api.admin,
+            "/v1/accounts/w1/ban",
+            json!({"reason": "metrics"}),
+        )
+        .await
+        .expect(200, "");
+        let store = api.engine.store();
+        store
+            .enqueue_deliveries(
+                "http://127.0.0.1:9/t0ken",
+                None,
+                holdfast::core::ratecard::FeedStart::Beginning,
+                100,
+            )
+            .await
+            .unwrap();
+        let events = api.get(&api.admin, "/v1/events").await.body["events"].clone();
+        let events = events.as_array().unwrap().len() as i64;
+        assert!(events >= 2, "the ban's two, and the keys'");
+        assert_eq!(store.stats().await.unwrap().webhooks[0].pending, events);
+        let text = api
+            .client
+            .get(api.url("/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        for needle in [
+            r#"holdfast_webhook_backlog{endpoint="0"}"#,
+            r#"holdfast_webhook_dead{endpoint="0"}"#,
+            r#"holdfast_webhook_oldest_pending_seconds{endpoint="0"}"#,
+        ] {
+            assert!(text.contains(needle), "{needle} missing from:\n{text}");
+        }
+        assert!(!text.contains("t0ken"), "no URL in /metrics");
         api.stop().await;
     }
 );

@@ -9,6 +9,19 @@ use crate::{in_read_tx, params, statement};
 static JOBS_BY_LANE_AND_STATUS: Stmt = statement!(shared "stats_jobs_by_lane_and_status");
 static OPEN_JOBS_HOLDING: Stmt = statement!(shared "stats_open_jobs_holding");
 static HELD_MONEY: Stmt = statement!(shared "stats_held_money");
+static WEBHOOK_BACKLOG: Stmt = statement!(shared "stats_webhook_backlog");
+
+/// One webhook endpoint's deliveries still to make.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookBacklog {
+    pub endpoint: String,
+    /// Deliveries queued and not yet delivered (nor dead).
+    pub pending: i64,
+    /// Deliveries that failed their last attempt (until redelivered).
+    pub dead: i64,
+    /// How long the oldest pending delivery has waited since it was queued; 0 when none.
+    pub oldest_pending_micros: i64,
+}
 
 /// How many jobs are in one lane with one status.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,6 +39,8 @@ pub struct Stats {
     pub open_holds: i64,
     /// Money held across all accounts, in micros.
     pub held_money_micros: i64,
+    /// Endpoints with pending or dead deliveries.
+    pub webhooks: Vec<WebhookBacklog>,
 }
 
 impl Stats {
@@ -55,10 +70,25 @@ impl Store {
                 .collect::<Result<Vec<_>, StoreError>>()?;
             let open_holds = tx.row(&OPEN_JOBS_HOLDING, params! {}).await?.int("n")?;
             let held_money_micros = tx.row(&HELD_MONEY, params! {}).await?.int("n")?;
+            let now = crate::store::now(tx).await?;
+            let webhooks = tx
+                .rows(&WEBHOOK_BACKLOG, params! { now_micros: now })
+                .await?
+                .iter()
+                .map(|r| {
+                    Ok(WebhookBacklog {
+                        endpoint: r.text("endpoint")?,
+                        pending: r.int("pending")?,
+                        dead: r.int("dead")?,
+                        oldest_pending_micros: r.int("oldest_pending_micros")?,
+                    })
+                })
+                .collect::<Result<Vec<_>, StoreError>>()?;
             Ok(Stats {
                 jobs,
                 open_holds,
                 held_money_micros,
+                webhooks,
             })
         })
     }

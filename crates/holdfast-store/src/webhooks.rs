@@ -8,11 +8,13 @@
 //!    order per endpoint.
 //! 2. [`Store::claim_deliveries`] leases due deliveries that are the head of their
 //!    (endpoint, account) queue — no earlier delivery of that account to that endpoint is
-//!    still pending — with `FOR UPDATE SKIP LOCKED` on PostgreSQL, and counts the attempt.
+//!    still pending — with `FOR UPDATE SKIP LOCKED` on PostgreSQL.
 //!    A failing event therefore holds back the account's later events until it is
 //!    delivered or dead.
 //! 3. [`Store::delivery_succeeded`] / [`Store::delivery_failed`] record the outcome if the
-//!    lease is still the caller's; a failure either schedules the next attempt or, after
+//!    lease is still the caller's, and only then count the attempt: a dispatcher that dies
+//!    between sending and recording costs no attempt (its lease runs out and the delivery
+//!    is sent again: at least once) and can never push a delivery past its last; a failure either schedules the next attempt or, after
 //!    the last one, marks the delivery dead, visible in [`Store::dead_deliveries`] until
 //!    [`Store::redeliver`] queues it again.
 //!
@@ -172,7 +174,8 @@ impl Store {
     }
 
     /// Leases up to `limit` due deliveries to `endpoint` for `lease_micros`, at most one
-    /// per account (the head of its queue), and counts the attempt.
+    /// per account (the head of its queue). The attempt counts when its outcome is
+    /// recorded.
     pub async fn claim_deliveries(
         &self,
         endpoint: &str,
@@ -198,7 +201,8 @@ impl Store {
                 out.push(Delivery {
                     delivery_id: c.int("delivery_id")?,
                     endpoint: endpoint.to_owned(),
-                    attempts: c.int("attempts")?,
+                    // The attempts recorded so far, and this one.
+                    attempts: c.int("attempts")? + 1,
                     event: event_from(&row, &self.card().currency)?,
                     lease_token: token.clone(),
                 });

@@ -1018,3 +1018,58 @@ backend_test!(
         assert_eq!(d.run_once(1000).await.unwrap().processed, 0);
     }
 );
+
+backend_test!(
+    a_dispatcher_that_dies_mid_attempt_costs_no_attempt,
+    |b| async move {
+        let rx = Receiver::start(Mode::Ok).await;
+        let Some((db, e)) = engine_with(b, card_with_hook(&rx.url(), None, &[])).await else {
+            return;
+        };
+        let s = e.store().clone();
+        put(&s, "dora", "free").await;
+        e.ban(&acct("dora"), "test").await.unwrap();
+        let from = holdfast::core::ratecard::FeedStart::Beginning;
+        s.enqueue_deliveries(&rx.url(), None, from, 100)
+            .await
+            .unwrap();
+        // A dispatcher claims the head delivery, sends it, and dies before recording.
+        let claimed = s.claim_deliveries(&rx.url(), 1, 50_000).await.unwrap();
+        assert_eq!(claimed.len(), 1);
+        assert_eq!(claimed[0].attempts, 1, "this attempt");
+        let recorded = "SELECT attempts FROM webhook_deliveries ORDER BY delivery_id LIMIT 1";
+        assert_eq!(
+            db.query_i64(recorded).await,
+            0,
+            "not counted before its outcome"
+        );
+        tokio::time::sleep(Duration::from_millis(120)).await;
+        // Its lease ran out: the same delivery comes back, still on its first attempt.
+        let again = s.claim_deliveries(&rx.url(), 1, 60_000_000).await.unwrap();
+        assert_eq!(again.len(), 1);
+        assert_eq!(again[0].delivery_id, claimed[0].delivery_id);
+        assert_eq!(again[0].attempts, 1, "the lost attempt cost nothing");
+        // The dead claimer's late record changes nothing; the live one's counts once.
+        assert!(!s.delivery_succeeded(&claimed[0]).await.unwrap());
+        let last = s.delivery_failed(&again[0], "503", 1_000, 1).await.unwrap();
+        assert_eq!(
+            last,
+            holdfast::store::webhooks::AfterFailure::Dead,
+            "1 of 1 attempts"
+        );
+        assert_eq!(db.query_i64(recorded).await, 1);
+        let dead = s.dead_deliveries(None, None, 10).await.unwrap().items;
+        assert_eq!(dead[0].attempts, 1);
+        assert_eq!(rx.requests.load(Ordering::SeqCst), 0, "no HTTP here");
+        let backlog = &s.stats().await.unwrap().webhooks[0];
+        assert_eq!(
+            (backlog.pending, backlog.dead),
+            (1, 1),
+            "the second still to go"
+        );
+        assert!(
+            backlog.oldest_pending_micros >= 100_000,
+            "waited since it was queued"
+        );
+    }
+);

@@ -88,6 +88,19 @@ async fn set_gauges(s: &AppState) {
         let expired = stats.count(&lane, "expired");
         metrics::gauge!("holdfast_jobs_expired", "lane" => lane).set(expired as f64);
     }
+    // Endpoints by their place in the card, not their URL: a webhook URL often carries a
+    // token, and /metrics needs no key.
+    for (i, hook) in s.engine.card().webhooks.iter().enumerate() {
+        let backlog = stats.webhooks.iter().find(|w| w.endpoint == hook.url);
+        let endpoint = i.to_string();
+        let (pending, dead, age) =
+            backlog.map_or((0, 0, 0), |w| (w.pending, w.dead, w.oldest_pending_micros));
+        metrics::gauge!("holdfast_webhook_backlog", "endpoint" => endpoint.clone())
+            .set(pending as f64);
+        metrics::gauge!("holdfast_webhook_dead", "endpoint" => endpoint.clone()).set(dead as f64);
+        metrics::gauge!("holdfast_webhook_oldest_pending_seconds", "endpoint" => endpoint)
+            .set(age as f64 / 1e6);
+    }
 }
 
 /// The Prometheus text, with the gauges read now.

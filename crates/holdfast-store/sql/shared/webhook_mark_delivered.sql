@@ -1,11 +1,12 @@
--- webhook_mark_delivered: records a delivered event, if the lease is still the caller's
--- (changes no row otherwise).
+-- webhook_mark_delivered: records a delivered event and counts its attempt, if the lease
+-- is still the caller's (changes no row otherwise).
 --
 -- :delivery_id  the delivery
 -- :lease_token  the caller's lease token
 -- :now_micros   the database clock: when it was delivered
 UPDATE webhook_deliveries
-SET status = 'delivered',
+SET attempts = attempts + 1,
+    status = 'delivered',
     finished_at = :now_micros,
     lease_token = NULL,
     lease_until = NULL,

@@ -1,6 +1,7 @@
 -- webhook_claim_due_deliveries: leases an endpoint's due deliveries that are the head of
 -- their account's queue (no earlier delivery of the account to the endpoint is still
--- pending), and counts the attempt.
+-- pending). The attempt is counted when its outcome is recorded, not here: a claimer
+-- that dies mid-attempt costs no attempt.
 --
 -- :endpoint            the webhook endpoint (its URL)
 -- :now_micros          the database clock
@@ -27,7 +28,6 @@ WITH due_queue_head AS (
 )
 UPDATE webhook_deliveries
 SET lease_token = :lease_token,
-    lease_until = :lease_until_micros,
-    attempts = attempts + 1
+    lease_until = :lease_until_micros
 WHERE delivery_id IN (SELECT delivery_id FROM due_queue_head)
 RETURNING delivery_id, event_id, attempts
