@@ -76,6 +76,8 @@ const CONTRACT: &[(&str, &str)] = &[
     ("POST", "/v1/admin/reconcile"),
     ("POST", "/v1/admin/reactivate"),
     ("GET", "/v1/admin/audit"),
+    ("GET", "/v1/admin/webhooks/dead"),
+    ("POST", "/v1/admin/webhooks/redeliver"),
     ("GET", "/healthz"),
     ("GET", "/metrics"),
     ("GET", "/openapi.json"),
@@ -246,6 +248,87 @@ backend_test!(
             assert!(text.contains(needle), "{needle} missing from:\n{text}");
         }
         assert!(!text.contains("t0ken"), "no URL in /metrics");
+        api.stop().await;
+    }
+);
+
+backend_test!(
+    dead_deliveries_are_listed_and_redelivered_over_http,
+    |b| async move {
+        let url = "http://127.0.0.1:9/hook";
+        let hook = format!(
+            "webhooks_every_seconds = 1\n\n[[webhooks]]\nurl = \"{url}\"\nsecret = \"s\"\nfrom = \"beginning\"\nevents = [\"account.banned\"]\n"
+        );
+        let card = card_with(&[("webhooks_every_seconds = 1", &hook)]);
+        let Some(api) = api_with(b, card).await else {
+            return;
+        };
+        api.account("d1", "free").await;
+        api.post(&api.admin, "/v1/accounts/d1/ban", json!({"reason": "dead"}))
+            .await
+            .expect(200, "");
+        let store = api.engine.store();
+        let from = holdfast::core::ratecard::FeedStart::Beginning;
+        store
+            .enqueue_deliveries(url, Some(&["account.banned".to_owned()]), from, 100)
+            .await
+            .unwrap();
+        let claimed = store.claim_deliveries(url, 10, 60_000_000).await.unwrap();
+        assert_eq!(claimed.len(), 1, "the ban's event: {claimed:?}");
+        store
+            .delivery_failed(&claimed[0], "refused", 1_000, 1)
+            .await
+            .unwrap();
+
+        let page = api.get(&api.admin, "/v1/admin/webhooks/dead").await;
+        let dead = page.expect(200, "")["deliveries"]
+            .as_array()
+            .unwrap()
+            .clone();
+        assert_eq!(dead.len(), 1);
+        assert_eq!(dead[0]["event_type"], "account.banned");
+        assert_eq!(
+            (dead[0]["endpoint"].as_str(), dead[0]["attempts"].as_i64()),
+            (Some(url), Some(1))
+        );
+        assert_eq!(dead[0]["last_error"], "refused");
+        let event_id = dead[0]["event_id"].clone();
+        api.get(&api.service, "/v1/admin/webhooks/dead")
+            .await
+            .expect(403, "forbidden");
+
+        let again = json!({"event_id": event_id, "endpoint": url});
+        let r = api
+            .post(&api.admin, "/v1/admin/webhooks/redeliver", again.clone())
+            .await;
+        assert_eq!(r.expect(200, "")["redelivered"], true);
+        let page = api.get(&api.admin, "/v1/admin/webhooks/dead").await;
+        assert!(page.body["deliveries"].as_array().unwrap().is_empty());
+        let pending = store.claim_deliveries(url, 10, 60_000_000).await.unwrap();
+        assert_eq!(
+            (pending.len(), pending[0].attempts),
+            (1, 1),
+            "fresh attempts"
+        );
+        // Pending again: nothing to redeliver; bad input changes nothing.
+        api.post(&api.admin, "/v1/admin/webhooks/redeliver", again)
+            .await
+            .expect(404, "delivery_not_found");
+        for bad in [
+            json!({"event_id": "0", "endpoint": url}),
+            json!({"event_id": 7, "endpoint": url}),
+            json!({"event_id": "7"}),
+        ] {
+            api.post(&api.admin, "/v1/admin/webhooks/redeliver", bad)
+                .await
+                .expect(422, "invalid_request");
+        }
+        let long = format!("/v1/admin/webhooks/dead?endpoint={}", "h".repeat(2049));
+        for bad in ["/v1/admin/webhooks/dead?limit=0", long.as_str()] {
+            api.get(&api.admin, bad)
+                .await
+                .expect(422, "invalid_request");
+        }
         api.stop().await;
     }
 );

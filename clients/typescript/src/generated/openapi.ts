@@ -331,6 +331,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/webhooks/dead": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Dead deliveries, oldest first. */
+        get: operations["dead"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/webhooks/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Queues a dead (or delivered) delivery again, with fresh attempts. */
+        post: operations["redeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/debits": {
         parameters: {
             query?: never;
@@ -687,6 +721,29 @@ export interface components {
             capture?: components["schemas"]["CaptureLine"][] | null;
             lease_token: components["schemas"]["LeaseToken"];
         };
+        /** @description A delivery that failed its last attempt. */
+        DeadDeliveryBody: {
+            account_id: string;
+            /** Format: int64 */
+            attempts: number;
+            /**
+             * Format: date-time
+             * @description When the delivery was queued.
+             */
+            created_at: string;
+            /** Format: date-time */
+            dead_at?: string | null;
+            delivery_id: string;
+            /** @description The endpoint's URL, as the rate card gives it. */
+            endpoint: string;
+            event_id: string;
+            event_type: string;
+            last_error?: string | null;
+        };
+        DeadDeliveryPage: {
+            deliveries: components["schemas"]["DeadDeliveryBody"][];
+            next?: string | null;
+        };
         /** @description `{"debits": [...]}`: 1 to 1,000 debits of any accounts. */
         DebitBatchRequest: {
             /** @description Each item is checked on its own: a malformed item is answered 422 in its place. */
@@ -1015,6 +1072,16 @@ export interface components {
         };
         /** @description Why, for the record: 1–500 characters, not only whitespace, no NUL */
         Reason: string;
+        RedeliverBody: {
+            /** @description Always true: the delivery is pending again, with fresh attempts. */
+            redelivered: boolean;
+        };
+        RedeliverRequest: {
+            /** @description The endpoint's URL, as the rate card gives it. */
+            endpoint: string;
+            /** @description The event, as `GET /v1/events` or a dead delivery names it. */
+            event_id: string;
+        };
         RefundRequest: {
             amount: components["schemas"]["PositiveAmount"];
             idempotency_key: components["schemas"]["IdempotencyKey"];
@@ -2543,6 +2610,162 @@ export interface operations {
              *     `account_suspended` where a submit is refused.
              */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over 64 KiB (1 MiB for `POST /v1/debits`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_request` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    dead: {
+        parameters: {
+            query?: {
+                /** @description Only this endpoint's (its URL) */
+                endpoint?: string;
+                /** @description The `next` of the previous page */
+                after?: string;
+                /** @description 1–1000, default 100 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of dead deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeadDeliveryPage"];
+                };
+            };
+            /** @description `unauthorized`: no key, or not a live key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `forbidden`: the key's role may not call this; or `account_blocked` /
+             *     `account_suspended` where a submit is refused.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over 64 KiB (1 MiB for `POST /v1/debits`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_request` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    redeliver: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RedeliverRequest"];
+            };
+        };
+        responses: {
+            /** @description Queued again */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RedeliverBody"];
+                };
+            };
+            /** @description `unauthorized`: no key, or not a live key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `forbidden`: the key's role may not call this; or `account_blocked` /
+             *     `account_suspended` where a submit is refused.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `delivery_not_found`: no dead or delivered delivery of this event to this endpoint (a pending one is already queued) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

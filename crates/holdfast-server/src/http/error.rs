@@ -24,6 +24,8 @@ pub enum ApiError {
     RouteNotFound,
     #[error("this route does not accept that method")]
     MethodNotAllowed,
+    #[error("no dead or delivered delivery of this event to this endpoint")]
+    DeliveryNotFound,
     /// A business refusal from the engine: its own status and code.
     #[error(transparent)]
     Refused(Refusal),
@@ -86,6 +88,7 @@ impl ApiError {
             ApiError::InvalidRequest(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::RouteNotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::DeliveryNotFound => StatusCode::NOT_FOUND,
             ApiError::Refused(r) => {
                 StatusCode::from_u16(r.http_status()).unwrap_or(StatusCode::UNPROCESSABLE_ENTITY)
             }
@@ -102,6 +105,7 @@ impl ApiError {
             ApiError::InvalidRequest(_) => "invalid_request",
             ApiError::RouteNotFound => "route_not_found",
             ApiError::MethodNotAllowed => "method_not_allowed",
+            ApiError::DeliveryNotFound => "delivery_not_found",
             ApiError::Refused(r) => r.code(),
             ApiError::Unavailable(_) => "database_unavailable",
             ApiError::Internal(_) => "internal_error",

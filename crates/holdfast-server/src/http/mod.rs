@@ -20,6 +20,7 @@ pub mod money;
 pub mod refunds;
 pub mod schema;
 pub mod state;
+pub mod webhooks;
 pub mod wire;
 pub mod worker_batch;
 pub mod workers;
@@ -124,6 +125,8 @@ fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(admin::reconcile))
         .routes(routes!(admin::reactivate))
         .routes(routes!(admin::audit))
+        .routes(routes!(webhooks::dead))
+        .routes(routes!(webhooks::redeliver))
         .routes(routes!(admin::healthz))
         .routes(routes!(admin::metrics))
         .routes(routes!(admin::openapi))

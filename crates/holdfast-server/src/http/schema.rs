@@ -195,6 +195,12 @@ fn parameter_schema(path: &str, name: &str, place: &ParameterIn) -> Option<RefOr
             Some(ACCOUNT_ID_START),
             "Only account ids that start with this",
         ),
+        ("endpoint", ParameterIn::Query) => text(
+            0,
+            2048,
+            Some(r"^[^\x00]{0,2048}$"),
+            "Only this webhook endpoint's (its URL)",
+        ),
         ("actor", ParameterIn::Query) => text(
             1,
             300,

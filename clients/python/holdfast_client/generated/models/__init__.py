@@ -13,6 +13,8 @@ from .capture_line_type_1 import CaptureLineType1
 from .complete_batch_request import CompleteBatchRequest
 from .complete_item import CompleteItem
 from .complete_request import CompleteRequest
+from .dead_delivery_body import DeadDeliveryBody
+from .dead_delivery_page import DeadDeliveryPage
 from .debit_batch_request import DebitBatchRequest
 from .debit_batch_results import DebitBatchResults
 from .debit_item_result import DebitItemResult
@@ -55,6 +57,8 @@ from .openapi_response_200 import OpenapiResponse200
 from .pass_body import PassBody
 from .pocket_line import PocketLine
 from .put_account_request import PutAccountRequest
+from .redeliver_body import RedeliverBody
+from .redeliver_request import RedeliverRequest
 from .refund_request import RefundRequest
 from .submit_request import SubmitRequest
 from .top_up_kind import TopUpKind
@@ -76,6 +80,8 @@ __all__ = (
     "CompleteBatchRequest",
     "CompleteItem",
     "CompleteRequest",
+    "DeadDeliveryBody",
+    "DeadDeliveryPage",
     "DebitBatchRequest",
     "DebitBatchResults",
     "DebitItemResult",
@@ -118,6 +124,8 @@ __all__ = (
     "PassBody",
     "PocketLine",
     "PutAccountRequest",
+    "RedeliverBody",
+    "RedeliverRequest",
     "RefundRequest",
     "SubmitRequest",
     "TopUpKind",
