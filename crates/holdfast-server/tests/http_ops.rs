@@ -609,3 +609,18 @@ backend_test!(
         api.stop().await;
     }
 );
+
+#[test]
+fn the_request_time_limit_is_a_flag_within_bounds() {
+    for bad in ["0", "3601", "ten"] {
+        let (ok, _, err) = holdfast(
+            &["serve", "--request-timeout-seconds", bad],
+            "sqlite::memory:",
+        );
+        assert!(!ok, "{bad} accepted");
+        assert!(err.contains("--request-timeout-seconds"), "{bad}: {err}");
+    }
+    let (ok, help, _) = holdfast(&["serve", "--help"], "sqlite::memory:");
+    assert!(ok);
+    assert!(help.contains("HOLDFAST_REQUEST_TIMEOUT_SECONDS") && help.contains("[default: 15]"));
+}

@@ -66,6 +66,11 @@ pub struct ServeArgs {
     #[arg(long, env = "HOLDFAST_DEBIT_LANES", default_value_t = 2,
           value_parser = clap::value_parser!(u64).range(1..=64))]
     pub debit_lanes: u64,
+    /// The longest a request may take, in seconds, before it is answered 503 (a lease
+    /// adds its `wait_ms` on top). Raise it for `GET /v1/admin/audit` on a big database.
+    #[arg(long, env = "HOLDFAST_REQUEST_TIMEOUT_SECONDS", default_value_t = 15,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub request_timeout_seconds: u64,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -335,6 +340,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("listening on {}", args.listen))?;
     let opts = ServerOptions {
         admin_key: env_key,
+        request_timeout: Duration::from_secs(args.request_timeout_seconds),
         ..ServerOptions::default()
     };
     let stop = shutdown_signal()?;
