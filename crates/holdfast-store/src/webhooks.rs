@@ -24,6 +24,7 @@ use holdfast_core::decide::Timestamp;
 use holdfast_core::ratecard::FeedStart;
 use serde::Serialize;
 
+use crate::db::Tx;
 use crate::error::StoreError;
 use crate::events::event_from;
 use crate::model::{Event, Page};
@@ -99,6 +100,14 @@ bind_by_name!(FailedAttempt<'_> {
     last_error,
 });
 
+/// Gives an endpoint new to this database its cursor at `from`; keeps one it has.
+async fn create_cursor(tx: &mut Tx, endpoint: &str, from: FeedStart) -> Result<(), StoreError> {
+    let from_beginning = i64::from(from == FeedStart::Beginning);
+    let cursor = params! { endpoint: endpoint, from_beginning: from_beginning };
+    tx.exec(&CREATE_CURSOR, cursor).await?;
+    Ok(())
+}
+
 impl Store {
     /// Gives an endpoint new to this database its cursor, at `from` (the end of the feed
     /// as it is now, or its beginning); an endpoint with a cursor keeps it. `serve` opens
@@ -110,12 +119,7 @@ impl Store {
         from: FeedStart,
     ) -> Result<(), StoreError> {
         self.stamp_events().await?;
-        in_write_tx!(self, |tx| async {
-            let from_beginning = i64::from(from == FeedStart::Beginning);
-            let cursor = params! { endpoint: endpoint, from_beginning: from_beginning };
-            tx.exec(&CREATE_CURSOR, cursor).await?;
-            Ok(())
-        })
+        in_write_tx!(self, |tx| async { create_cursor(tx, endpoint, from).await })
     }
 
     /// Turns up to `max_events` outbox events after the endpoint's cursor into pending
@@ -133,9 +137,7 @@ impl Store {
         let limit = max_events.clamp(1, crate::accounts::MAX_PAGE);
         self.stamp_events().await?;
         in_write_tx!(self, |tx| async {
-            let from_beginning = i64::from(from == FeedStart::Beginning);
-            let cursor = params! { endpoint: endpoint, from_beginning: from_beginning };
-            tx.exec(&CREATE_CURSOR, cursor).await?;
+            create_cursor(tx, endpoint, from).await?;
             let cursor = tx
                 .row(&LOCK_CURSOR, params! { endpoint: endpoint })
                 .await?

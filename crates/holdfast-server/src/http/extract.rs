@@ -283,13 +283,18 @@ impl Paging {
 
 /// A cursor is the decimal id of a row previously returned.
 fn parse_cursor(text: &str) -> Result<i64, ApiError> {
+    parse_row_id(text)
+        .ok_or_else(|| ApiError::invalid("after: must be an id returned by an earlier page"))
+}
+
+/// A row id as the API writes it (`entry_id`, `event_id`, …): decimal, no sign, no
+/// leading zero, at most 18 digits.
+pub fn parse_row_id(text: &str) -> Option<i64> {
     let ok = !text.is_empty()
         && text.len() <= 18
         && text.bytes().all(|b| b.is_ascii_digit())
         && !(text.len() > 1 && text.starts_with('0'));
-    ok.then(|| text.parse::<i64>().ok())
-        .flatten()
-        .ok_or_else(|| ApiError::invalid("after: must be an id returned by an earlier page"))
+    ok.then(|| text.parse::<i64>().ok()).flatten()
 }
 
 #[cfg(test)]

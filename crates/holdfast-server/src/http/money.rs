@@ -55,7 +55,8 @@ pub struct UsageRequest {
     #[schema(value_type = MeterName)]
     pub meter: String,
     /// A positive whole number of seconds.
-    #[schema(minimum = 1, maximum = 31_622_400)]
+    // 1 … a year: the document's maximum is MAX_USAGE_SECONDS, set in schema.rs.
+    #[schema(minimum = 1)]
     #[serde(deserialize_with = "whole_number")]
     pub seconds: i64,
 }
@@ -138,7 +139,7 @@ pub async fn top_up(
 
 /// The most seconds one metered debit may carry: a year (366 days). A runner reports
 /// far more often; the bound keeps every card's price of it within the request limit.
-const MAX_USAGE_SECONDS: i64 = 31_622_400;
+pub(super) const MAX_USAGE_SECONDS: i64 = 31_622_400;
 
 fn usage_of(req: &DebitBody) -> Result<Usage, ApiError> {
     match (&req.amount, &req.usage) {
@@ -147,9 +148,9 @@ fn usage_of(req: &DebitBody) -> Result<Usage, ApiError> {
             meter: u.meter.clone(),
             seconds: u.seconds,
         }),
-        (None, Some(_)) => Err(ApiError::invalid(
-            "usage.seconds: must be a whole number from 1 to 31622400 (a year)",
-        )),
+        (None, Some(_)) => Err(ApiError::invalid(format!(
+            "usage.seconds: must be a whole number from 1 to {MAX_USAGE_SECONDS} (a year)"
+        ))),
         _ => Err(ApiError::invalid(
             "give exactly one of `amount` and `usage`",
         )),

@@ -12,10 +12,11 @@
 use std::borrow::Cow;
 
 use super::extract::MAX_WHOLE;
+use super::money::MAX_USAGE_SECONDS;
 use holdfast::core::money::{AMOUNT_PATTERN, POSITIVE_AMOUNT_PATTERN};
 use holdfast::core::ratecard::EVENT_TYPES;
 use holdfast::store::export::ENTRY_KINDS;
-use holdfast::{AccountId, IdempotencyKey, JobId, JobStatus, MAX_PAGE, WorkerId};
+use holdfast::{AccountId, AccountStatus, IdempotencyKey, JobId, JobStatus, MAX_PAGE, WorkerId};
 use serde_json::{Value, json};
 use utoipa::openapi::path::{Operation, ParameterIn, PathItem};
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
@@ -167,7 +168,7 @@ fn parameter_schema(path: &str, name: &str, place: &ParameterIn) -> Option<RefOr
             .description(Some("Only ledger entries of this kind")),
         ("status", ParameterIn::Query) => ObjectBuilder::new()
             .schema_type(Type::String)
-            .enum_values(Some(["active", "suspended", "blocked", "banned"]))
+            .enum_values(Some(AccountStatus::ALL.map(AccountStatus::as_str)))
             .description(Some("Only accounts in this state")),
         ("account_id", _) => return reference("AccountId"),
         ("job_id", _) => return reference("JobId"),
@@ -268,6 +269,7 @@ pub fn finish(mut doc: OpenApi) -> Value {
     // Its real bound is the card's stale_after_seconds (API.md "Workers"); this one is
     // what any whole number in a request is held to.
     schemas["LeaseRequest"]["properties"]["lease_seconds"]["maximum"] = json!(MAX_WHOLE);
+    schemas["UsageRequest"]["properties"]["seconds"]["maximum"] = json!(MAX_USAGE_SECONDS);
     add_links(&mut doc);
     doc
 }

@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use super::auth::{AdminRole, Auth};
 use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
-use super::extract::{Body, Paging, QueryPairs};
+use super::extract::{Body, Paging, QueryPairs, parse_row_id};
 use super::state::AppState;
 use super::wire::rfc3339;
 
@@ -127,11 +127,8 @@ pub async fn redeliver(
     State(s): State<AppState>,
     Body(req): Body<RedeliverRequest>,
 ) -> ApiResult<Json<RedeliverBody>> {
-    let event_id = req
-        .event_id
-        .parse::<i64>()
-        .ok()
-        .filter(|&id| id > 0 && !req.event_id.starts_with('0'))
+    let event_id = parse_row_id(&req.event_id)
+        .filter(|&id| id > 0)
         .ok_or_else(|| ApiError::invalid("event_id: must be an event id such as \"42\""))?;
     endpoint_text(&req.endpoint)?;
     if !s.engine.redeliver(event_id, &req.endpoint).await? {
