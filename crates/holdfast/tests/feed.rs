@@ -175,5 +175,6 @@ backend_test!(
         if let Some(mut c) = blocker {
             sqlx::query("ROLLBACK").execute(&mut c).await.unwrap();
         }
+        assert_clean(e.store()).await;
     }
 );
