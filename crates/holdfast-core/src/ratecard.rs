@@ -100,6 +100,32 @@ pub struct Schedules {
     pub reconcile_every_seconds: f64,
     pub reactivate_every_seconds: f64,
     pub webhooks_every_seconds: f64,
+    pub prune_every_seconds: f64,
+}
+
+/// How long what is not the ledger is kept (docs/OPERATIONS.md "Retention"), in days.
+/// The ledger is never pruned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// Idempotency records: a key replayed after its record was pruned is a new request.
+    pub idempotency_days: i64,
+    /// Finished jobs (with their submit keys' records, which go first).
+    pub jobs_days: i64,
+    /// Events of the feed (an event some webhook delivery still names is kept).
+    pub events_days: i64,
+    /// Webhook deliveries that ended (delivered or dead); pending ones are kept.
+    pub webhook_deliveries_days: i64,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Retention {
+            idempotency_days: 30,
+            jobs_days: 90,
+            events_days: 90,
+            webhook_deliveries_days: 90,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,6 +163,7 @@ pub struct RateCard {
     /// Meter → price per second.
     pub meters: BTreeMap<String, Micros>,
     pub schedules: Schedules,
+    pub retention: Retention,
     pub webhooks: Vec<Webhook>,
 }
 
@@ -160,7 +187,18 @@ struct RawCard {
     #[serde(default)]
     schedules: RawSchedules,
     #[serde(default)]
+    retention: RawRetention,
+    #[serde(default)]
     webhooks: Vec<RawWebhook>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawRetention {
+    idempotency_days: Option<i64>,
+    jobs_days: Option<i64>,
+    events_days: Option<i64>,
+    webhook_deliveries_days: Option<i64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -230,6 +268,7 @@ struct RawSchedules {
     reconcile_every_seconds: Option<f64>,
     reactivate_every_seconds: Option<f64>,
     webhooks_every_seconds: Option<f64>,
+    prune_every_seconds: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -353,6 +392,42 @@ fn positive(key: String, value: Option<i64>, default: i64) -> Result<i64, RateCa
     }
 }
 
+/// The `[retention]` section: positive whole days, and a finished job kept at least as
+/// long as idempotency records (its submit key's record goes first, so a replayed submit
+/// never names a job that is gone).
+fn retention(raw: RawRetention) -> Result<Retention, RateCardError> {
+    let d = Retention::default();
+    let days = |key: &str, value: Option<i64>, default: i64| match value {
+        None => Ok(default),
+        Some(v) if (1..=36_600).contains(&v) => Ok(v),
+        Some(_) => Err(invalid(
+            format!("retention.{key}"),
+            "must be a whole number of days from 1 to 36600",
+        )),
+    };
+    let r = Retention {
+        idempotency_days: days("idempotency_days", raw.idempotency_days, d.idempotency_days)?,
+        jobs_days: days("jobs_days", raw.jobs_days, d.jobs_days)?,
+        events_days: days("events_days", raw.events_days, d.events_days)?,
+        webhook_deliveries_days: days(
+            "webhook_deliveries_days",
+            raw.webhook_deliveries_days,
+            d.webhook_deliveries_days,
+        )?,
+    };
+    if r.jobs_days < r.idempotency_days {
+        return Err(invalid(
+            "retention.jobs_days",
+            format!(
+                "must be at least retention.idempotency_days ({}): a finished job is kept as \
+                 long as the record of the key that submitted it",
+                r.idempotency_days
+            ),
+        ));
+    }
+    Ok(r)
+}
+
 fn interval(key: &str, value: Option<f64>, default: f64) -> Result<f64, RateCardError> {
     match value {
         None => Ok(default),
@@ -421,6 +496,7 @@ impl RateCard {
         let kinds = Self::kinds(raw.kinds, &allowances, &plans, &timeouts)?;
         let meters = Self::meters(raw.meters)?;
         let schedules = Self::schedules(raw.schedules)?;
+        let retention = retention(raw.retention)?;
         let webhooks = Self::webhooks(raw.webhooks)?;
         Ok(RateCard {
             currency: currency(raw.currency)?,
@@ -431,6 +507,7 @@ impl RateCard {
             kinds,
             meters,
             schedules,
+            retention,
             webhooks,
         })
     }
@@ -521,6 +598,7 @@ impl RateCard {
                 s.webhooks_every_seconds,
                 1.0,
             )?,
+            prune_every_seconds: interval("prune_every_seconds", s.prune_every_seconds, 3600.0)?,
         })
     }
 

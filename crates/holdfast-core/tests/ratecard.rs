@@ -2,7 +2,8 @@
 //! pocket questions a card answers.
 
 use holdfast_core::ratecard::{
-    CancelInProgress, DEFAULT_RATE_CARD, Kind, KindTimeouts, Schedules, TakeLine, Timeouts, Webhook,
+    CancelInProgress, DEFAULT_RATE_CARD, Kind, KindTimeouts, Retention, Schedules, TakeLine,
+    Timeouts, Webhook,
 };
 use holdfast_core::{MONEY, Micros, RateCard, RateCardError};
 
@@ -56,8 +57,12 @@ fn a_minimal_card_gets_every_default() {
             reconcile_every_seconds: 300.0,
             reactivate_every_seconds: 600.0,
             webhooks_every_seconds: 1.0,
+            prune_every_seconds: 3600.0,
         }
     );
+    assert_eq!(card.retention, Retention::default());
+    assert_eq!(card.retention.idempotency_days, 30);
+    assert_eq!(card.retention.jobs_days, 90);
     assert_eq!(card.plans["basic"].buffer, Micros(2_500_000));
     assert_eq!(card.plans["basic"].max_concurrent_jobs, 3);
     assert!(!card.plans["basic"].priority);
@@ -174,6 +179,7 @@ fn schedules_must_be_positive_finite_numbers() {
         "reconcile_every_seconds",
         "reactivate_every_seconds",
         "webhooks_every_seconds",
+        "prune_every_seconds",
     ] {
         for bad in ["0.0", "-1.0", "inf", "nan"] {
             refused_at(
@@ -184,6 +190,41 @@ fn schedules_must_be_positive_finite_numbers() {
     }
     let card = minimal_with("[schedules]\nsweep_every_seconds = 0.25").unwrap();
     assert_eq!(card.schedules.sweep_every_seconds, 0.25);
+}
+
+#[test]
+fn retention_is_whole_days_and_jobs_outlive_their_keys() {
+    for key in [
+        "idempotency_days",
+        "jobs_days",
+        "events_days",
+        "webhook_deliveries_days",
+    ] {
+        for bad in ["0", "-1", "36601", "1.5", "\"30\""] {
+            let result = minimal_with(&format!("[retention]\n{key} = {bad}"));
+            match result {
+                Err(RateCardError::Syntax(_)) => {}
+                other => refused_at(other, &format!("retention.{key}")),
+            }
+        }
+    }
+    let card = minimal_with("[retention]\nidempotency_days = 7\nevents_days = 1").unwrap();
+    assert_eq!(
+        card.retention,
+        Retention {
+            idempotency_days: 7,
+            jobs_days: 90,
+            events_days: 1,
+            webhook_deliveries_days: 90,
+        }
+    );
+    refused_at(
+        minimal_with("[retention]\nidempotency_days = 31\njobs_days = 30"),
+        "retention.jobs_days",
+    );
+    minimal_with("[retention]\nidempotency_days = 30\njobs_days = 30").unwrap();
+    let unknown = minimal_with("[retention]\nledger_days = 30");
+    assert!(matches!(unknown, Err(RateCardError::Syntax(s)) if s.contains("ledger_days")));
 }
 
 #[test]

@@ -82,6 +82,9 @@ pub enum Command {
     Reconcile(passes::AccountPassArgs),
     /// Run reactivation now: refill idle accounts below quota whose window has passed.
     Reactivate(passes::AccountPassArgs),
+    /// Delete what outlived the rate card's [retention] windows: idempotency records,
+    /// finished jobs, ended webhook deliveries, old events. Never the ledger.
+    Prune(passes::PruneArgs),
     /// Queue a dead webhook delivery again (list them with `holdfast events --dead`).
     Redeliver(passes::RedeliverArgs),
 }
@@ -107,6 +110,7 @@ pub async fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Notices(a) => passes::notices(a).await,
         Command::Reconcile(a) => passes::reconcile(a).await,
         Command::Reactivate(a) => passes::reactivate(a).await,
+        Command::Prune(a) => passes::prune(a).await,
         Command::Redeliver(a) => passes::redeliver(a).await,
     }
 }

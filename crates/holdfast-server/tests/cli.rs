@@ -531,6 +531,49 @@ holdfast::backend_test!(jobs_and_passes, |backend| async move {
     assert!(cli.run(&["audit"]).ok);
 });
 
+holdfast::backend_test!(prune_by_hand, |backend| async move {
+    let Some((db, cli)) = Cli::new(backend).await else {
+        return;
+    };
+    cli.ok(&["account", "put", "acme", "--plan", "free"]);
+    for k in ["t1", "t2", "t3"] {
+        cli.ok(&["top-up", "acme", "1.00", "--key", k]);
+    }
+    // Two of the three top-ups' records are 31 days old: past the default 30-day window.
+    let month = 31 * 86_400_000_000i64;
+    let aged = db
+        .execute(&format!(
+            "UPDATE idempotency SET created_at = created_at - {month} WHERE key IN ('t1', 't2')"
+        ))
+        .await;
+    assert_eq!(aged, 2);
+    db.execute(&format!("UPDATE ledger SET created_at = created_at - {month} WHERE kind = 'top_up' AND ref IS NULL AND entry_id IN (SELECT entry_id FROM idempotency WHERE key IN ('t1', 't2'))")).await;
+    let ledger = cli.json(&["ledger", "acme"]);
+    let r = cli.run(&["prune"]);
+    assert!(r.ok, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("prune: 2 idempotency record(s), 0 finished job(s)"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stderr.contains("prune: 2 processed"), "{}", r.stderr);
+    let again = cli.json(&["prune"]);
+    assert_eq!(
+        again,
+        serde_json::json!({"idempotency": 0, "jobs": 0, "webhook_deliveries": 0, "events": 0})
+    );
+    assert_eq!(cli.json(&["ledger", "acme"]), ledger, "the ledger is whole");
+    assert!(cli.run(&["audit"]).ok, "the audit stays clean");
+    // t1 is a new request now; t3 still replays.
+    let t1 = cli.json(&["top-up", "acme", "1.00", "--key", "t1"]);
+    let t3 = cli.json(&["top-up", "acme", "1.00", "--key", "t3"]);
+    assert_eq!(t1["account"]["balance"], "4.00");
+    assert_eq!(t3["account"]["balance"], "4.00");
+    let refused = cli.run(&["prune", "--max", "0"]);
+    assert!(!refused.ok, "--max 0 is refused");
+});
+
 holdfast::backend_test!(
     ingest_a_file_refused_lines_kept_and_a_rerun_replays,
     |backend| async move {

@@ -25,6 +25,7 @@ static IDEMPOTENCY_ENTRIES: Stmt = statement!(shared "audit_idempotency_entries"
 static ENTRIES_WITHOUT_KEY: Stmt = statement!(shared "audit_entries_without_key");
 static ACCOUNT_COUNTERS: Stmt = statement!(shared "audit_account_counters");
 static RECONCILE_CHECKPOINTS: Stmt = statement!(shared "audit_reconcile_checkpoints");
+static RETENTION_MARKS: Stmt = statement!(shared "read_retention_marks");
 
 fn v(invariant: u8, account: &str, job: Option<&str>, message: String) -> Violation {
     Violation {
@@ -115,12 +116,26 @@ async fn pocket_facts(tx: &mut Tx) -> Result<BTreeMap<(String, String), PocketFa
     Ok(pockets)
 }
 
-/// Per (job, pocket): how many capture entries the ledger has and what they took.
-type Captures = BTreeMap<(String, String), (i64, i64)>;
-/// Per (job, pocket): what the job_refund entries gave back.
-type Refunds = BTreeMap<(String, String), i64>;
+/// Per (job, pocket): how many capture entries the ledger has, what they took and when
+/// the last was made.
+type Captures = BTreeMap<(String, String), (i64, i64, i64)>;
+/// Per (job, pocket): what the job_refund entries gave back and when the last was made.
+type Refunds = BTreeMap<(String, String), (i64, i64)>;
 
-/// Invariants 2 (held = open hold lines), 5 (charged ≤ hold, once) and 6 (concurrency).
+/// Before when finished jobs may have been pruned (0: never): the entries of a job that
+/// is gone are checked only when made since then (prune_jobs.sql keeps a job whose
+/// entries are newer than its cutoff).
+async fn jobs_pruned_before(tx: &mut Tx) -> Result<i64, StoreError> {
+    for r in tx.rows(&RETENTION_MARKS, params! {}).await? {
+        if r.text("what")? == "jobs" {
+            return r.int("pruned_before");
+        }
+    }
+    Ok(0)
+}
+
+/// Invariants 2 (held = open hold lines), 5 (charged ≤ hold, once) and 6 (concurrency),
+/// over the jobs kept (a pruned job's entries are not orphans).
 async fn check_jobs(
     tx: &mut Tx,
     pockets: &mut BTreeMap<(String, String), PocketFacts>,
@@ -128,6 +143,7 @@ async fn check_jobs(
 ) -> Result<(), StoreError> {
     let mut captured = capture_entries(tx).await?;
     let mut refunds = refund_entries(tx).await?;
+    let pruned_before = jobs_pruned_before(tx).await?;
     for r in tx.rows(&JOBS, params! {}).await? {
         let j = job_from(&r)?.job;
         let (limit, open) = (r.int("limit_at_submit")?, r.int("open_at_submit")?);
@@ -151,7 +167,10 @@ async fn check_jobs(
         check_captures(&j, &mut captured, out);
         check_refunds(&j, &mut refunds, out);
     }
-    for ((job, pocket), total) in refunds {
+    for ((job, pocket), (total, _)) in refunds
+        .into_iter()
+        .filter(|(_, (_, at))| *at >= pruned_before)
+    {
         out.push(Violation {
             invariant: 5,
             account_id: None,
@@ -159,7 +178,10 @@ async fn check_jobs(
             message: format!("job_refund entries of {pocket} give back {total} for no charge"),
         });
     }
-    for ((job, pocket), (n, _)) in captured {
+    for ((job, pocket), (n, ..)) in captured
+        .into_iter()
+        .filter(|(_, (.., at))| *at >= pruned_before)
+    {
         out.push(Violation {
             invariant: 5,
             account_id: None,
@@ -174,7 +196,8 @@ async fn capture_entries(tx: &mut Tx) -> Result<Captures, StoreError> {
     let mut captured = Captures::new();
     for r in tx.rows(&CAPTURE_ENTRIES_BY_JOB, params! {}).await? {
         let job = r.opt_text("ref")?.unwrap_or_default();
-        captured.insert((job, r.text("pocket")?), (r.int("n")?, r.int("total")?));
+        let facts = (r.int("n")?, r.int("total")?, r.int("last_at")?);
+        captured.insert((job, r.text("pocket")?), facts);
     }
     Ok(captured)
 }
@@ -183,7 +206,10 @@ async fn refund_entries(tx: &mut Tx) -> Result<Refunds, StoreError> {
     let mut refunds = Refunds::new();
     for r in tx.rows(&JOB_REFUNDS_BY_JOB, params! {}).await? {
         let job = r.opt_text("ref")?.unwrap_or_default();
-        refunds.insert((job, r.text("pocket")?), r.int("total")?);
+        refunds.insert(
+            (job, r.text("pocket")?),
+            (r.int("total")?, r.int("last_at")?),
+        );
     }
     Ok(refunds)
 }
@@ -210,7 +236,7 @@ fn check_refunds(j: &Job, refunds: &mut Refunds, out: &mut Vec<Violation>) {
     for pocket in pockets {
         let entries = refunds
             .remove(&(j.job_id.clone(), pocket.to_owned()))
-            .unwrap_or(0);
+            .map_or(0, |(total, _)| total);
         let (says, charged) = (
             amount_of(&j.refunded, pocket),
             amount_of(&j.charged, pocket),
@@ -263,9 +289,9 @@ fn check_captures(j: &Job, captured: &mut Captures, out: &mut Vec<Violation>) {
             .iter()
             .find(|c| c.pocket == h.pocket)
             .map_or(0, |c| c.amount);
-        let (n, total) = captured
+        let (n, total, _) = captured
             .remove(&(j.job_id.clone(), h.pocket.clone()))
-            .unwrap_or((0, 0));
+            .unwrap_or((0, 0, 0));
         if n == 0 && charged == 0 {
             continue;
         }

@@ -9,7 +9,7 @@
 //! Layout: one module per aggregate — [`accounts`], [`money`], [`jobs`], [`refunds`]
 //! (job refunds, grants), [`events`],
 //! [`webhooks`], [`keys`], [`passes`] (sweeper, notices), [`reactivate`], [`reconcile`],
-//! [`audit`] — over a small shared layer: [`store`] (the transaction and its retries),
+//! [`retention`] (prune), [`audit`] — over a small shared layer: [`store`] (the transaction and its retries),
 //! [`account_state`] (locking and reading an account), [`writes`] (ledger entries, events,
 //! refills, the money write), [`db`] and [`statement`] (the two backends, statements
 //! bound by name). Every statement lives in `sql/<dialect>/NAME.sql` or
@@ -35,6 +35,7 @@ pub mod passes;
 pub mod reactivate;
 pub mod reconcile;
 pub mod refunds;
+pub mod retention;
 pub mod statement;
 pub mod stats;
 pub mod store;
@@ -54,4 +55,5 @@ pub use listing::{AccountFilter, AccountPage, AccountStatus, JobFilter};
 pub use model::*;
 pub use money::{CreditKind, DebitRequest, MAX_PAGE};
 pub use refunds::{Grant, Granted, JobRefund, JobRefunded};
+pub use retention::{PRUNE_CHUNK, PruneReport};
 pub use store::Store;

@@ -41,8 +41,8 @@ pub use holdfast_store::webhooks::DeadDelivery;
 pub use holdfast_store::{
     AccountFilter, AccountPage, AccountStatus, AccountView, AllowanceView, ApiKey, Banned,
     CancelOutcome, CreditKind, Event, EventFilter, Grant, Granted, Heartbeat, Job, JobFilter,
-    JobRefund, JobRefunded, Lease, LedgerEntry, LedgerFilter, MoneyResult, Page, PassReport,
-    PutAccount, StoreError, Submit, Submitted, Usage, Violation, key_hash,
+    JobRefund, JobRefunded, Lease, LedgerEntry, LedgerFilter, MoneyResult, PRUNE_CHUNK, Page,
+    PassReport, PruneReport, PutAccount, StoreError, Submit, Submitted, Usage, Violation, key_hash,
 };
 
 // Opening a store by hand, and a debit as the batcher hands it to the store.

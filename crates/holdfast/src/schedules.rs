@@ -1,4 +1,5 @@
-//! The scheduled passes `serve` runs: each on its own interval from the rate card's
+//! The scheduled passes `serve` runs (sweep, notices, reconcile, reactivate, prune,
+//! webhooks): each on its own interval from the rate card's
 //! `[schedules]`, each bounded per run, each logging what it did when it did something and
 //! exporting `holdfast_pass_last_run_timestamp_seconds`, `holdfast_pass_items_total` and
 //! `holdfast_pass_errors_total` (label `pass`).
@@ -20,6 +21,10 @@ pub const MAX_ACCOUNTS_PER_RUN: u64 = 1_000;
 /// Most webhook delivery attempts one run of the dispatcher makes.
 pub const MAX_DELIVERIES_PER_RUN: u64 = 1_000;
 
+/// Most rows one scheduled run of the prune pass deletes (it runs hourly by default:
+/// 24 million rows a day, ahead of a few million debits a day).
+pub const MAX_PRUNED_PER_RUN: u64 = 1_000_000;
+
 /// Opens the feed cursor of every `[[webhooks]]` endpoint new to the database (at the
 /// end of the feed, or its beginning with `from = "beginning"`): run before serving, so
 /// that the events of the first requests are delivered.
@@ -30,8 +35,8 @@ pub async fn open_webhook_cursors(engine: &Engine) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Starts the sweeper, the notice pass, reconciliation, reactivation and (when the card
-/// has `[[webhooks]]`) webhook dispatch; they stop when `shutdown` turns true.
+/// Starts the sweeper, the notice pass, reconciliation, reactivation, pruning and (when
+/// the card has `[[webhooks]]`) webhook dispatch; they stop when `shutdown` turns true.
 pub fn spawn(engine: &Engine, shutdown: watch::Receiver<bool>) -> Vec<JoinHandle<()>> {
     let s = &engine.card().schedules;
     let mut passes = vec![
@@ -62,6 +67,19 @@ pub fn spawn(engine: &Engine, shutdown: watch::Receiver<bool>) -> Vec<JoinHandle
             s.reactivate_every_seconds,
             shutdown.clone(),
             |e| async move { e.reactivate(MAX_ACCOUNTS_PER_RUN).await },
+        ),
+        spawn_pass(
+            engine.clone(),
+            "prune",
+            s.prune_every_seconds,
+            shutdown.clone(),
+            |e| async move {
+                let r = e.prune(MAX_PRUNED_PER_RUN).await?;
+                Ok(crate::PassReport {
+                    processed: r.total(),
+                    ..Default::default()
+                })
+            },
         ),
     ];
     if !engine.card().webhooks.is_empty() {

@@ -1,4 +1,4 @@
-//! Passes run on demand: sweep, notices, reconcile, reactivate, audit; and redelivery of a
+//! Passes run on demand: sweep, notices, reconcile, reactivate, prune, audit; and redelivery of a
 //! dead webhook. A pass runs in chunks so an operator sees
 //! it move: a spinner with a count on a terminal, a plain line per chunk on stderr
 //! otherwise; the result goes to stdout.
@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use holdfast::{PASS_CHUNK, PassReport, StoreError};
+use holdfast::{PASS_CHUNK, PRUNE_CHUNK, PassReport, PruneReport, StoreError};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
@@ -141,6 +141,46 @@ pub async fn reactivate(a: AccountPassArgs) -> anyhow::Result<ExitCode> {
     let n = r?.processed;
     emit(&a.opts, json!({ "processed": n }), || {
         format!("reactivate: {n} account(s) refilled, allowance.refilled emitted")
+    })
+}
+
+#[derive(clap::Args, Debug)]
+pub struct PruneArgs {
+    /// Stop after deleting this many rows (a later run goes on where this one stopped).
+    #[arg(long, default_value_t = 1_000_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    max: u64,
+    #[command(flatten)]
+    opts: Opts,
+}
+
+/// Retention: deletes what outlived the card's `[retention]` windows, oldest first, a chunk
+/// per short transaction, until nothing is left or `--max` rows are gone. Never the ledger.
+pub async fn prune(a: PruneArgs) -> anyhow::Result<ExitCode> {
+    let engine = a.opts.db.engine().await?;
+    let progress = Progress::start("prune", "deleting rows past their retention window");
+    let mut r = PruneReport::default();
+    while r.total() < a.max {
+        let chunk = (a.max - r.total()).min(PRUNE_CHUNK);
+        let done = match engine.prune(chunk).await.coded() {
+            Ok(done) => done,
+            Err(e) => {
+                progress.finish();
+                return Err(e);
+            }
+        };
+        r = r.plus(done);
+        progress.processed(r.total());
+        if done.total() < chunk {
+            break;
+        }
+    }
+    progress.finish();
+    let json = serde_json::to_value(r)?;
+    emit(&a.opts, json, || {
+        format!(
+            "prune: {} idempotency record(s), {} finished job(s), {} webhook delivery(ies), {} event(s) deleted; the ledger is kept whole",
+            r.idempotency, r.jobs, r.webhook_deliveries, r.events
+        )
     })
 }
 

@@ -13,8 +13,10 @@ SELECT event.event_id, event.type, event.account_id, event.job_id, event.data, e
 FROM events AS event
 WHERE event.position > (
     CASE WHEN :after_event_id::bigint = 0 THEN 0
-         ELSE (SELECT cursor_event.position FROM events AS cursor_event
-               WHERE cursor_event.event_id = :after_event_id)
+         -- a cursor at a pruned event reads on from the head of the feed left
+         ELSE coalesce((SELECT cursor_event.position FROM events AS cursor_event
+                        WHERE cursor_event.event_id = :after_event_id),
+                       (SELECT last_position FROM retention_marks WHERE what = 'events'))
     END
   )
   AND (:account_id::text IS NULL OR event.account_id = :account_id)

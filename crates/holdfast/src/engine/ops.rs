@@ -3,7 +3,7 @@
 
 use holdfast_core::Timestamp;
 use holdfast_store::stats::Stats;
-use holdfast_store::{PassReport, StoreError, Violation};
+use holdfast_store::{PassReport, PruneReport, StoreError, Violation};
 
 use super::Engine;
 
@@ -31,6 +31,13 @@ impl Engine {
     /// has passed, emitting `allowance.refilled` for each.
     pub async fn reactivate(&self, max_accounts: u64) -> Result<PassReport, StoreError> {
         self.store.reactivate(max_accounts).await
+    }
+
+    /// Retention: deletes up to `max_rows` idempotency records, finished jobs, ended
+    /// webhook deliveries and events past the card's `[retention]` windows, oldest first,
+    /// in short transactions. Never the ledger. Less than `max_rows`: nothing is left.
+    pub async fn prune(&self, max_rows: u64) -> Result<PruneReport, StoreError> {
+        self.store.prune(max_rows).await
     }
 
     /// Checks the invariants of DESIGN.md over the whole database; empty when all hold.

@@ -1,0 +1,23 @@
+-- prune_jobs: deletes up to :limit jobs that finished before :cutoff and that no ledger
+-- entry written since :cutoff names (a late refund keeps its job), oldest first. A job
+-- locked by anyone (a refund in flight) is skipped, so what a refund read is what it
+-- writes to; one locked by the prune makes a refund wait and then find no job.
+--
+-- :cutoff  jobs that finished before this time go (micros)
+-- :limit   at most this many
+DELETE FROM jobs
+WHERE job_id IN (
+    SELECT job.job_id
+    FROM jobs AS job
+    WHERE job.finished_at < :cutoff
+      AND job.status NOT IN ('queued', 'in_progress')
+      AND NOT EXISTS (
+        SELECT 1 FROM ledger AS entry
+        WHERE entry.account_id = job.account_id
+          AND entry.ref = job.job_id
+          AND entry.created_at >= :cutoff
+      )
+    ORDER BY job.finished_at
+    LIMIT :limit
+    FOR UPDATE OF job SKIP LOCKED
+)
