@@ -15,6 +15,7 @@ pub mod export;
 pub mod extract;
 pub mod ingest;
 pub mod jobs;
+pub mod limits;
 pub mod metrics;
 pub mod money;
 pub mod refunds;
@@ -71,6 +72,15 @@ pub struct ServeArgs {
     #[arg(long, env = "HOLDFAST_REQUEST_TIMEOUT_SECONDS", default_value_t = 15,
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub request_timeout_seconds: u64,
+    /// Requests per second each API key may keep up (a token bucket per key; over it, 429
+    /// `rate_limited` with `Retry-After`). 0, the default, turns the limit off.
+    #[arg(long, env = "HOLDFAST_RATE_LIMIT_PER_SECOND", default_value_t = 0,
+          value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    pub rate_limit_per_second: u32,
+    /// Requests a key may make at once after being idle (default: the per-second rate).
+    #[arg(long, env = "HOLDFAST_RATE_LIMIT_BURST",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub rate_limit_burst: Option<u32>,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -84,6 +94,8 @@ pub struct ServerOptions {
     pub request_timeout: Duration,
     /// Run the scheduled passes (sweeper, notices) in this process.
     pub run_passes: bool,
+    /// The per-key request rate limit; `None`: no limit.
+    pub rate_limit: Option<limits::RateLimit>,
 }
 
 impl Default for ServerOptions {
@@ -92,6 +104,7 @@ impl Default for ServerOptions {
             admin_key: None,
             request_timeout: Duration::from_secs(15),
             run_passes: true,
+            rate_limit: None,
         }
     }
 }
@@ -257,6 +270,9 @@ pub async fn start(
     let state = AppState {
         engine,
         env_key: EnvKey::new(opts.admin_key.as_deref()),
+        limiter: opts
+            .rate_limit
+            .map(|l| Arc::new(limits::KeyLimiter::new(l))),
         shutdown: rx.clone(),
     };
     let app = router(state, opts.request_timeout);
@@ -341,6 +357,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let opts = ServerOptions {
         admin_key: env_key,
         request_timeout: Duration::from_secs(args.request_timeout_seconds),
+        rate_limit: limits::RateLimit::from_flags(
+            args.rate_limit_per_second,
+            args.rate_limit_burst,
+        ),
         ..ServerOptions::default()
     };
     let stop = shutdown_signal()?;
