@@ -47,15 +47,25 @@ impl DbArgs {
         )
     }
 
-    /// Opens (and migrates) the database with the card.
-    pub async fn engine(&self) -> anyhow::Result<Engine> {
-        let card = self.card()?;
-        let opts = holdfast::PoolOptions {
+    /// The pool settings these options give (the CLI's: 5 s to get a connection, a
+    /// SQLite busy timeout of 10 s).
+    pub fn pool_options(&self) -> holdfast::PoolOptions {
+        holdfast::PoolOptions {
             sqlite_synchronous: holdfast::SqliteSync::parse(&self.sqlite_synchronous)
                 .unwrap_or_default(),
             ..holdfast::PoolOptions::default()
-        };
-        Engine::open_with(&self.database, card, &opts)
+        }
+    }
+
+    /// Opens (and migrates) the database with the card.
+    pub async fn engine(&self) -> anyhow::Result<Engine> {
+        self.engine_with(&self.pool_options()).await
+    }
+
+    /// As [`DbArgs::engine`], with these pool settings.
+    pub async fn engine_with(&self, opts: &holdfast::PoolOptions) -> anyhow::Result<Engine> {
+        let card = self.card()?;
+        Engine::open_with(&self.database, card, opts)
             .await
             .with_context(|| format!("opening {}", redact_url(&self.database)))
     }

@@ -161,14 +161,53 @@ pub enum Pool {
 /// SQLite takes one writer at a time. This process's writers queue for their turn here,
 /// in order, rather than each retrying `BEGIN IMMEDIATE` on a busy database and
 /// sleeping through the busy timeout's back-off. (Other processes on the same file still
-/// meet the busy timeout.)
-#[derive(Clone, Debug, Default)]
-pub struct WriteGate(Arc<tokio::sync::Mutex<()>>);
+/// meet the busy timeout.) A writer waits for its turn at most the pool's acquire
+/// timeout: a writer stuck ahead of it is a database that cannot take more writes now,
+/// answered as unavailable rather than queued behind without bound.
+#[derive(Clone, Debug)]
+pub struct WriteGate {
+    turn: Arc<tokio::sync::Mutex<()>>,
+    wait: Duration,
+}
+
+impl WriteGate {
+    fn new(wait: Duration) -> WriteGate {
+        WriteGate {
+            turn: Arc::default(),
+            wait,
+        }
+    }
+
+    /// This process's turn to write, waited for at most `wait`.
+    async fn take(&self) -> Result<tokio::sync::OwnedMutexGuard<()>, StoreError> {
+        let turn = self.turn.clone().lock_owned();
+        tokio::time::timeout(self.wait, turn).await.map_err(|_| {
+            StoreError::Unavailable(format!(
+                "no turn to write within {} ms: the writer ahead is stuck",
+                self.wait.as_millis()
+            ))
+        })
+    }
+}
+
+/// `BEGIN IMMEDIATE` that found the file locked for the whole busy timeout: another
+/// connection holds the write lock. Not worth retrying at once (each try would wait the
+/// busy timeout again): the database is unavailable for writes now.
+fn busy_is_unavailable(e: sqlx::Error) -> StoreError {
+    match &e {
+        sqlx::Error::Database(db) if db.code().as_deref() == Some("5") => StoreError::Unavailable(
+            format!("the SQLite file stayed locked by another connection: {e}"),
+        ),
+        _ => StoreError::from(e),
+    }
+}
 
 /// Pool settings, passed explicitly.
 #[derive(Debug, Clone)]
 pub struct PoolOptions {
     pub max_connections: u32,
+    /// The longest a caller waits for a connection (and on SQLite for this process's turn
+    /// to write) before it is told the database is unavailable.
     pub acquire_timeout: Duration,
     pub sqlite_busy_timeout: Duration,
     /// When SQLite syncs the write-ahead log: every commit by default.
@@ -246,7 +285,7 @@ impl Pool {
                 .connect_with(connect)
                 .await
                 .map_err(StoreError::from)?;
-            Ok(Pool::Sqlite(pool, WriteGate::default()))
+            Ok(Pool::Sqlite(pool, WriteGate::new(opts.acquire_timeout)))
         } else {
             Err(StoreError::Config(format!(
                 "unsupported database URL {url:?}: use sqlite://FILE or postgres://…"
@@ -276,8 +315,12 @@ impl Pool {
         Ok(match self {
             Pool::Postgres(p) => Tx::Postgres(p.begin().await?),
             Pool::Sqlite(p, gate) => {
-                let turn = gate.0.clone().lock_owned().await;
-                Tx::Sqlite(p.begin_with("BEGIN IMMEDIATE").await?, Some(turn))
+                let turn = gate.take().await?;
+                let tx = p
+                    .begin_with("BEGIN IMMEDIATE")
+                    .await
+                    .map_err(busy_is_unavailable)?;
+                Tx::Sqlite(tx, Some(turn))
             }
         })
     }

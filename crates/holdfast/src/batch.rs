@@ -141,6 +141,9 @@ impl DebitBatcher {
     fn next_batch(&self, stream: u64) -> Option<Vec<Waiting>> {
         let mut q = self.queues.lock().unwrap_or_else(|e| e.into_inner());
         let queue = q.waiting.entry(stream).or_default();
+        // A debit whose caller went away (its request timed out, or the client hung up)
+        // was answered without it: it is not applied behind the caller's back.
+        queue.retain(|w| !w.reply.is_closed());
         if queue.is_empty() {
             q.waiting.remove(&stream);
             return None;
@@ -208,6 +211,13 @@ async fn run_batch(store: &Store, batch: Vec<Waiting>) {
         Ok(results) => {
             for (reply, result) in replies.into_iter().zip(results) {
                 let _ = reply.send(result.map_err(StoreError::Refused));
+            }
+        }
+        // The database cannot be reached (pool or write turn timed out, connection lost):
+        // trying each debit on its own would only make each wait again.
+        Err(StoreError::Unavailable(cause)) => {
+            for reply in replies {
+                let _ = reply.send(Err(StoreError::Unavailable(cause.clone())));
             }
         }
         Err(_) => {

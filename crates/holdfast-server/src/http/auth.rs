@@ -11,7 +11,7 @@ use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use holdfast::key_hash;
 
 use super::error::ApiError;
@@ -113,11 +113,20 @@ async fn caller_of(headers: &HeaderMap, state: &AppState) -> Result<(Role, Strin
 #[derive(Clone)]
 struct Caller(Result<(Role, String), ApiError>);
 
-/// Resolves the caller's key once per request, and runs the request as its actor: every
-/// change it makes records `key:<key id>` (never the key). The handler's [`Auth`] check
-/// reads what was resolved here.
+/// Resolves the caller's key once per request, takes the request from that key's rate
+/// limit (429 `rate_limited` when it is spent; a request that fails auth counts against no
+/// key), and runs the request as its actor: every change it makes records `key:<key id>`
+/// (never the key). The handler's [`Auth`] check reads what was resolved here.
 pub async fn identify(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let caller = caller_of(req.headers(), &state).await;
+    if let (Ok((_, actor)), Some(limiter)) = (&caller, &state.limiter)
+        && let Err(retry_after_seconds) = limiter.check(actor)
+    {
+        return ApiError::RateLimited {
+            retry_after_seconds,
+        }
+        .into_response();
+    }
     let actor = match &caller {
         Ok((_, actor)) => actor.clone(),
         Err(_) => "anonymous".to_owned(),

@@ -26,6 +26,9 @@ pub enum ApiError {
     MethodNotAllowed,
     #[error("no dead or delivered delivery of this event to this endpoint")]
     DeliveryNotFound,
+    /// This key made more requests than its rate limit allows (`--rate-limit-per-second`).
+    #[error("this key is over its request rate limit; try again after Retry-After seconds")]
+    RateLimited { retry_after_seconds: u64 },
     /// A business refusal from the engine: its own status and code.
     #[error(transparent)]
     Refused(Refusal),
@@ -65,8 +68,12 @@ pub enum AuthErrors {
     /// `payload_too_large`: the body is over 64 KiB (1 MiB for `POST /v1/debits`).
     #[response(status = 413)]
     PayloadTooLarge(ErrorBody),
-    /// `database_unavailable`: the database did not answer in time.
-    #[response(status = 503)]
+    /// `rate_limited`: this key is over its request rate limit (when the server has one);
+    /// `Retry-After` gives the whole seconds to wait.
+    #[response(status = 429, headers(("Retry-After" = u64, description = "Whole seconds to wait, at least 1")))]
+    RateLimited(ErrorBody),
+    /// `database_unavailable`: the database did not answer in time; `Retry-After: 1`.
+    #[response(status = 503, headers(("Retry-After" = u64, description = "Seconds to wait: 1")))]
     Unavailable(ErrorBody),
 }
 
@@ -89,6 +96,7 @@ impl ApiError {
             ApiError::RouteNotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::DeliveryNotFound => StatusCode::NOT_FOUND,
+            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Refused(r) => {
                 StatusCode::from_u16(r.http_status()).unwrap_or(StatusCode::UNPROCESSABLE_ENTITY)
             }
@@ -106,6 +114,7 @@ impl ApiError {
             ApiError::RouteNotFound => "route_not_found",
             ApiError::MethodNotAllowed => "method_not_allowed",
             ApiError::DeliveryNotFound => "delivery_not_found",
+            ApiError::RateLimited { .. } => "rate_limited",
             ApiError::Refused(r) => r.code(),
             ApiError::Unavailable(_) => "database_unavailable",
             ApiError::Internal(_) => "internal_error",
@@ -155,11 +164,18 @@ impl IntoResponse for ApiError {
             },
         };
         let mut response = (self.status(), Json(body)).into_response();
-        if matches!(self, ApiError::Unavailable(_)) {
+        let retry_after = match self {
             // The database did not answer in time: worth trying again shortly.
+            ApiError::Unavailable(_) => Some(1),
+            ApiError::RateLimited {
+                retry_after_seconds,
+            } => Some(retry_after_seconds.max(1)),
+            _ => None,
+        };
+        if let Some(seconds) = retry_after {
             response.headers_mut().insert(
                 axum::http::header::RETRY_AFTER,
-                axum::http::HeaderValue::from_static("1"),
+                axum::http::HeaderValue::from(seconds),
             );
         }
         response

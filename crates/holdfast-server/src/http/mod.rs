@@ -15,6 +15,8 @@ pub mod export;
 pub mod extract;
 pub mod ingest;
 pub mod jobs;
+pub mod limits;
+pub mod listen;
 pub mod metrics;
 pub mod money;
 pub mod refunds;
@@ -71,6 +73,27 @@ pub struct ServeArgs {
     #[arg(long, env = "HOLDFAST_REQUEST_TIMEOUT_SECONDS", default_value_t = 15,
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub request_timeout_seconds: u64,
+    /// Requests per second each API key may keep up (a token bucket per key; over it, 429
+    /// `rate_limited` with `Retry-After`). 0, the default, turns the limit off.
+    #[arg(long, env = "HOLDFAST_RATE_LIMIT_PER_SECOND", default_value_t = 0,
+          value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    pub rate_limit_per_second: u32,
+    /// Requests a key may make at once after being idle (default: the per-second rate).
+    #[arg(long, env = "HOLDFAST_RATE_LIMIT_BURST",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub rate_limit_burst: Option<u32>,
+    /// The longest a request waits for the database before it is answered 503 (with
+    /// `Retry-After: 1`): for a pool connection, and on SQLite for its turn to write and
+    /// for the file's write lock. Load shedding: a database that cannot take more work
+    /// now is told to the client at once instead of queueing requests behind it.
+    #[arg(long, env = "HOLDFAST_DB_ACQUIRE_TIMEOUT_MS", default_value_t = 500,
+          value_parser = clap::value_parser!(u64).range(10..=60_000))]
+    pub db_acquire_timeout_ms: u64,
+    /// The longest a client may take to send a request's headers (and the longest an idle
+    /// keep-alive connection stays open), in seconds; then the connection is closed.
+    #[arg(long, env = "HOLDFAST_HEADER_READ_TIMEOUT_SECONDS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_read_timeout_seconds: u64,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -84,6 +107,10 @@ pub struct ServerOptions {
     pub request_timeout: Duration,
     /// Run the scheduled passes (sweeper, notices) in this process.
     pub run_passes: bool,
+    /// The per-key request rate limit; `None`: no limit.
+    pub rate_limit: Option<limits::RateLimit>,
+    /// What a connection may hold the server to (header read timeout).
+    pub connection_limits: listen::ConnectionLimits,
 }
 
 impl Default for ServerOptions {
@@ -92,6 +119,8 @@ impl Default for ServerOptions {
             admin_key: None,
             request_timeout: Duration::from_secs(15),
             run_passes: true,
+            rate_limit: None,
+            connection_limits: listen::ConnectionLimits::default(),
         }
     }
 }
@@ -257,17 +286,13 @@ pub async fn start(
     let state = AppState {
         engine,
         env_key: EnvKey::new(opts.admin_key.as_deref()),
+        limiter: opts
+            .rate_limit
+            .map(|l| Arc::new(limits::KeyLimiter::new(l))),
         shutdown: rx.clone(),
     };
     let app = router(state, opts.request_timeout);
-    let mut stop = rx;
-    let http = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = stop.wait_for(|down| *down).await;
-            })
-            .await
-    });
+    let http = tokio::spawn(listen::serve(listener, app, opts.connection_limits, rx));
     Ok(Server {
         addr,
         shutdown,
@@ -324,10 +349,20 @@ fn shutdown_signal() -> anyhow::Result<impl Future<Output = ()>> {
 
 pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     init_tracing();
-    let engine = args.db.engine().await?.with_batching(BatchOptions {
-        max_batch: usize::try_from(args.debit_batch_max)?,
-        postgres_streams: args.debit_lanes,
-    });
+    let wait = Duration::from_millis(args.db_acquire_timeout_ms);
+    let pool = holdfast::PoolOptions {
+        acquire_timeout: wait,
+        sqlite_busy_timeout: wait,
+        ..args.db.pool_options()
+    };
+    let engine = args
+        .db
+        .engine_with(&pool)
+        .await?
+        .with_batching(BatchOptions {
+            max_batch: usize::try_from(args.debit_batch_max)?,
+            postgres_streams: args.debit_lanes,
+        });
     let env_key = std::env::var("HOLDFAST_ADMIN_KEY")
         .ok()
         .filter(|k| !k.is_empty());
@@ -341,6 +376,13 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let opts = ServerOptions {
         admin_key: env_key,
         request_timeout: Duration::from_secs(args.request_timeout_seconds),
+        rate_limit: limits::RateLimit::from_flags(
+            args.rate_limit_per_second,
+            args.rate_limit_burst,
+        ),
+        connection_limits: listen::ConnectionLimits {
+            header_read_timeout: Duration::from_secs(args.header_read_timeout_seconds),
+        },
         ..ServerOptions::default()
     };
     let stop = shutdown_signal()?;

@@ -270,6 +270,7 @@ pub fn finish(mut doc: OpenApi) -> Value {
     // what any whole number in a request is held to.
     schemas["LeaseRequest"]["properties"]["lease_seconds"]["maximum"] = json!(MAX_WHOLE);
     schemas["UsageRequest"]["properties"]["seconds"]["maximum"] = json!(MAX_USAGE_SECONDS);
+    retry_after_is_at_least_one(&mut doc["paths"]);
     add_links(&mut doc);
     doc
 }
@@ -291,6 +292,27 @@ fn times_are_date_times(schemas: &mut Value) {
                     .is_some_and(|t| t.contains(&json!("string")));
             if is_text && (name.ends_with("_at") || name.ends_with("_until")) {
                 property["format"] = json!("date-time");
+            }
+        }
+    }
+}
+
+/// `Retry-After` (429, 503) is whole seconds, never 0.
+fn retry_after_is_at_least_one(paths: &mut Value) {
+    let Some(paths) = paths.as_object_mut() else {
+        return;
+    };
+    let operations = paths
+        .values_mut()
+        .filter_map(Value::as_object_mut)
+        .flat_map(|item| item.values_mut());
+    for op in operations {
+        let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) else {
+            continue;
+        };
+        for response in responses.values_mut() {
+            if let Some(schema) = response.pointer_mut("/headers/Retry-After/schema") {
+                schema["minimum"] = json!(1);
             }
         }
     }

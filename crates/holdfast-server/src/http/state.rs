@@ -1,15 +1,22 @@
-//! What every handler can reach: the engine, the environment's admin key, and whether the
-//! server is stopping.
+//! What every handler can reach: the engine, the environment's admin key, the per-key
+//! rate limit, and whether the server is stopping.
+
+use std::sync::Arc;
 
 use holdfast::{Engine, key_hash};
 use subtle::ConstantTimeEq;
 use tokio::sync::watch;
 
-/// The engine, the environment's admin key, and whether the server is stopping.
+use super::limits::KeyLimiter;
+
+/// The engine, the environment's admin key, the rate limit, and whether the server is
+/// stopping.
 #[derive(Clone)]
 pub struct AppState {
     pub engine: Engine,
     pub env_key: EnvKey,
+    /// The per-key request rate limit, when there is one.
+    pub limiter: Option<Arc<KeyLimiter>>,
     /// Turns true when the server is shutting down (long-polls answer at once).
     pub shutdown: watch::Receiver<bool>,
 }

@@ -72,6 +72,32 @@ pub async fn api_with(backend: Backend, card: RateCard) -> Option<Api> {
 /// As [`api_with`], with the server's request time limit.
 pub async fn api_opts(backend: Backend, card: RateCard, request_timeout: Duration) -> Option<Api> {
     let (db, engine) = engine_with(backend, card).await?;
+    let opts = ServerOptions {
+        request_timeout,
+        ..test_options()
+    };
+    Some(serve_api(db, engine, opts).await)
+}
+
+/// The options of the suites' servers: the environment's admin key, a 20 s time limit,
+/// no passes.
+pub fn test_options() -> ServerOptions {
+    ServerOptions {
+        admin_key: Some(ADMIN_KEY.to_owned()),
+        request_timeout: Duration::from_secs(20),
+        run_passes: false,
+        ..ServerOptions::default()
+    }
+}
+
+/// As [`api`], with the server's options.
+pub async fn api_served(backend: Backend, opts: ServerOptions) -> Option<Api> {
+    let (db, engine) = engine_with(backend, RateCard::builtin()).await?;
+    Some(serve_api(db, engine, opts).await)
+}
+
+/// Serves `engine` (over `db`) with `opts`, with a new service key and worker key.
+pub async fn serve_api(db: TestDb, engine: Engine, opts: ServerOptions) -> Api {
     let service = holdfast_server::http::auth::new_key();
     let worker = holdfast_server::http::auth::new_key();
     engine
@@ -81,11 +107,7 @@ pub async fn api_opts(backend: Backend, card: RateCard, request_timeout: Duratio
         .unwrap();
     engine.store().create_key("worker", &worker).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let opts = ServerOptions {
-        admin_key: Some(ADMIN_KEY.to_owned()),
-        request_timeout,
-        run_passes: false,
-    };
+    let admin = opts.admin_key.clone().unwrap_or_default();
     let server = start(engine.clone(), listener, opts).await.unwrap();
     let base = format!("http://{}", server.addr());
     let client = reqwest::Client::builder()
@@ -93,16 +115,16 @@ pub async fn api_opts(backend: Backend, card: RateCard, request_timeout: Duratio
         .timeout(Duration::from_secs(60))
         .build()
         .unwrap();
-    Some(Api {
+    Api {
         db,
         engine,
         server: Some(server),
         base,
         client,
-        admin: ADMIN_KEY.to_owned(),
+        admin,
         service,
         worker,
-    })
+    }
 }
 
 impl Api {

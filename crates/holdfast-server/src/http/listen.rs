@@ -1,0 +1,77 @@
+//! The connections of `holdfast serve`: HTTP/1.1 by hyper, with a bound on the header
+//! section and a time limit for reading it, so a slow or hostile client cannot hold a
+//! connection open for nothing or make the server buffer without bound. (axum's own
+//! `serve` sets neither.) Stopping is graceful: no new connections, each open one ends
+//! after the request it is serving.
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::serve::Listener;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+/// The most bytes of a request line and headers together; over it, 431.
+pub const MAX_HEADER_BYTES: usize = 64 * 1024;
+/// The most headers of a request; over it, 431.
+pub const MAX_HEADERS: usize = 100;
+
+/// Bounds on what a connection may hold the server to.
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionLimits {
+    /// The longest a client may take to send a request's header section, from the
+    /// connection's start or the end of the previous response (so also the longest an
+    /// idle keep-alive connection stays open).
+    pub header_read_timeout: Duration,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        ConnectionLimits {
+            header_read_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// The HTTP/1.1 settings of every connection.
+fn builder(limits: ConnectionLimits) -> http1::Builder {
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .max_header_size(MAX_HEADER_BYTES)
+        .max_headers(MAX_HEADERS);
+    builder
+}
+
+/// Serves `app` on `listener` until `stop` turns true, then lets every open connection
+/// finish the request it is on.
+pub async fn serve(
+    mut listener: TcpListener,
+    app: Router,
+    limits: ConnectionLimits,
+    mut stop: watch::Receiver<bool>,
+) -> std::io::Result<()> {
+    let builder = builder(limits);
+    let graceful = GracefulShutdown::new();
+    loop {
+        let stream = tokio::select! {
+            (stream, _) = Listener::accept(&mut listener) => stream,
+            _ = stop.wait_for(|down| *down) => break,
+        };
+        let service = TowerToHyperService::new(app.clone());
+        let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    Ok(())
+}
