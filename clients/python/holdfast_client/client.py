@@ -5,8 +5,9 @@ API. What it cannot know, and this module adds:
 - an idempotency key made once per logical call and kept across its retries, so that a
   retry after a lost answer is a replay on the server, never a second charge;
 - retries, with back-off, of the answers and failures that a retry can cure: 503
-  `database_unavailable`, a lost connection, a timeout. A 4xx is never retried: the same
-  request would be refused the same way;
+  `database_unavailable` and 429 `rate_limited` (neither was processed; their
+  `Retry-After` is honoured), a lost connection, a timeout. Any other 4xx is never
+  retried: the same request would be refused the same way;
 - a refusal raised as a `HoldfastError` instead of returned beside the result.
 """
 
@@ -34,6 +35,8 @@ DEFAULT_TIMEOUT_SECONDS = 50.0
 # What a lost connection or a timeout looks like in httpx: worth another attempt. Other
 # transport errors (a malformed URL, a local protocol error) would fail the same way again.
 RETRYABLE_TRANSPORT_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+# Answers that say the request was not processed and may be sent again after a pause.
+RETRIED_STATUSES = frozenset({429, 503})
 
 
 class Holdfast:
@@ -74,7 +77,7 @@ class Holdfast:
         return self._send(operation, own).parsed
 
     def _send(self, operation: ModuleType, arguments: dict[str, Any]) -> Response[Any]:
-        """Sends the same request until it is answered with anything but a 503, or the
+        """Sends the same request until it is answered with anything but a 503 or a 429, or the
         attempts run out; a 4xx or 5xx answer is then raised as a HoldfastError."""
         for attempt in range(1, self.retry.max_attempts + 1):
             last = attempt == self.retry.max_attempts
@@ -85,7 +88,7 @@ class Holdfast:
                     raise
                 time.sleep(self.retry.delay_seconds(attempt))
                 continue
-            if response.status_code == 503 and not last:
+            if response.status_code in RETRIED_STATUSES and not last:
                 time.sleep(self.retry.delay_seconds(attempt, response.headers.get("retry-after")))
                 continue
             if response.status_code >= 400:

@@ -11,7 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 # What to do with the n-th request (0-based): "forward", "drop" (forward, then close the
-# connection without answering) or "503" (answer 503 with Retry-After, forward nothing).
+# connection without answering), "503" (answer 503 with Retry-After, forward nothing) or
+# "429" (answer 429 rate_limited with Retry-After, forward nothing).
 Plan = Callable[[int], str]
 
 
@@ -60,6 +61,12 @@ class FlakyProxy:
                         503,
                         [("Retry-After", str(proxy.retry_after_seconds))],
                         b'{"error": {"code": "database_unavailable", "message": "proxy"}}',
+                    )
+                if action == "429":
+                    return self._answer(
+                        429,
+                        [("Retry-After", str(proxy.retry_after_seconds))],
+                        b'{"error": {"code": "rate_limited", "message": "proxy"}}',
                     )
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
                 status, answer_headers, answer = proxy._forward(self.command, self.path, headers, body)

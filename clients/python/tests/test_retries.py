@@ -1,4 +1,4 @@
-"""Retries: the same idempotency key on every attempt, back-off on 503, no retry of a 4xx."""
+"""Retries: the same idempotency key on every attempt, back-off on 503 and 429, no retry of another 4xx."""
 
 from __future__ import annotations
 
@@ -55,6 +55,22 @@ def test_a_lost_submit_answer_is_one_job_and_one_hold(
 
 def test_a_503_is_retried_after_its_retry_after(server: Server, admin: Holdfast, funded_account: str) -> None:
     proxy = FlakyProxy(server.url, lambda n: "503" if n == 0 else "forward", retry_after_seconds=1)
+    try:
+        started = time.monotonic()
+        Holdfast(proxy.url, server.service_key, retry=FAST_RETRY).call(
+            api.money.top_up, account_id=funded_account, amount="1.00"
+        )
+        waited = time.monotonic() - started
+    finally:
+        proxy.close()
+
+    assert waited >= 1.0
+    assert len(proxy.bodies) == 2 and len(set(keys(proxy))) == 1
+    assert [kind for kind, _d, _r in money_entries(admin, funded_account)] == ["top_up", "top_up"]
+
+
+def test_a_429_is_retried_after_its_retry_after(server: Server, admin: Holdfast, funded_account: str) -> None:
+    proxy = FlakyProxy(server.url, lambda n: "429" if n == 0 else "forward", retry_after_seconds=1)
     try:
         started = time.monotonic()
         Holdfast(proxy.url, server.service_key, retry=FAST_RETRY).call(

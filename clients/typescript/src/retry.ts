@@ -15,10 +15,14 @@ export interface RetryOptions {
 
 type Fetch = (request: Request) => Promise<Response>;
 
+/** Answers that say the request was not processed and may be sent again after a pause. */
+const RETRIED_STATUSES = new Set([429, 503]);
+
 /**
- * A fetch that retries a 503 (honouring `Retry-After`) and a network error or time-out, with
- * exponential back-off and full jitter, at most `maxAttempts` times. Any other answer — a
- * success or a 4xx refusal — is returned as it is, never retried. An abort by the caller's
+ * A fetch that retries a 503 or a 429 `rate_limited` (honouring `Retry-After`; neither was
+ * processed) and a network error or time-out, with exponential back-off and full jitter, at
+ * most `maxAttempts` times. Any other answer — a success or a 4xx refusal — is returned as it
+ * is, never retried. An abort by the caller's
  * own signal is not retried either. Every holdfast call is safe to repeat: the money calls and
  * submits by their idempotency key, the others by nature (docs/API.md "Idempotency").
  */
@@ -35,7 +39,7 @@ export function retryingFetch(options: RetryOptions = {}, baseFetch: Fetch = glo
         await sleep(backoffMs(attempt, options));
         continue;
       }
-      if (response.status !== 503 || last) return response;
+      if (!RETRIED_STATUSES.has(response.status) || last) return response;
       await response.body?.cancel(); // free the connection before waiting
       await sleep(retryAfterMs(response, options) ?? backoffMs(attempt, options));
     }

@@ -48,6 +48,24 @@ test("a 503 is retried with the same body (same idempotency key), honouring Retr
   }
 });
 
+test("a 429 rate_limited is retried after its Retry-After with the same key", async () => {
+  const limited = { error: { code: "rate_limited", message: "slow down" } };
+  const { hf, bodies, close } = await scripted((attempt, _req, res) =>
+    attempt === 1 ? json(res, 429, limited, { "retry-after": "0.3" }) : json(res, 201, answer),
+  );
+  try {
+    const started = Date.now();
+    const result = await hf.topUp("acme", { amount: "1.00" });
+    assert.equal(result.account.balance, "1.00");
+    assert.equal(bodies.length, 2);
+    assert.ok(Date.now() - started >= 280, "waited Retry-After");
+    const keys = bodies.map((body) => JSON.parse(body).idempotency_key);
+    assert.equal(new Set(keys).size, 1, "one key for the logical call");
+  } finally {
+    await close();
+  }
+});
+
 test("a 4xx is never retried and becomes a HoldfastError", async () => {
   const { hf, bodies, close } = await scripted((_attempt, _req, res) =>
     json(res, 402, { error: { code: "insufficient_funds", message: "not enough money" } }),

@@ -24,9 +24,9 @@ pub const PRUNE_CHUNK: u64 = 2_000;
 
 const MICROS_PER_DAY: i64 = 86_400 * MICROS_PER_SECOND;
 
-static PRUNE_IDEMPOTENCY: Stmt = statement!(shared "prune_idempotency");
+static PRUNE_IDEMPOTENCY: Stmt = statement!("prune_idempotency");
 static PRUNE_JOBS: Stmt = statement!("prune_jobs");
-static PRUNE_DELIVERIES: Stmt = statement!(shared "prune_webhook_deliveries");
+static PRUNE_DELIVERIES: Stmt = statement!("prune_webhook_deliveries");
 static PRUNE_EVENTS_HEAD: Stmt = statement!("prune_events_head");
 static PRUNE_EVENTS: Stmt = statement!("prune_events");
 static RAISE_MARK: Stmt = statement!(shared "raise_retention_mark");

@@ -864,7 +864,7 @@ export interface components {
         HeartbeatRequest: {
             lease_token: components["schemas"]["LeaseToken"];
         };
-        /** @description 1–255 characters, no control characters; unique per account. The same key again is a replay of the first answer; the same key with a different body is 409 `idempotency_mismatch` */
+        /** @description 1–255 characters, no control characters; unique per account. The same key again is a replay of the first answer; the same key with a different body is 409 `idempotency_mismatch`. A key's record is kept for the rate card's `retention.idempotency_days` (default 30): a key replayed after its record was pruned is a new request */
         IdempotencyKey: string;
         JobActorsBody: {
             finished?: string | null;
@@ -1278,9 +1278,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1357,9 +1373,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1441,9 +1473,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1525,9 +1573,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1608,9 +1672,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1692,9 +1772,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1802,9 +1898,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1903,9 +2015,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1987,9 +2115,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2088,9 +2232,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2189,9 +2349,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2273,9 +2449,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2357,9 +2549,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2416,9 +2624,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2489,9 +2713,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2562,9 +2802,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2635,9 +2891,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2710,9 +2982,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2791,9 +3079,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2863,9 +3167,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2942,9 +3262,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3050,9 +3386,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3122,9 +3474,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3194,9 +3562,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3273,9 +3657,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3375,9 +3775,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3467,9 +3883,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3559,9 +3991,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3651,9 +4099,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3752,9 +4216,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3842,9 +4322,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3924,9 +4420,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time. */
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
             503: {
                 headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

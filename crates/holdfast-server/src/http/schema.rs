@@ -79,7 +79,9 @@ wire_schema!(KeyText, "IdempotencyKey", || text(
     Some(IdempotencyKey::PATTERN),
     "1–255 characters, no control characters; unique per account. The same key again \
      is a replay of the first answer; the same key with a different body is 409 \
-     `idempotency_mismatch`"
+     `idempotency_mismatch`. A key's record is kept for the rate card's \
+     `retention.idempotency_days` (default 30): a key replayed after its record was \
+     pruned is a new request"
 ));
 wire_schema!(WorkerIdText, "WorkerId", || text(
     1,

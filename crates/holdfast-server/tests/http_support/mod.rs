@@ -320,6 +320,12 @@ impl Serving {
         panic!("no line with {needle:?} in {seen:#?}");
     }
 
+    /// SIGKILL: the process dies where it stands, nothing flushed or finished.
+    pub fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
     /// SIGTERM, then the exit status and every line not yet read (both streams end).
     pub fn terminate(mut self) -> (std::process::ExitStatus, Vec<String>) {
         let pid = self.child.id().to_string();
