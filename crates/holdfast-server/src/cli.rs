@@ -7,7 +7,7 @@
 //! write a balance itself — every change goes through the engine's operations.
 
 mod export;
-mod fmt;
+pub mod fmt;
 mod ingest;
 mod lists;
 mod money;

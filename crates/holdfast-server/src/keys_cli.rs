@@ -21,8 +21,8 @@ pub struct KeyArgs {
 pub enum KeyCommand {
     /// Create a key and print it once.
     Create {
-        /// service, worker or admin.
-        #[arg(long, value_parser = ["service", "worker", "admin"])]
+        /// service, worker, admin or viewer (reads everything, changes nothing).
+        #[arg(long, value_parser = ["service", "worker", "admin", "viewer"])]
         role: String,
     },
     /// List keys (ids and roles, never the keys).
@@ -38,7 +38,8 @@ pub async fn run(args: KeyArgs) -> anyhow::Result<ExitCode> {
     let engine = args.db.engine().await?;
     match args.command {
         KeyCommand::Create { role } => {
-            let role = Role::parse(&role).context("role must be service, worker or admin")?;
+            let role =
+                Role::parse(&role).context("role must be service, worker, admin or viewer")?;
             let key = new_key();
             let id = engine.create_key(role.as_str(), &key).await?;
             eprintln!(

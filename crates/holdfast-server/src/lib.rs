@@ -7,5 +7,6 @@
 pub mod books;
 pub mod cli;
 pub mod config;
+pub mod console;
 pub mod http;
 pub mod keys_cli;

@@ -31,6 +31,7 @@ pub mod keys;
 pub mod listing;
 pub mod model;
 pub mod money;
+pub mod overview;
 pub mod passes;
 pub mod reactivate;
 pub mod reconcile;

@@ -7,7 +7,7 @@ use holdfast::{AccountFilter, AccountId, AccountStatus, PutAccount};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::auth::{AdminRole, Auth, ServiceRole};
+use super::auth::{AdminRole, Auth, ServiceRead, ServiceRole};
 use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{
     Body, BodyOrEmpty, Empty, PathText, QueryPairs, opt_whole_number, parse_limit,
@@ -99,7 +99,7 @@ pub async fn put_account(
     ),
     security(("bearer" = [])))]
 pub async fn get_account(
-    _: Auth<ServiceRole>,
+    _: Auth<ServiceRead>,
     State(s): State<AppState>,
     PathText(id): PathText,
 ) -> ApiResult<Json<AccountBody>> {
@@ -244,7 +244,7 @@ fn account_filter(query: &QueryPairs) -> Result<AccountFilter, ApiError> {
     ),
     security(("bearer" = [])))]
 pub async fn list_accounts(
-    _: Auth<ServiceRole>,
+    _: Auth<ServiceRead>,
     State(s): State<AppState>,
     query: QueryPairs,
 ) -> ApiResult<Json<AccountPageBody>> {

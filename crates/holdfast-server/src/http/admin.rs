@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use holdfast::schedules::{MAX_ACCOUNTS_PER_RUN, MAX_PER_RUN};
 
-use super::auth::{AdminRole, Auth};
+use super::auth::{AdminRead, AdminRole, Auth};
 use super::error::{ApiResult, AuthErrors, ErrorBody};
 use super::extract::{BodyOrEmpty, Empty};
 use super::state::AppState;
@@ -78,8 +78,14 @@ pub async fn reactivate(
         AuthErrors,
     ),
     security(("bearer" = [])))]
-pub async fn audit(_: Auth<AdminRole>, State(s): State<AppState>) -> ApiResult<Json<AuditBody>> {
-    let violations = s.engine.audit().await?;
+pub async fn audit(_: Auth<AdminRead>, State(s): State<AppState>) -> ApiResult<Json<AuditBody>> {
+    let violations = s.engine.audit().await;
+    let at = s.engine.now().await.unwrap_or_default();
+    s.console.note_audit(crate::console::AuditRun {
+        at,
+        violations: violations.as_ref().map(Vec::len).map_err(|e| e.to_string()),
+    });
+    let violations = violations?;
     Ok(Json(AuditBody {
         ok: violations.is_empty(),
         violations: violations.into_iter().map(Into::into).collect(),

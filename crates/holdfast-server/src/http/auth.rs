@@ -23,16 +23,19 @@ pub enum Role {
     Service,
     Worker,
     Admin,
+    /// Reads everything an admin may read (the API's GETs, the console); changes nothing.
+    Viewer,
 }
 
 impl Role {
-    pub const ALL: [Role; 3] = [Role::Service, Role::Worker, Role::Admin];
+    pub const ALL: [Role; 4] = [Role::Service, Role::Worker, Role::Admin, Role::Viewer];
 
     pub fn parse(text: &str) -> Option<Role> {
         match text {
             "service" => Some(Role::Service),
             "worker" => Some(Role::Worker),
             "admin" => Some(Role::Admin),
+            "viewer" => Some(Role::Viewer),
             _ => None,
         }
     }
@@ -42,6 +45,7 @@ impl Role {
             Role::Service => "service",
             Role::Worker => "worker",
             Role::Admin => "admin",
+            Role::Viewer => "viewer",
         }
     }
 }
@@ -65,6 +69,11 @@ pub struct WorkerRole;
 pub struct AnyRole;
 /// Block/unblock and `/v1/admin/*`.
 pub struct AdminRole;
+/// A read of what a service key may read (accounts, ledgers, events): also a viewer.
+pub struct ServiceRead;
+/// A read of what only an admin may read (the books, the audit, dead deliveries): also a
+/// viewer.
+pub struct AdminRead;
 
 impl Policy for ServiceRole {
     const ROLES: &'static [Role] = &[Role::Service, Role::Admin];
@@ -77,6 +86,12 @@ impl Policy for AnyRole {
 }
 impl Policy for AdminRole {
     const ROLES: &'static [Role] = &[Role::Admin];
+}
+impl Policy for ServiceRead {
+    const ROLES: &'static [Role] = &[Role::Service, Role::Admin, Role::Viewer];
+}
+impl Policy for AdminRead {
+    const ROLES: &'static [Role] = &[Role::Admin, Role::Viewer];
 }
 
 /// The caller's role, checked against `P`.
@@ -96,6 +111,11 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 /// of the key the request carries.
 async fn caller_of(headers: &HeaderMap, state: &AppState) -> Result<(Role, String), ApiError> {
     let key = bearer(headers).ok_or(ApiError::Unauthorized)?;
+    role_of_key(key, state).await
+}
+
+/// The role and actor of an API key (401 when it is no live key).
+pub async fn role_of_key(key: &str, state: &AppState) -> Result<(Role, String), ApiError> {
     let hash = key_hash(key);
     if state.env_key.matches(&hash) {
         return Ok((Role::Admin, "key:env".to_owned()));

@@ -155,6 +155,7 @@ impl IntoResponse for ApiError {
         match &self {
             ApiError::Unavailable(cause) => tracing::warn!(%cause, "database unavailable"),
             ApiError::Internal(cause) => tracing::error!(%cause, "internal error"),
+            ApiError::Refused(_) => crate::console::note_refusal(),
             _ => {}
         }
         let body = ErrorBody {

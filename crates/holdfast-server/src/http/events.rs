@@ -6,7 +6,7 @@ use holdfast::EventFilter;
 use holdfast::core::ratecard::EVENT_TYPES;
 
 use super::accounts::account_id;
-use super::auth::{Auth, ServiceRole};
+use super::auth::{Auth, ServiceRead};
 use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{Paging, QueryPairs};
 use super::state::AppState;
@@ -39,7 +39,7 @@ fn event_type(text: &str) -> Result<String, ApiError> {
     ),
     security(("bearer" = [])))]
 pub async fn list(
-    _: Auth<ServiceRole>,
+    _: Auth<ServiceRead>,
     State(s): State<AppState>,
     query: QueryPairs,
 ) -> ApiResult<Json<EventPage>> {

@@ -11,7 +11,7 @@ use futures::{StreamExt, stream};
 use holdfast::{Engine, LedgerFilter, MAX_PAGE};
 
 use super::accounts::account_id;
-use super::auth::{AdminRole, Auth};
+use super::auth::{AdminRead, Auth};
 use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{Paging, QueryPairs};
 use super::state::AppState;
@@ -76,7 +76,7 @@ fn ledger_filter(query: &QueryPairs, csv: bool) -> Result<LedgerFilter, ApiError
     ),
     security(("bearer" = [])))]
 pub async fn ledger(
-    _: Auth<AdminRole>,
+    _: Auth<AdminRead>,
     State(s): State<AppState>,
     headers: HeaderMap,
     query: QueryPairs,

@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use axum::Router;
+use axum::extract::ConnectInfo;
 use axum::serve::Listener;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -14,6 +15,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
+use tower::ServiceExt;
 
 /// The most bytes of a request line and headers together; over it, 431.
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;
@@ -60,10 +62,19 @@ pub async fn serve(
     let graceful = GracefulShutdown::new();
     loop {
         let stream = tokio::select! {
-            (stream, _) = Listener::accept(&mut listener) => stream,
+            (stream, peer) = Listener::accept(&mut listener) => (stream, peer),
             _ = stop.wait_for(|down| *down) => break,
         };
-        let service = TowerToHyperService::new(app.clone());
+        let (stream, peer) = stream;
+        // The peer's address for every request of the connection (the console's sign-in
+        // pause is per client address).
+        let app = app
+            .clone()
+            .map_request(move |mut req: hyper::Request<hyper::body::Incoming>| {
+                req.extensions_mut().insert(ConnectInfo(peer));
+                req
+            });
+        let service = TowerToHyperService::new(app);
         let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
         tokio::spawn(async move {
             if let Err(e) = connection.await {

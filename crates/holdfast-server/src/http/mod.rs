@@ -94,6 +94,9 @@ pub struct ServeArgs {
     #[arg(long, env = "HOLDFAST_HEADER_READ_TIMEOUT_SECONDS", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub header_read_timeout_seconds: u64,
+    /// Do not serve the operator console at `/console`.
+    #[arg(long, env = "HOLDFAST_NO_CONSOLE")]
+    pub no_console: bool,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -111,6 +114,8 @@ pub struct ServerOptions {
     pub rate_limit: Option<limits::RateLimit>,
     /// What a connection may hold the server to (header read timeout).
     pub connection_limits: listen::ConnectionLimits,
+    /// Serve the operator console at `/console`.
+    pub console: bool,
 }
 
 impl Default for ServerOptions {
@@ -121,6 +126,7 @@ impl Default for ServerOptions {
             run_passes: true,
             rate_limit: None,
             connection_limits: listen::ConnectionLimits::default(),
+            console: true,
         }
     }
 }
@@ -222,9 +228,14 @@ async fn time_limit(State(limit): State<Duration>, req: Request, next: Next) -> 
 
 /// The whole API as a router, with the document built from the same list (served by
 /// [`admin::openapi`]).
-pub fn router(state: AppState, request_timeout: Duration) -> Router {
+pub fn router(state: AppState, request_timeout: Duration, console: bool) -> Router {
     let (router, doc) = api().split_for_parts();
     let doc = schema::finish(doc);
+    let router = if console {
+        router.merge(crate::console::routes())
+    } else {
+        router
+    };
     router
         .layer(Extension(Arc::new(doc)))
         .method_not_allowed_fallback(method_not_allowed)
@@ -290,8 +301,9 @@ pub async fn start(
             .rate_limit
             .map(|l| Arc::new(limits::KeyLimiter::new(l))),
         shutdown: rx.clone(),
+        console: Arc::default(),
     };
-    let app = router(state, opts.request_timeout);
+    let app = router(state, opts.request_timeout, opts.console);
     let http = tokio::spawn(listen::serve(listener, app, opts.connection_limits, rx));
     Ok(Server {
         addr,
@@ -383,6 +395,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         connection_limits: listen::ConnectionLimits {
             header_read_timeout: Duration::from_secs(args.header_read_timeout_seconds),
         },
+        console: !args.no_console,
         ..ServerOptions::default()
     };
     let stop = shutdown_signal()?;

@@ -8,7 +8,7 @@ use serde::{Deserialize, Deserializer};
 use utoipa::ToSchema;
 
 use super::accounts::account_id;
-use super::auth::{Auth, ServiceRole};
+use super::auth::{Auth, ServiceRead, ServiceRole};
 use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{Body, Paging, PathText, QueryPairs, whole_number};
 use super::schema::{JobRefText, KeyText, MAX_JOB_REF, MeterName, PositiveAmount};
@@ -249,7 +249,7 @@ pub async fn refund(
     ),
     security(("bearer" = [])))]
 pub async fn ledger(
-    _: Auth<ServiceRole>,
+    _: Auth<ServiceRead>,
     State(s): State<AppState>,
     PathText(id): PathText,
     query: QueryPairs,

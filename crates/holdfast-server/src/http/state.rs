@@ -8,6 +8,7 @@ use subtle::ConstantTimeEq;
 use tokio::sync::watch;
 
 use super::limits::KeyLimiter;
+use crate::console::Console;
 
 /// The engine, the environment's admin key, the rate limit, and whether the server is
 /// stopping.
@@ -19,6 +20,8 @@ pub struct AppState {
     pub limiter: Option<Arc<KeyLimiter>>,
     /// Turns true when the server is shutting down (long-polls answer at once).
     pub shutdown: watch::Receiver<bool>,
+    /// The console's sessions and what it remembers (the last audit).
+    pub console: Arc<Console>,
 }
 
 /// The admin key given in the environment, kept as its hash.

@@ -7,7 +7,7 @@ use holdfast::DeadDelivery;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::auth::{AdminRole, Auth};
+use super::auth::{AdminRead, AdminRole, Auth};
 use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{Body, Paging, QueryPairs, parse_row_id};
 use super::state::AppState;
@@ -65,7 +65,7 @@ pub struct DeadDeliveryPage {
     ),
     security(("bearer" = [])))]
 pub async fn dead(
-    _: Auth<AdminRole>,
+    _: Auth<AdminRead>,
     State(s): State<AppState>,
     query: QueryPairs,
 ) -> ApiResult<Json<DeadDeliveryPage>> {
