@@ -38,6 +38,15 @@ pub async fn open_webhook_cursors(engine: &Engine) -> Result<(), StoreError> {
 /// Starts the sweeper, the notice pass, reconciliation, reactivation, pruning and (when
 /// the card has `[[webhooks]]`) webhook dispatch; they stop when `shutdown` turns true.
 pub fn spawn(engine: &Engine, shutdown: watch::Receiver<bool>) -> Vec<JoinHandle<()>> {
+    spawn_with(engine, shutdown, crate::webhooks::WebhookOptions::default())
+}
+
+/// [`spawn`], with webhook deliveries made as `webhooks` says.
+pub fn spawn_with(
+    engine: &Engine,
+    shutdown: watch::Receiver<bool>,
+    webhooks: crate::webhooks::WebhookOptions,
+) -> Vec<JoinHandle<()>> {
     let s = &engine.card().schedules;
     let mut passes = vec![
         spawn_pass(
@@ -83,8 +92,7 @@ pub fn spawn(engine: &Engine, shutdown: watch::Receiver<bool>) -> Vec<JoinHandle
         ),
     ];
     if !engine.card().webhooks.is_empty() {
-        let opts = crate::webhooks::WebhookOptions::default();
-        match crate::webhooks::Dispatcher::new(engine.store().clone(), opts) {
+        match crate::webhooks::Dispatcher::new(engine.store().clone(), webhooks) {
             Ok(dispatcher) => passes.push(spawn_pass(
                 engine.clone(),
                 "webhooks",

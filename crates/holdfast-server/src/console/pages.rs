@@ -4,7 +4,9 @@
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use holdfast::store::overview::FinishedInMinute;
-use holdfast::{AccountFilter, AccountId, AccountStatus, JobFilter, JobId, JobStatus, LedgerEntry};
+use holdfast::{
+    AccountFilter, AccountId, AccountStatus, AccountView, JobFilter, JobId, JobStatus, LedgerEntry,
+};
 use maud::{Markup, html};
 use serde::Deserialize;
 
@@ -90,10 +92,18 @@ pub async fn overview(State(s): State<AppState>, who: SignedIn) -> PageResult {
                 }
             }
             (view::bars("Jobs finished per minute, last hour", &per_minute(&finished, now, |_| true)))
-            (view::bars("Jobs failed, expired or cancelled per minute, last hour",
-                        &per_minute(&finished, now, |status| status != "done")))
+            (view::bars("Jobs failed, expired or canceled per minute, last hour",
+                        &per_minute(&finished, now, |status| status != JobStatus::Succeeded.as_str())))
             (view::bars("Refusals per minute, last hour (this process)", &super::refusals_per_minute()))
         }
+        (webhooks_and_audit(&s, &who, &stats))
+    };
+    Ok(view::page("Overview", Some(&who), body))
+}
+
+/// The overview's webhook backlog and the last audit (with the buttons that run passes).
+fn webhooks_and_audit(s: &AppState, who: &SignedIn, stats: &holdfast::Stats) -> Markup {
+    html! {
         section aria-labelledby="webhooks-h" {
             h2 #webhooks-h { "Webhooks" }
             @if stats.webhooks.is_empty() { p { "No delivery is pending or dead." } }
@@ -122,10 +132,9 @@ pub async fn overview(State(s): State<AppState>, who: SignedIn) -> PageResult {
                     ", at " (time(run.at)) "."
                 },
             }
-            @if who.session.is_admin() { (actions::pass_buttons(&who)) }
+            @if who.session.is_admin() { (actions::pass_buttons(who)) }
         }
-    };
-    Ok(view::page("Overview", Some(&who), body))
+    }
 }
 
 /// Jobs finished in each of the last 60 minutes (oldest first) whose status passes `keep`.
@@ -274,6 +283,30 @@ pub fn ledger_table(account: &str, entries: &[LedgerEntry]) -> Markup {
     }
 }
 
+/// An account's numbers and states.
+fn account_facts(a: &AccountView) -> Markup {
+    let facts = [
+        ("Status", html! { (fmt::account_status(a)) }),
+        (
+            "Plan",
+            html! { (a.effective_plan) @if a.effective_plan != a.plan { " (" (a.plan) " after " (opt_time(a.plan_until)) ")" } },
+        ),
+        ("Balance", html! { (fmt::money(a.balance)) }),
+        ("Held", html! { (fmt::money(a.held)) }),
+        ("Available", html! { (fmt::money(a.available)) }),
+        ("Overdraft buffer", html! { (fmt::money(a.buffer)) }),
+        ("Credited in all", html! { (fmt::money(a.total_credited)) }),
+        ("Spent in all", html! { (fmt::money(a.total_spent)) }),
+        (
+            "Open jobs",
+            html! { (a.open_jobs) " of at most " (a.max_concurrent_jobs) },
+        ),
+        ("Created", html! { (time(a.created_at)) }),
+        ("Last active", html! { (opt_time(a.last_active_at)) }),
+    ];
+    view::facts(&facts)
+}
+
 pub async fn account(
     State(s): State<AppState>,
     who: SignedIn,
@@ -313,27 +346,8 @@ pub async fn account(
         .last()
         .map(|e| e.entry_id)
         .filter(|_| entries.len() as i64 == PAGE);
-    let facts = [
-        ("Status", html! { (fmt::account_status(&a)) }),
-        (
-            "Plan",
-            html! { (a.effective_plan) @if a.effective_plan != a.plan { " (" (a.plan) " after " (opt_time(a.plan_until)) ")" } },
-        ),
-        ("Balance", html! { (fmt::money(a.balance)) }),
-        ("Held", html! { (fmt::money(a.held)) }),
-        ("Available", html! { (fmt::money(a.available)) }),
-        ("Overdraft buffer", html! { (fmt::money(a.buffer)) }),
-        ("Credited in all", html! { (fmt::money(a.total_credited)) }),
-        ("Spent in all", html! { (fmt::money(a.total_spent)) }),
-        (
-            "Open jobs",
-            html! { (a.open_jobs) " of at most " (a.max_concurrent_jobs) },
-        ),
-        ("Created", html! { (time(a.created_at)) }),
-        ("Last active", html! { (opt_time(a.last_active_at)) }),
-    ];
     let body = html! {
-        (view::facts(&facts))
+        (account_facts(&a))
         @if !a.allowances.is_empty() {
             h2 { "Pockets" }
             table {
@@ -426,14 +440,7 @@ pub async fn jobs(
         .collect();
     lanes.sort_unstable();
     lanes.dedup();
-    let statuses = [
-        "queued",
-        "in_progress",
-        "done",
-        "failed",
-        "cancelled",
-        "expired",
-    ];
+    let statuses = JobStatus::ALL.map(JobStatus::as_str);
     let body = html! {
         form.filters method="get" action="/console/jobs" {
             label { "Lane " select name="lane" {
@@ -463,7 +470,7 @@ fn timeline(j: &holdfast::Job, events: &[holdfast::Event]) -> Markup {
                 li { strong { "Leased" } " " (time(t)) " by worker " code { (j.worker_id.as_deref().unwrap_or("—")) }
                      " (" (by(&j.actors.leased)) ")" }
             }
-            @if let Some(t) = j.lease_expires_at {
+            @if let (Some(t), true) = (j.lease_expires_at, j.status == JobStatus::InProgress) {
                 li { strong { "Lease" } " runs to " (time(t)) " (each heartbeat moves it on)" }
             }
             @if j.cancel_requested { li { strong { "Cancel requested" } } }

@@ -118,7 +118,8 @@ const CHART_H: f64 = 120.0;
 /// One bar per value (oldest first), with the largest value and a text summary for
 /// readers that do not see the picture.
 pub fn bars(label: &str, values: &[i64]) -> Markup {
-    let max = values.iter().copied().max().unwrap_or(0).max(1);
+    let peak = values.iter().copied().max().unwrap_or(0);
+    let max = peak.max(1);
     let total: i64 = values.iter().sum();
     let width = CHART_W / values.len().max(1) as f64;
     html! {
@@ -131,7 +132,7 @@ pub fn bars(label: &str, values: &[i64]) -> Markup {
                         width=(format!("{:.1}", (width - 1.0).max(1.0))) height=(format!("{h:.1}")) {}
                 }
             }
-            figcaption { (label) ": " (total) " in all, at most " (max) " in a minute" }
+            figcaption { (label) ": " (total) " in all, at most " (peak) " in a minute" }
         }
     }
 }

@@ -94,6 +94,11 @@ pub struct ServeArgs {
     #[arg(long, env = "HOLDFAST_HEADER_READ_TIMEOUT_SECONDS", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub header_read_timeout_seconds: u64,
+    /// Failed attempts after which a webhook delivery is dead (retried 1 s, 2 s, 4 s, …
+    /// at most 10 minutes apart until then).
+    #[arg(long, env = "HOLDFAST_WEBHOOK_MAX_ATTEMPTS", default_value_t = 12,
+          value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub webhook_max_attempts: u32,
     /// Do not serve the operator console at `/console`.
     #[arg(long, env = "HOLDFAST_NO_CONSOLE")]
     pub no_console: bool,
@@ -116,6 +121,8 @@ pub struct ServerOptions {
     pub connection_limits: listen::ConnectionLimits,
     /// Serve the operator console at `/console`.
     pub console: bool,
+    /// Failed attempts after which a webhook delivery is dead.
+    pub webhook_max_attempts: u32,
 }
 
 impl Default for ServerOptions {
@@ -127,6 +134,7 @@ impl Default for ServerOptions {
             rate_limit: None,
             connection_limits: listen::ConnectionLimits::default(),
             console: true,
+            webhook_max_attempts: holdfast::webhooks::WebhookOptions::default().max_attempts,
         }
     }
 }
@@ -290,7 +298,11 @@ pub async fn start(
         holdfast::schedules::open_webhook_cursors(&engine)
             .await
             .context("opening the webhook endpoints' feed cursors")?;
-        holdfast::schedules::spawn(&engine, rx.clone())
+        let webhooks = holdfast::webhooks::WebhookOptions {
+            max_attempts: opts.webhook_max_attempts,
+            ..Default::default()
+        };
+        holdfast::schedules::spawn_with(&engine, rx.clone(), webhooks)
     } else {
         vec![]
     };
@@ -396,6 +408,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             header_read_timeout: Duration::from_secs(args.header_read_timeout_seconds),
         },
         console: !args.no_console,
+        webhook_max_attempts: args.webhook_max_attempts,
         ..ServerOptions::default()
     };
     let stop = shutdown_signal()?;
