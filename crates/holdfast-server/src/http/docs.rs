@@ -20,7 +20,7 @@ impl Modify for BearerAuth {
                 HttpBuilder::new()
                     .scheme(HttpAuthScheme::Bearer)
                     .description(Some(
-                        "An API key: `service`, `worker` or `admin` (API.md \"Auth\")",
+                        "An API key: `service`, `worker`, `admin` or `viewer` (API.md \"Auth\")",
                     ))
                     .build(),
             ),
