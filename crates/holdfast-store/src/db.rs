@@ -390,6 +390,20 @@ impl Tx {
         }
     }
 
+    /// Marks this transaction as one that changes rows of several accounts by design (see
+    /// [`crate::scope`]): on PostgreSQL, the transaction-local `holdfast.cross_account`
+    /// names `why`; on SQLite nothing (one writer, nothing to distribute).
+    pub async fn across_accounts(
+        &mut self,
+        why: crate::scope::CrossAccount,
+    ) -> Result<(), StoreError> {
+        if self.dialect() == Dialect::Postgres {
+            let mark = Sql::both("SELECT set_config('holdfast.cross_account', $1, true)");
+            self.execute(mark, vec![Arg::from(why.as_str())]).await?;
+        }
+        Ok(())
+    }
+
     /// Runs a statement; returns the number of rows it changed.
     pub async fn execute(&mut self, sql: Sql, args: Vec<Arg>) -> Result<u64, StoreError> {
         refuse_nul(&args)?;

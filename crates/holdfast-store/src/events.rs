@@ -14,6 +14,7 @@ use crate::db::Dialect;
 use crate::db::Row;
 use crate::error::StoreError;
 use crate::model::{Event, Page};
+use crate::scope::CrossAccount;
 use crate::statement::Stmt;
 use crate::store::Store;
 use crate::{in_read_tx, in_write_tx, params, statement};
@@ -62,6 +63,7 @@ impl Store {
         let mut stamped = 0;
         loop {
             let n = in_write_tx!(self, |tx| async {
+                tx.across_accounts(CrossAccount::StampEvents).await?;
                 tx.exec(&LOCK_EVENT_SEQUENCER, params! {}).await?;
                 tx.exec(&STAMP_EVENTS, params! { limit: STAMP_CHUNK }).await
             })?;

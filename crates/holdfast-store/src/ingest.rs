@@ -18,6 +18,7 @@ use crate::error::StoreError;
 use crate::jobs::{UsedJobs, used_jobs};
 use crate::model::{LedgerEntry, MoneyResult};
 use crate::money::{DebitRequest, PricedDebit};
+use crate::scope::CrossAccount;
 use crate::statement::Stmt;
 use crate::store::Store;
 use crate::writes::{EntryFacts, crossing_event, emit, emit_suspension, read_entry};
@@ -57,6 +58,9 @@ impl Store {
         let priced: Vec<Result<PricedDebit<'_>, Refusal>> =
             items.iter().map(|(_, r)| self.price_debit(r)).collect();
         in_write_tx!(self, |tx| async {
+            if items.iter().any(|(a, _)| a != &items[0].0) {
+                tx.across_accounts(CrossAccount::Ingest).await?;
+            }
             let mut states = lock_and_read(tx, items).await?;
             // Only the debits that passed their checks (a job_ref with a NUL does not).
             let refs = items.iter().zip(&priced).filter_map(|((a, _), p)| {

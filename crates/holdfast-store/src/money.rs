@@ -15,6 +15,7 @@ use crate::db::Tx;
 use crate::error::StoreError;
 use crate::jobs::{UsedJobs, used_jobs};
 use crate::model::{LedgerEntry, MoneyResult, Page};
+use crate::scope::CrossAccount;
 use crate::statement::Stmt;
 use crate::store::Store;
 use crate::writes::{MoneyRequest, entry_from, read_entry, request_hash, write_money};
@@ -234,6 +235,10 @@ impl Store {
         let mut order: Vec<usize> = (0..groups.len()).collect();
         order.sort_by(|&a, &b| groups[a].0.as_str().cmp(groups[b].0.as_str()));
         in_write_tx!(self, |tx| async {
+            if groups.len() > 1 {
+                // A batch of one account's debits is an ordinary transaction.
+                tx.across_accounts(CrossAccount::DebitBatch).await?;
+            }
             let mut out: Vec<Vec<Result<MoneyResult, Refusal>>> = vec![Vec::new(); groups.len()];
             for &i in &order {
                 out[i] = self.debit_account_in(tx, &groups[i], &priced[i]).await?;

@@ -8,6 +8,7 @@ use serde_json::json;
 use crate::error::StoreError;
 use crate::jobs::{Finish, finish_job, job_from};
 use crate::model::PassReport;
+use crate::scope::CrossAccount;
 use crate::statement::Stmt;
 use crate::store::{Store, emit, lock_account_of_job};
 use crate::{in_read_tx, in_write_tx, params, statement};
@@ -145,6 +146,7 @@ impl Store {
                 break;
             }
             let n: u64 = in_write_tx!(self, |tx| async {
+                tx.across_accounts(CrossAccount::Notices).await?;
                 let now = crate::store::now(tx).await?;
                 let rows = tx
                     .rows(

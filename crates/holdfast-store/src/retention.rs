@@ -14,6 +14,7 @@ use holdfast_core::decide::{MICROS_PER_SECOND, Timestamp};
 use serde::Serialize;
 
 use crate::error::StoreError;
+use crate::scope::CrossAccount;
 use crate::statement::Stmt;
 use crate::store::Store;
 use crate::{in_write_tx, params, statement};
@@ -135,6 +136,7 @@ impl Store {
     async fn prune_chunk(&self, table: Table, cutoff: i64, limit: u64) -> Result<u64, StoreError> {
         let limit = limit as i64;
         in_write_tx!(self, |tx| async {
+            tx.across_accounts(CrossAccount::Prune).await?;
             let (deleted, last_position) = match table {
                 Table::Events => {
                     let head = tx

@@ -28,6 +28,7 @@ use crate::db::Tx;
 use crate::error::StoreError;
 use crate::events::event_from;
 use crate::model::{Event, Page};
+use crate::scope::CrossAccount;
 use crate::statement::{BindByName, Stmt};
 use crate::store::Store;
 use crate::{bind_by_name, in_read_tx, in_write_tx, params, statement};
@@ -137,6 +138,7 @@ impl Store {
         let limit = max_events.clamp(1, crate::accounts::MAX_PAGE);
         self.stamp_events().await?;
         in_write_tx!(self, |tx| async {
+            tx.across_accounts(CrossAccount::QueueDeliveries).await?;
             create_cursor(tx, endpoint, from).await?;
             let cursor = tx
                 .row(&LOCK_CURSOR, params! { endpoint: endpoint })
@@ -186,6 +188,7 @@ impl Store {
     ) -> Result<Vec<Delivery>, StoreError> {
         let token = uuid::Uuid::new_v4().simple().to_string();
         in_write_tx!(self, |tx| async {
+            tx.across_accounts(CrossAccount::ClaimDeliveries).await?;
             let now = crate::store::now(tx).await?;
             let claim = params! {
                 endpoint: endpoint,
