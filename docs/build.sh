@@ -4,24 +4,26 @@
 # a broken link. External http(s) links are listed, not fetched (CI has no internet).
 #
 # mdBook is installed when the pinned version is not on PATH: from crates.io, into
-# target/ci/bin (nothing outside the repository's build directory changes but cargo's
-# download cache). Usage: docs/build.sh
+# $HOLDFAST_TOOLS_DIR/bin (default ~/.cache/holdfast/tools/bin, kept between clones so a
+# fresh checkout does not compile it again; a new machine compiles it once). Usage:
+# docs/build.sh
 set -euo pipefail
 
 MDBOOK_VERSION=0.5.4
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 CI_DIR=$REPO/target/ci
 OUT=$REPO/target/book
-export PATH="$CI_DIR/bin:$PATH"
+TOOLS=${HOLDFAST_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/holdfast/tools}
+export PATH="$TOOLS/bin:$PATH"
 
 if [ "$(mdbook --version 2>/dev/null || true)" != "mdbook v$MDBOOK_VERSION" ]; then
-  echo "docs: installing mdbook $MDBOOK_VERSION into $CI_DIR/bin" >&2
+  echo "docs: installing mdbook $MDBOOK_VERSION into $TOOLS/bin" >&2
   # Only the search feature (no `serve`, no `watch`), and the dev profile without debug
   # info: it compiles in half the time of a release build (~50 s against ~105 s on two
   # cores) and still builds this book in well under a second.
   build_dir=$CI_DIR/mdbook-build
   CARGO_TARGET_DIR=$build_dir CARGO_PROFILE_DEV_DEBUG=0 cargo install mdbook --locked --version "$MDBOOK_VERSION" \
-    --no-default-features --features search --debug --root "$CI_DIR" --quiet
+    --no-default-features --features search --debug --root "$TOOLS" --quiet
   rm -rf "$build_dir"
 fi
 

@@ -382,11 +382,12 @@ backend_test!(
         let Some((db, e)) = engine(backend).await else {
             return;
         };
-        // SQLite at the full million is left out of CI for now: it ran past ten minutes
-        // there (something in the prune or the audit grows faster than the rows; see the
-        // note of issue #15). 100 accounts = 110,000 entries.
+        // The suite runs 300 accounts on PostgreSQL (330,000 entries) and 100 on SQLite
+        // (110,000), which keeps CI within its time; the million (1,000 accounts,
+        // HOLDFAST_PRUNE_ACCOUNTS=1000) is the release check and the figure in
+        // BENCHMARKS.md "Retention".
         let full = match backend {
-            Backend::Postgres => 1_000,
+            Backend::Postgres => 300,
             Backend::Sqlite => 100,
         };
         let accounts = size("HOLDFAST_PRUNE_ACCOUNTS", full);
@@ -455,6 +456,15 @@ backend_test!(prune_cycles_level_the_size_off, |backend| async move {
         let r = e.prune(u64::MAX).await.unwrap();
         assert_eq!(r.jobs as i64, per_cycle);
         assert_eq!(r.webhook_deliveries as i64, per_cycle);
+        if backend == Backend::Postgres {
+            // PostgreSQL reuses the space of deleted rows once they are vacuumed: in
+            // production autovacuum does it soon after a prune (its dead-row threshold is
+            // passed by far); here it is run at once, so that the sizes do not depend on
+            // when autovacuum's worker happens to wake (on a loaded machine it woke after the
+            // next load, and one cycle grew by its whole load). SQLite reuses freed pages
+            // without it.
+            db.execute("VACUUM").await;
+        }
         sizes.push(database_bytes(&db).await);
     }
     assert_clean(e.store()).await;

@@ -158,6 +158,7 @@ pub fn line(label: &str, points: &[(i64, i64)], format: impl Fn(i64) -> String) 
                 title { (label) }
                 line.zero x1="0" x2=(CHART_W) y1=(format!("{:.1}", y(0))) y2=(format!("{:.1}", y(0))) {}
                 polyline points=(path) {}
+                circle cx=(format!("{:.1}", x(last.0))) cy=(format!("{:.1}", y(last.1))) r="3" {}
             }
             figcaption {
                 (label) ": from " (format(first.1)) " (" (time(first.0)) ") to "
