@@ -2,12 +2,12 @@
 //! two nodes in synchronous replication under a temporary directory, `holdfast serve` on
 //! the multi-host URL (`target_session_attrs=read-write`), and clients that debit, run
 //! jobs (submit → lease → complete with capture) and receive webhooks while the primary is
-//! stopped hard (`pg_autoctl stop --immediate`). The monitor promotes the standby; `serve`
+//! killed (SIGKILL to its pg_autoctl and its postmaster). The monitor promotes the standby; `serve`
 //! answers 503 meanwhile (never past its time limit) and follows the new primary by
 //! itself; clients retry under the same idempotency keys. Then every acknowledged debit
 //! and capture is in the new primary's ledger exactly once, no job ends twice, every
 //! acknowledged job's webhook arrives, and the audit is clean. The old primary is started
-//! again and rejoins as a standby.
+//! again and rejoins as a standby, and a switchover under the same load fails back to it.
 //!
 //! Needs `pg_autoctl` (Debian: `postgresql-15-auto-failover`, `pg-auto-failover-cli`):
 //! skipped loudly without it, failed under `CI=true`. As root, PostgreSQL runs as the
@@ -17,6 +17,7 @@
 mod http_support;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,7 +50,8 @@ struct Cluster {
     as_postgres: bool,
     monitor_port: u16,
     node_ports: [u16; 2],
-    children: Vec<Child>,
+    /// Each background `pg_autoctl` (the leader of its own process group) by log name.
+    children: Vec<(String, Child)>,
 }
 
 /// `pg_autoctl` and the PostgreSQL binaries it drives, or `None` when not installed.
@@ -72,6 +74,14 @@ fn installed() -> Option<(PathBuf, PathBuf)> {
     Some((pg_autoctl, versions.pop()?.1))
 }
 
+/// `kill -SIGNAL -- TARGET` (a pid, or `-pgid` for a process group).
+fn signal(signal: &str, target: &str) {
+    let _ = Command::new("kill")
+        .args([&format!("-{signal}"), "--", target])
+        .stderr(Stdio::null())
+        .status();
+}
+
 fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()
@@ -84,7 +94,14 @@ fn is_root() -> bool {
 
 impl Cluster {
     fn new(pg_autoctl: PathBuf, pg_bindir: PathBuf) -> Cluster {
-        let dir = tempfile::tempdir().expect("temp dir");
+        // In memory where there is a tmpfs: the clusters fsync a lot, and deleting them from
+        // a busy disk takes seconds. A process killed loses nothing either way.
+        let shm = Path::new("/dev/shm");
+        let dir = match shm.is_dir() {
+            true => tempfile::tempdir_in(shm).or_else(|_| tempfile::tempdir()),
+            false => tempfile::tempdir(),
+        }
+        .expect("temp dir");
         let as_postgres = is_root();
         if as_postgres {
             let owned = Command::new("chown")
@@ -168,12 +185,31 @@ impl Cluster {
             .unwrap();
         let child = self
             .command(args)
+            .process_group(0)
             .stdin(Stdio::null())
             .stdout(file.try_clone().unwrap())
             .stderr(file)
             .spawn()
             .expect("pg_autoctl");
-        self.children.push(child);
+        self.children.push((log.to_owned(), child));
+    }
+
+    /// Kills node `node` with SIGKILL: its `pg_autoctl` processes (the process group of
+    /// the one this started) and its postmaster (which `pg_ctl` puts in a session of its
+    /// own). Nothing is flushed or shut down; the backends die with the postmaster.
+    fn crash(&mut self, node: usize) {
+        let name = format!("node{node}");
+        for (log, child) in &mut self.children {
+            if *log == name {
+                signal("KILL", &format!("-{}", child.id()));
+                let _ = child.wait();
+            }
+        }
+        // reaped: never signal their (reusable) ids again
+        self.children.retain(|(log, _)| *log != name);
+        if let Some(pid) = postmaster(&self.pgdata(node)) {
+            signal("KILL", &pid);
+        }
     }
 
     fn pgdata(&self, node: usize) -> String {
@@ -330,22 +366,55 @@ impl Drop for Cluster {
                 }
             }
         }
-        let mut pgdatas = vec![self.pgdata(0), self.pgdata(1)];
-        pgdatas.push(self.path("monitor").display().to_string());
-        for pgdata in pgdatas {
-            if Path::new(&pgdata).exists() {
-                let _ = self
-                    .command(&["stop", "--pgdata", &pgdata, "--immediate"])
-                    .stdout(Stdio::null())
+        let cleaning = Instant::now();
+        // `pg_autoctl stop` on every node at once: it stops postgres cleanly, shared memory
+        // included (a SIGKILLed postmaster leaves its segments in /dev/shm). Then whatever
+        // is still running after 10 s is killed.
+        let pgdatas = [
+            self.pgdata(0),
+            self.pgdata(1),
+            self.path("monitor").display().to_string(),
+        ];
+        let stops: Vec<Child> = pgdatas
+            .iter()
+            .filter(|d| Path::new(d).exists())
+            .filter_map(|d| {
+                let mut stop = self.command(&["stop", "--pgdata", d, "--immediate"]);
+                stop.stdout(Stdio::null())
                     .stderr(Stdio::null())
-                    .status();
-            }
+                    .spawn()
+                    .ok()
+            })
+            .collect();
+        for mut stop in stops {
+            let _ = stop.wait();
         }
-        for child in &mut self.children {
-            let _ = child.kill();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        for (_, child) in &mut self.children {
+            while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            signal("KILL", &format!("-{}", child.id()));
             let _ = child.wait();
         }
+        for pid in pgdatas.iter().filter_map(|d| postmaster(d)) {
+            signal("KILL", &pid);
+        }
+        eprintln!("failover: cluster stopped in {:.1?}", cleaning.elapsed());
     }
+}
+
+/// The pid of the postmaster of `pgdata`, if its pid file names a live postgres process
+/// (a stale file's pid may belong to another process by now).
+fn postmaster(pgdata: &str) -> Option<String> {
+    let pid_file = Path::new(pgdata).join("postmaster.pid");
+    let text = std::fs::read_to_string(pid_file).ok()?;
+    let pid = text.lines().next()?.trim().to_owned();
+    pid.parse::<u32>().ok()?;
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    String::from_utf8_lossy(&cmdline)
+        .contains("postgres")
+        .then_some(pid)
 }
 
 /// A connection to `url`, retried until it succeeds and answers (bounded).
@@ -497,10 +566,16 @@ struct Acknowledged {
     completed: Mutex<BTreeSet<String>>,
 }
 
-async fn debits(client: Client, account: String, stop: Arc<AtomicBool>, acked: Arc<Acknowledged>) {
+async fn debits(
+    client: Client,
+    account: String,
+    who: String,
+    stop: Arc<AtomicBool>,
+    acked: Arc<Acknowledged>,
+) {
     let mut n = 0;
     while !stop.load(Ordering::Relaxed) {
-        let key = format!("{account}-debit-{n}");
+        let key = format!("{who}-debit-{n}");
         let body = json!({"amount": "0.01", "idempotency_key": key, "job_ref": key});
         let path = format!("/v1/accounts/{account}/debits");
         client.expect(Method::POST, &path, body, &[200, 201]).await;
@@ -511,10 +586,16 @@ async fn debits(client: Client, account: String, stop: Arc<AtomicBool>, acked: A
 
 /// Submit, lease (from the shared lane: maybe another account's job), complete with the
 /// whole hold captured. A lease whose answer was lost leaves its job to the sweeper.
-async fn jobs(client: Client, account: String, stop: Arc<AtomicBool>, acked: Arc<Acknowledged>) {
+async fn jobs(
+    client: Client,
+    account: String,
+    who: String,
+    stop: Arc<AtomicBool>,
+    acked: Arc<Acknowledged>,
+) {
     let mut n = 0;
     while !stop.load(Ordering::Relaxed) {
-        let key = format!("{account}-job-{n}");
+        let key = format!("{who}-job-{n}");
         let body = json!({"account_id": account, "kind": "video", "idempotency_key": key});
         client
             .expect(Method::POST, "/v1/jobs", body, &[200, 201])
@@ -754,6 +835,69 @@ async fn assert_webhooks(acked: &Acknowledged, seen: &Mutex<BTreeSet<String>>) -
     }
 }
 
+/// The clients' tasks, running until [`Load::finish`].
+struct Load {
+    stop: Arc<AtomicBool>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Load {
+    /// Starts one client per account; `phase` keeps this run's keys apart from others'.
+    fn start(
+        client: &Client,
+        accounts: &[(String, bool)],
+        acked: &Arc<Acknowledged>,
+        phase: &str,
+    ) -> Load {
+        let stop = Arc::new(AtomicBool::new(false));
+        let tasks = accounts
+            .iter()
+            .map(|(account, runs_jobs)| {
+                let (c, s, a) = (client.clone(), stop.clone(), acked.clone());
+                let who = format!("{account}-{phase}");
+                match runs_jobs {
+                    true => tokio::spawn(jobs(c, account.clone(), who, s, a)),
+                    false => tokio::spawn(debits(c, account.clone(), who, s, a)),
+                }
+            })
+            .collect();
+        Load { stop, tasks }
+    }
+
+    async fn finish(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for task in self.tasks {
+            task.await.unwrap();
+        }
+    }
+}
+
+/// Load through `disrupt` until node `to` is the primary and the clients have had 50
+/// more successes; the time without a primary and the failed answers.
+async fn through<F: FnOnce(&mut Cluster)>(
+    cluster: &mut Cluster,
+    client: &Client,
+    load: Load,
+    to: usize,
+    disrupt: F,
+) -> (Duration, usize) {
+    let answers = &client.answers;
+    successes(answers, Instant::now(), 50, Duration::from_secs(30)).await;
+    let began = Instant::now();
+    disrupt(cluster);
+    let within = Duration::from_secs(60);
+    cluster
+        .wait_state(to, &["wait_primary", "primary"], within)
+        .await;
+    eprintln!(
+        "failover: node{to} promoted {:.1?} after the disruption",
+        began.elapsed()
+    );
+    successes(answers, Instant::now(), 50, Duration::from_secs(30)).await;
+    load.finish().await;
+    answers.outage_after(began)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn serve_follows_a_failover_without_losing_or_doubling_a_charge() {
     let started = Instant::now();
@@ -774,34 +918,46 @@ async fn serve_follows_a_failover_without_losing_or_doubling_a_charge() {
         base,
         answers: answers.clone(),
     };
-    let (stop, acked) = (
-        Arc::new(AtomicBool::new(false)),
-        Arc::new(Acknowledged::default()),
-    );
-    let mut load = vec![];
-    for (account, runs_jobs) in accounts(&client).await {
-        let (c, s, a) = (client.clone(), stop.clone(), acked.clone());
-        load.push(match runs_jobs {
-            true => tokio::spawn(jobs(c, account, s, a)),
-            false => tokio::spawn(debits(c, account, s, a)),
-        });
-    }
-    successes(&answers, Instant::now(), 50, Duration::from_secs(30)).await;
+    let acked = Arc::new(Acknowledged::default());
+    let accounts = accounts(&client).await;
 
-    // The primary stops hard; the monitor promotes the standby; serve follows it.
-    let killed = Instant::now();
-    cluster.run(&["stop", "--pgdata", &cluster.pgdata(0), "--immediate"]);
+    // The primary is killed (SIGKILL); the monitor promotes the standby; serve follows.
+    let load = Load::start(&client, &accounts, &acked, "crash");
+    let (outage, failed) = through(&mut cluster, &client, load, 1, |c| c.crash(0)).await;
+    assert_books(&cluster.node_url(1, "holdfast"), &acked).await;
+
+    // The old primary comes back, as a standby of the new one.
+    let rejoin = Instant::now();
+    let pgdata = cluster.pgdata(0);
+    cluster.spawn("node0", &["run", "--pgdata", &pgdata]);
     let within = Duration::from_secs(60);
-    cluster
-        .wait_state(1, &["wait_primary", "primary"], within)
+    cluster.wait_state(0, &["secondary"], within).await;
+    cluster.wait_state(1, &["primary"], within).await;
+    let rejoined = rejoin.elapsed();
+    eprintln!("{}", cluster.show_state());
+
+    // Fail back by a switchover under load: serve follows the primary to the first host.
+    let load = Load::start(&client, &accounts, &acked, "back");
+    let monitor = cluster.path("monitor").display().to_string();
+    let switch = [
+        "perform",
+        "switchover",
+        "--pgdata",
+        &monitor,
+        "--formation",
+        "default",
+    ];
+    let (back, failed_back) = through(&mut cluster, &client, load, 0, |c| {
+        c.run(&switch);
+    })
+    .await;
+    cluster.wait_state(1, &["secondary"], within).await;
+    assert_books(&cluster.node_url(0, "holdfast"), &acked).await;
+    let webhooks = assert_webhooks(&acked, &delivered).await;
+    let audit = client
+        .expect(Method::GET, "/v1/admin/audit", Value::Null, &[200])
         .await;
-    let promoted = killed.elapsed();
-    successes(&answers, Instant::now(), 50, Duration::from_secs(30)).await;
-    stop.store(true, Ordering::Relaxed);
-    for task in load {
-        task.await.unwrap();
-    }
-    let (outage, failed) = answers.outage_after(killed);
+    assert_eq!(audit["ok"], json!(true), "audit: {audit:#}");
     let slowest = answers
         .seen
         .lock()
@@ -810,34 +966,20 @@ async fn serve_follows_a_failover_without_losing_or_doubling_a_charge() {
         .map(|a| a.1)
         .max()
         .unwrap();
-    let primary = cluster.node_url(1, "holdfast");
-    assert_books(&primary, &acked).await;
-    let webhooks = assert_webhooks(&acked, &delivered).await;
-    let audit = client
-        .expect(Method::GET, "/v1/admin/audit", Value::Null, &[200])
-        .await;
-    assert_eq!(audit["ok"], json!(true), "audit: {audit:#}");
     assert!(
         slowest < REQUEST_LIMIT + Duration::from_secs(2),
         "an answer took {slowest:?}, past the request time limit"
     );
-
-    // The old primary comes back, as a standby of the new one.
-    let rejoin = Instant::now();
-    let pgdata = cluster.pgdata(0);
-    cluster.spawn("node0", &["run", "--pgdata", &pgdata]);
-    cluster.wait_state(0, &["secondary"], within).await;
-    cluster.wait_state(1, &["primary"], within).await;
-    let rejoined = rejoin.elapsed();
-    eprintln!("{}", cluster.show_state());
     if let Some(serving) = server.0.take() {
         let (status, _) = serving.terminate();
         assert!(status.success(), "serve exits cleanly");
     }
     eprintln!(
-        "failover: set up {set_up:.1?}; promoted {promoted:.1?} after the stop; no primary \
-         for clients {outage:.1?} ({failed} failed answers, retried); slowest \
-         answer {slowest:.1?}; webhooks caught up {webhooks:.1?} after the load; old primary rejoined as standby in {rejoined:.1?}; total {:.1?}",
+        "failover: set up {set_up:.1?}; primary killed: no primary for clients {outage:.1?} \
+         ({failed} failed answers, retried); old primary rejoined as standby in \
+         {rejoined:.1?}; switchover back: no primary {back:.1?} ({failed_back} failed); \
+         slowest answer {slowest:.1?}; webhooks caught up {webhooks:.1?} after the load; \
+         total {:.1?}",
         started.elapsed()
     );
 }

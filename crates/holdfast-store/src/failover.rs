@@ -174,7 +174,9 @@ async fn acceptable(conn: &mut PgConnection, attrs: SessionAttrs) -> Result<bool
 pub struct Failover {
     hosts: Vec<PgConnectOptions>,
     attrs: SessionAttrs,
-    /// The longest one host may take to connect and answer during a probe.
+    /// The longest one host may take to connect and answer during a probe before a
+    /// transaction (the pool's acquire timeout: the probing request waits at most that
+    /// per host, the others do not wait for it).
     probe_timeout: Duration,
     /// A connection failed its check, or a transaction could not begin: probe before the
     /// next one begins.
@@ -188,12 +190,14 @@ pub struct Failover {
 
 impl Failover {
     const REPROBE_AFTER: Duration = Duration::from_millis(200);
+    /// At start no request waits: each host gets at least this long to answer (a busy
+    /// machine takes more than `serve`'s 500 ms acquire timeout to open a connection).
+    const START_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
-    /// `acquire_timeout` bounds a whole probe: each host gets its share of it.
+    /// `acquire_timeout`: how long each host may take to answer a probe.
     pub fn new(multi: MultiHost, acquire_timeout: Duration) -> Failover {
-        let share = u32::try_from(multi.hosts.len()).unwrap_or(u32::MAX).max(1);
         Failover {
-            probe_timeout: acquire_timeout / share,
+            probe_timeout: acquire_timeout,
             hosts: multi.hosts,
             attrs: multi.attrs,
             suspect: AtomicBool::new(false),
@@ -241,7 +245,8 @@ impl Failover {
     /// The first acceptable host's options, found and opened once, for the pool to start
     /// on.
     pub async fn first(&self) -> Result<PgConnectOptions, StoreError> {
-        self.find().await.map(|i| self.hosts[i].clone())
+        let timeout = self.probe_timeout.max(Self::START_PROBE_TIMEOUT);
+        self.find(timeout).await.map(|i| self.hosts[i].clone())
     }
 
     /// Before a transaction begins: when the pool is suspect, probe the hosts and point
@@ -258,7 +263,7 @@ impl Failover {
         {
             return Err(StoreError::Unavailable(why.clone()));
         }
-        match self.find().await {
+        match self.find(self.probe_timeout).await {
             Ok(i) => {
                 pool.set_connect_options(self.hosts[i].clone());
                 self.suspect.store(false, Ordering::Release);
@@ -274,16 +279,16 @@ impl Failover {
         }
     }
 
-    /// The index of the first acceptable host, each tried for at most `probe_timeout`.
-    async fn find(&self) -> Result<usize, StoreError> {
+    /// The index of the first acceptable host, each tried for at most `timeout`.
+    async fn find(&self, timeout: Duration) -> Result<usize, StoreError> {
         let mut refusals = vec![];
         for (i, host) in self.hosts.iter().enumerate() {
-            let tried = tokio::time::timeout(self.probe_timeout, self.try_host(host)).await;
+            let tried = tokio::time::timeout(timeout, self.try_host(host)).await;
             let why = match tried {
                 Ok(Ok(true)) => return Ok(i),
                 Ok(Ok(false)) => format!("not acceptable ({:?})", self.attrs),
                 Ok(Err(e)) => e.to_string(),
-                Err(_) => format!("no answer within {} ms", self.probe_timeout.as_millis()),
+                Err(_) => format!("no answer within {} ms", timeout.as_millis()),
             };
             refusals.push(format!("{}: {why}", address(host)));
         }
