@@ -97,6 +97,10 @@ mod tests {
             "postgres://u:***@h:5432/db"
         );
         assert_eq!(redact_url("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(
+            redact_url("postgres://u:secret@h1:5432,h2/db?target_session_attrs=read-write"),
+            "postgres://u:***@h1:5432,h2/db?target_session_attrs=read-write"
+        );
         assert_eq!(redact_url("sqlite://a@b.db"), "sqlite://a@b.db");
     }
 }

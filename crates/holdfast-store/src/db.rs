@@ -16,6 +16,7 @@ use sqlx::sqlite::{
 use sqlx::{PgPool, Postgres, Row as _, Sqlite, SqlitePool, Transaction};
 
 use crate::error::StoreError;
+use crate::failover::{Failover, MultiHost};
 use crate::statement::{Params, Statement};
 
 /// Which engine a statement runs on.
@@ -151,10 +152,11 @@ impl Row {
     }
 }
 
-/// A connection pool on one of the engines.
+/// A connection pool on one of the engines (PostgreSQL with the [`Failover`] that follows
+/// the acceptable host when the URL names several).
 #[derive(Clone, Debug)]
 pub enum Pool {
-    Postgres(PgPool),
+    Postgres(PgPool, Option<Arc<Failover>>),
     Sqlite(SqlitePool, WriteGate),
 }
 
@@ -259,9 +261,13 @@ static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
 impl Pool {
-    /// Connects by URL scheme: `sqlite://…` (file created if missing) or `postgres://…`.
+    /// Connects by URL scheme: `sqlite://…` (file created if missing) or `postgres://…`
+    /// (one host, or several as libpq reads them: see [`crate::failover`]).
     pub async fn connect(url: &str, opts: &PoolOptions) -> Result<Pool, StoreError> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            if let Some(multi) = MultiHost::parse(url)? {
+                return Pool::connect_hosts(multi, opts).await;
+            }
             let connect = PgConnectOptions::from_str(url)
                 .map_err(|e| StoreError::Config(format!("bad database URL: {e}")))?;
             let pool = PgPoolOptions::new()
@@ -270,7 +276,7 @@ impl Pool {
                 .connect_with(connect)
                 .await
                 .map_err(StoreError::from)?;
-            Ok(Pool::Postgres(pool))
+            Ok(Pool::Postgres(pool, None))
         } else if url.starts_with("sqlite:") {
             let connect = SqliteConnectOptions::from_str(url)
                 .map_err(|e| StoreError::Config(format!("bad database URL: {e}")))?
@@ -293,9 +299,23 @@ impl Pool {
         }
     }
 
+    /// PostgreSQL on the first acceptable of several hosts, following it afterwards.
+    async fn connect_hosts(multi: MultiHost, opts: &PoolOptions) -> Result<Pool, StoreError> {
+        let failover = Arc::new(Failover::new(multi, opts.acquire_timeout));
+        let first = failover.first().await?;
+        let pool = failover
+            .hook(PgPoolOptions::new())
+            .max_connections(opts.max_connections)
+            .acquire_timeout(opts.acquire_timeout)
+            .connect_with(first)
+            .await
+            .map_err(StoreError::from)?;
+        Ok(Pool::Postgres(pool, Some(failover)))
+    }
+
     pub fn dialect(&self) -> Dialect {
         match self {
-            Pool::Postgres(_) => Dialect::Postgres,
+            Pool::Postgres(..) => Dialect::Postgres,
             Pool::Sqlite(..) => Dialect::Sqlite,
         }
     }
@@ -303,7 +323,7 @@ impl Pool {
     /// Runs this backend's migrations.
     pub async fn migrate(&self) -> Result<(), StoreError> {
         match self {
-            Pool::Postgres(p) => POSTGRES_MIGRATIONS.run(p).await,
+            Pool::Postgres(p, _) => POSTGRES_MIGRATIONS.run(p).await,
             Pool::Sqlite(p, _) => SQLITE_MIGRATIONS.run(p).await,
         }
         .map_err(|e| StoreError::Migration(e.to_string()))
@@ -313,7 +333,7 @@ impl Pool {
     /// taken before the first read.
     pub async fn begin_write(&self) -> Result<Tx, StoreError> {
         Ok(match self {
-            Pool::Postgres(p) => Tx::Postgres(p.begin().await?),
+            Pool::Postgres(p, failover) => Tx::Postgres(pg_begin(p, failover, None).await?),
             Pool::Sqlite(p, gate) => {
                 let turn = gate.take().await?;
                 let tx = p
@@ -328,9 +348,13 @@ impl Pool {
     /// A read-only transaction (one consistent snapshot).
     pub async fn begin_read(&self) -> Result<Tx, StoreError> {
         Ok(match self {
-            Pool::Postgres(p) => Tx::Postgres(
-                p.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                    .await?,
+            Pool::Postgres(p, failover) => Tx::Postgres(
+                pg_begin(
+                    p,
+                    failover,
+                    Some("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"),
+                )
+                .await?,
             ),
             Pool::Sqlite(p, _) => Tx::Sqlite(p.begin().await?, None),
         })
@@ -338,10 +362,33 @@ impl Pool {
 
     pub async fn close(&self) {
         match self {
-            Pool::Postgres(p) => p.close().await,
+            Pool::Postgres(p, _) => p.close().await,
             Pool::Sqlite(p, _) => p.close().await,
         }
     }
+}
+
+/// `begin` on PostgreSQL; with several hosts, the acceptable one followed first, and a
+/// failure to begin marks the host suspect.
+async fn pg_begin(
+    pool: &PgPool,
+    failover: &Option<Arc<Failover>>,
+    begin: Option<&'static str>,
+) -> Result<Transaction<'static, Postgres>, StoreError> {
+    let begun = || async {
+        match begin {
+            None => pool.begin().await,
+            Some(statement) => pool.begin_with(statement).await,
+        }
+    };
+    let Some(failover) = failover else {
+        return Ok(begun().await?);
+    };
+    failover.follow(pool).await?;
+    begun().await.map_err(|e| {
+        failover.suspect();
+        StoreError::from(e)
+    })
 }
 
 /// An open transaction on one of the engines (a SQLite writer with its turn at the

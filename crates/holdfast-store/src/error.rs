@@ -39,6 +39,12 @@ impl From<sqlx::Error> for StoreError {
             | sqlx::Error::PoolClosed
             | sqlx::Error::WorkerCrashed
             | sqlx::Error::Tls(_) => StoreError::Unavailable(e.to_string()),
+            // The server cannot take this write now: a standby (read_only_sql_transaction,
+            // 25006, after a failover), a lost connection (class 08), a server shutting
+            // down or starting up (57P01-57P03). The client retries under the same key.
+            sqlx::Error::Database(db) if db.code().is_some_and(|c| server_unavailable(&c)) => {
+                StoreError::Unavailable(e.to_string())
+            }
             // PostgreSQL refuses a NUL in text (22021): a client's text, not a fault.
             sqlx::Error::Database(db) if db.code().as_deref() == Some("22021") => {
                 StoreError::Refused(Refusal::InvalidRequest(
@@ -48,6 +54,11 @@ impl From<sqlx::Error> for StoreError {
             _ => StoreError::Database(e),
         }
     }
+}
+
+/// PostgreSQL's SQLSTATEs for a server that cannot serve this transaction now.
+fn server_unavailable(code: &str) -> bool {
+    code == "25006" || code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03")
 }
 
 impl StoreError {

@@ -25,6 +25,7 @@ pub mod db;
 pub mod error;
 pub mod events;
 pub mod export;
+pub mod failover;
 pub mod ingest;
 pub mod jobs;
 pub mod keys;

@@ -1,0 +1,985 @@
+//! PostgreSQL failover under load, with pg_auto_failover on this machine: a monitor and
+//! two nodes in synchronous replication under a temporary directory, `holdfast serve` on
+//! the multi-host URL (`target_session_attrs=read-write`), and clients that debit, run
+//! jobs (submit → lease → complete with capture) and receive webhooks while the primary is
+//! killed (SIGKILL to its pg_autoctl and its postmaster). The monitor promotes the standby; `serve`
+//! answers 503 meanwhile (never past its time limit) and follows the new primary by
+//! itself; clients retry under the same idempotency keys. Then every acknowledged debit
+//! and capture is in the new primary's ledger exactly once, no job ends twice, every
+//! acknowledged job's webhook arrives, and the audit is clean. The old primary is started
+//! again and rejoins as a standby, and a switchover under the same load fails back to it.
+//!
+//! Needs `pg_autoctl` (Debian: `postgresql-15-auto-failover`, `pg-auto-failover-cli`):
+//! skipped loudly without it, failed under `CI=true`. As root, PostgreSQL runs as the
+//! `postgres` user (through `setpriv`). Rerun: `cargo test -p holdfast-server --test
+//! failover -- --nocapture`.
+
+mod http_support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::http::StatusCode;
+use axum::routing::post;
+use holdfast::testing::{card_file, card_text_with};
+use http_support::{Serving, listen_address};
+use reqwest::Method;
+use serde_json::{Value, json};
+use sqlx::{Connection, PgConnection};
+
+const ADMIN: &str = "hf_failover_admin_key";
+/// `serve --request-timeout-seconds`: no answer may take longer (plus scheduling slack).
+const REQUEST_LIMIT: Duration = Duration::from_secs(5);
+const DEBIT_ACCOUNTS: usize = 3;
+const JOB_ACCOUNTS: usize = 2;
+
+// ---------------------------------------------------------------- the cluster
+
+/// The monitor and nodes, their processes and their directory; stopped and removed on
+/// drop, whatever happened.
+struct Cluster {
+    dir: tempfile::TempDir,
+    pg_autoctl: PathBuf,
+    pg_bindir: PathBuf,
+    as_postgres: bool,
+    monitor_port: u16,
+    node_ports: [u16; 2],
+    /// Each background `pg_autoctl` (the leader of its own process group) by log name.
+    children: Vec<(String, Child)>,
+}
+
+/// `pg_autoctl` and the PostgreSQL binaries it drives, or `None` when not installed.
+fn installed() -> Option<(PathBuf, PathBuf)> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let pg_autoctl = std::env::split_paths(&path)
+        .chain([PathBuf::from("/usr/bin")])
+        .map(|d| d.join("pg_autoctl"))
+        .find(|p| p.is_file())?;
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let version = e.file_name().to_str()?.parse().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("pg_ctl").is_file().then_some((version, bin))
+        })
+        .collect();
+    versions.sort();
+    Some((pg_autoctl, versions.pop()?.1))
+}
+
+/// `kill -SIGNAL -- TARGET` (a pid, or `-pgid` for a process group).
+fn signal(signal: &str, target: &str) {
+    let _ = Command::new("kill")
+        .args([&format!("-{signal}"), "--", target])
+        .stderr(Stdio::null())
+        .status();
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+fn is_root() -> bool {
+    let out = Command::new("id").arg("-u").output().expect("id -u");
+    String::from_utf8_lossy(&out.stdout).trim() == "0"
+}
+
+impl Cluster {
+    fn new(pg_autoctl: PathBuf, pg_bindir: PathBuf) -> Cluster {
+        // In memory where there is a tmpfs: the clusters fsync a lot, and deleting them from
+        // a busy disk takes seconds. A process killed loses nothing either way.
+        let shm = Path::new("/dev/shm");
+        let dir = match shm.is_dir() {
+            true => tempfile::tempdir_in(shm).or_else(|_| tempfile::tempdir()),
+            false => tempfile::tempdir(),
+        }
+        .expect("temp dir");
+        let as_postgres = is_root();
+        if as_postgres {
+            let owned = Command::new("chown")
+                .args(["postgres:postgres"])
+                .arg(dir.path())
+                .status()
+                .unwrap();
+            assert!(owned.success(), "chown the temp dir to postgres");
+        }
+        Cluster {
+            dir,
+            pg_autoctl,
+            pg_bindir,
+            as_postgres,
+            monitor_port: free_port(),
+            node_ports: [free_port(), free_port()],
+            children: vec![],
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// `pg_autoctl ARGS` as the user PostgreSQL runs as, its configuration under the
+    /// temporary directory.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = if self.as_postgres {
+            let mut c = Command::new("setpriv");
+            c.args([
+                "--reuid=postgres",
+                "--regid=postgres",
+                "--init-groups",
+                "--",
+            ]);
+            c.arg(&self.pg_autoctl);
+            c
+        } else {
+            Command::new(&self.pg_autoctl)
+        };
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let path = std::env::join_paths(
+            [self.pg_bindir.clone()]
+                .into_iter()
+                .chain(std::env::split_paths(&path)),
+        )
+        .unwrap();
+        command
+            .args(args)
+            .env("PATH", path)
+            .env("HOME", self.dir.path())
+            .env("XDG_CONFIG_HOME", self.path("config"))
+            .env("XDG_DATA_HOME", self.path("data"))
+            .env("XDG_RUNTIME_DIR", self.dir.path())
+            .env("TMPDIR", self.dir.path())
+            .env_remove("PGHOST")
+            .env_remove("PGPORT")
+            .env_remove("PGDATA")
+            .current_dir(self.dir.path());
+        command
+    }
+
+    /// Runs `pg_autoctl ARGS` to its end; its output.
+    fn run(&self, args: &[&str]) -> String {
+        let out = self.command(args).output().expect("pg_autoctl");
+        assert!(
+            out.status.success(),
+            "pg_autoctl {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Starts `pg_autoctl ARGS` in the background, its output in `<log>.log`.
+    fn spawn(&mut self, log: &str, args: &[&str]) {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.path(&format!("{log}.log")))
+            .unwrap();
+        let child = self
+            .command(args)
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(file.try_clone().unwrap())
+            .stderr(file)
+            .spawn()
+            .expect("pg_autoctl");
+        self.children.push((log.to_owned(), child));
+    }
+
+    /// Kills node `node` with SIGKILL: its `pg_autoctl` processes (the process group of
+    /// the one this started) and its postmaster (which `pg_ctl` puts in a session of its
+    /// own). Nothing is flushed or shut down; the backends die with the postmaster.
+    fn crash(&mut self, node: usize) {
+        let name = format!("node{node}");
+        for (log, child) in &mut self.children {
+            if *log == name {
+                signal("KILL", &format!("-{}", child.id()));
+                let _ = child.wait();
+            }
+        }
+        // reaped: never signal their (reusable) ids again
+        self.children.retain(|(log, _)| *log != name);
+        if let Some(pid) = postmaster(&self.pgdata(node)) {
+            signal("KILL", &pid);
+        }
+    }
+
+    fn pgdata(&self, node: usize) -> String {
+        self.path(&format!("node{node}")).display().to_string()
+    }
+
+    fn monitor_url(&self, user: &str) -> String {
+        format!(
+            "postgres://{user}@127.0.0.1:{}/pg_auto_failover?sslmode=disable",
+            self.monitor_port
+        )
+    }
+
+    fn node_url(&self, node: usize, db: &str) -> String {
+        format!(
+            "postgres://postgres@127.0.0.1:{}/{db}?sslmode=disable",
+            self.node_ports[node]
+        )
+    }
+
+    /// The multi-host URL `serve` is given.
+    fn serve_url(&self) -> String {
+        let [a, b] = self.node_ports;
+        format!(
+            "postgres://postgres@127.0.0.1:{a},127.0.0.1:{b}/holdfast?sslmode=disable&target_session_attrs=read-write"
+        )
+    }
+
+    /// The monitor, up, with health checks tuned for a test: a node that stops answering
+    /// is declared unhealthy after about 2 s, and its demotion is not waited for longer
+    /// than 1 s (the defaults take about 35 s to fail over).
+    async fn start_monitor(&mut self) {
+        let port = self.monitor_port.to_string();
+        let pgdata = self.path("monitor").display().to_string();
+        self.spawn(
+            "monitor",
+            &[
+                "create",
+                "monitor",
+                "--pgdata",
+                &pgdata,
+                "--pgport",
+                &port,
+                "--hostname",
+                "127.0.0.1",
+                "--auth",
+                "trust",
+                "--no-ssl",
+                "--run",
+            ],
+        );
+        let mut conn = connect_within(&self.monitor_url("postgres"), Duration::from_secs(60)).await;
+        for (name, value) in [
+            ("health_check_period", 500),
+            ("health_check_timeout", 1000),
+            ("health_check_max_retries", 1),
+            ("health_check_retry_delay", 200),
+            ("node_considered_unhealthy_timeout", 2000),
+            ("primary_demote_timeout", 1000),
+        ] {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                "ALTER SYSTEM SET pgautofailover.{name} TO {value}"
+            )))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        }
+        sqlx::query("SELECT pg_reload_conf()")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+    }
+
+    /// `pg_autoctl create postgres … --run` for node `node` (0 or 1).
+    fn start_node(&mut self, node: usize) {
+        let (pgdata, port) = (self.pgdata(node), self.node_ports[node].to_string());
+        let (monitor, name) = (self.monitor_url("autoctl_node"), format!("node{node}"));
+        self.spawn(
+            &name,
+            &[
+                "create",
+                "postgres",
+                "--pgdata",
+                &pgdata,
+                "--pgport",
+                &port,
+                "--hostname",
+                "127.0.0.1",
+                "--name",
+                &name,
+                "--auth",
+                "trust",
+                "--no-ssl",
+                "--monitor",
+                &monitor,
+                "--run",
+            ],
+        );
+    }
+
+    /// Each node's port with its reported and assigned state, from the monitor.
+    async fn states(&self) -> Vec<(u16, String, String)> {
+        let Ok(mut conn) = PgConnection::connect(&self.monitor_url("postgres")).await else {
+            return vec![];
+        };
+        let rows: Vec<(i32, String, String)> = sqlx::query_as(
+            "SELECT nodeport, reportedstate::text, goalstate::text FROM pgautofailover.node ORDER BY nodeid",
+        )
+        .fetch_all(&mut conn)
+        .await
+        .unwrap_or_default();
+        let _ = conn.close().await;
+        rows.into_iter()
+            .map(|(port, reported, goal)| (u16::try_from(port).unwrap(), reported, goal))
+            .collect()
+    }
+
+    /// Waits until node `node` reports and is assigned one of `states`.
+    async fn wait_state(&self, node: usize, states: &[&str], within: Duration) {
+        let port = self.node_ports[node];
+        let deadline = Instant::now() + within;
+        loop {
+            let now = self.states().await;
+            let there = now
+                .iter()
+                .any(|(p, r, g)| *p == port && r == g && states.contains(&r.as_str()));
+            if there {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "node{node} not {states:?} within {within:?}: {now:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    fn show_state(&self) -> String {
+        let monitor = self.path("monitor").display().to_string();
+        self.run(&["show", "state", "--pgdata", &monitor])
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            for log in ["monitor", "node0", "node1"] {
+                let text = std::fs::read_to_string(self.path(&format!("{log}.log")));
+                let text = text.unwrap_or_default();
+                let tail: Vec<&str> = text.lines().rev().take(15).collect();
+                eprintln!("--- {log}.log (last lines)");
+                for line in tail.iter().rev() {
+                    eprintln!("{line}");
+                }
+            }
+        }
+        let cleaning = Instant::now();
+        // `pg_autoctl stop` on every node at once: it stops postgres cleanly, shared memory
+        // included (a SIGKILLed postmaster leaves its segments in /dev/shm). Then whatever
+        // is still running after 10 s is killed.
+        let pgdatas = [
+            self.pgdata(0),
+            self.pgdata(1),
+            self.path("monitor").display().to_string(),
+        ];
+        let stops: Vec<Child> = pgdatas
+            .iter()
+            .filter(|d| Path::new(d).exists())
+            .filter_map(|d| {
+                let mut stop = self.command(&["stop", "--pgdata", d, "--immediate"]);
+                stop.stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .ok()
+            })
+            .collect();
+        for mut stop in stops {
+            let _ = stop.wait();
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        for (_, child) in &mut self.children {
+            while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            signal("KILL", &format!("-{}", child.id()));
+            let _ = child.wait();
+        }
+        for pid in pgdatas.iter().filter_map(|d| postmaster(d)) {
+            signal("KILL", &pid);
+        }
+        eprintln!("failover: cluster stopped in {:.1?}", cleaning.elapsed());
+    }
+}
+
+/// The pid of the postmaster of `pgdata`, if its pid file names a live postgres process
+/// (a stale file's pid may belong to another process by now).
+fn postmaster(pgdata: &str) -> Option<String> {
+    let pid_file = Path::new(pgdata).join("postmaster.pid");
+    let text = std::fs::read_to_string(pid_file).ok()?;
+    let pid = text.lines().next()?.trim().to_owned();
+    pid.parse::<u32>().ok()?;
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    String::from_utf8_lossy(&cmdline)
+        .contains("postgres")
+        .then_some(pid)
+}
+
+/// A connection to `url`, retried until it succeeds and answers (bounded).
+async fn connect_within(url: &str, within: Duration) -> PgConnection {
+    let deadline = Instant::now() + within;
+    loop {
+        let why = match PgConnection::connect(url).await {
+            Ok(mut c) => match sqlx::query("SELECT 1").execute(&mut c).await {
+                Ok(_) => return c,
+                Err(e) => e,
+            },
+            Err(e) => e,
+        };
+        assert!(
+            Instant::now() < deadline,
+            "{url} not answering within {within:?}: {why}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The primary replicates synchronously: `synchronous_commit` on, a standby named in
+/// `synchronous_standby_names`, and that standby streaming as `sync` or `quorum`.
+async fn assert_synchronous(primary: &str) {
+    let mut conn = connect_within(primary, Duration::from_secs(10)).await;
+    let commit: String = sqlx::query_scalar("SHOW synchronous_commit")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(commit, "on");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let names: String = sqlx::query_scalar("SHOW synchronous_standby_names")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+        let states: Vec<String> = sqlx::query_scalar("SELECT sync_state FROM pg_stat_replication")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+        if !names.is_empty() && states.iter().any(|s| s == "sync" || s == "quorum") {
+            eprintln!("failover: synchronous_standby_names = {names}, standby {states:?}");
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not synchronous: synchronous_standby_names = {names:?}, standbys {states:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+// ---------------------------------------------------------------- the clients
+
+/// Every answer the clients got: when, how long it took, and its status (0: no answer).
+#[derive(Default)]
+struct Answers {
+    seen: Mutex<Vec<(Instant, Duration, u16)>>,
+}
+
+impl Answers {
+    fn record(&self, at: Instant, took: Duration, status: u16) {
+        self.seen.lock().unwrap().push((at, took, status));
+    }
+
+    fn successes_since(&self, since: Instant) -> usize {
+        let seen = self.seen.lock().unwrap();
+        seen.iter()
+            .filter(|(at, _, s)| *at >= since && (200..300).contains(s))
+            .count()
+    }
+
+    /// The time without a primary as the clients saw it: from the first failed answer
+    /// after `since` to the first success of a request sent after that failure (a request
+    /// sent before it may still have committed on the old primary); and how many answers
+    /// failed.
+    fn outage_after(&self, since: Instant) -> (Duration, usize) {
+        let seen = self.seen.lock().unwrap().clone();
+        let ok = |status: u16| (200..300).contains(&status);
+        let failures: Vec<Instant> = seen
+            .iter()
+            .filter(|(at, took, status)| *at + *took >= since && !ok(*status))
+            .map(|(at, took, _)| *at + *took)
+            .collect();
+        let Some(&first_failure) = failures.iter().min() else {
+            return (Duration::ZERO, 0);
+        };
+        let recovered = seen
+            .iter()
+            .filter(|(at, _, status)| *at >= first_failure && ok(*status))
+            .map(|(at, took, _)| *at + *took)
+            .min()
+            .expect("a success after the failover");
+        (recovered - first_failure, failures.len())
+    }
+}
+
+/// A client of `serve` that retries an unanswered or 503 request under the same body
+/// (so the same idempotency key) until it gets another answer.
+#[derive(Clone)]
+struct Client {
+    http: reqwest::Client,
+    base: String,
+    answers: Arc<Answers>,
+}
+
+impl Client {
+    async fn call(&self, method: Method, path: &str, body: Value) -> (u16, Value) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let at = Instant::now();
+            let mut request = self
+                .http
+                .request(method.clone(), format!("{}{path}", self.base))
+                .bearer_auth(ADMIN);
+            if !body.is_null() {
+                request = request.json(&body);
+            }
+            let sent = request.send().await;
+            let answer = match sent {
+                Ok(res) => Some((res.status().as_u16(), res.json::<Value>().await)),
+                Err(_) => None,
+            };
+            let status = answer.as_ref().map_or(0, |(s, _)| *s);
+            self.answers.record(at, at.elapsed(), status);
+            match answer {
+                Some((status, body)) if status != 503 && status != 0 => {
+                    return (status, body.unwrap_or(Value::Null));
+                }
+                _ => {}
+            }
+            assert!(Instant::now() < deadline, "{path}: no answer for 60 s");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// As [`Client::call`], the answer required to be one of `ok`.
+    async fn expect(&self, method: Method, path: &str, body: Value, ok: &[u16]) -> Value {
+        let (status, answer) = self.call(method, path, body).await;
+        assert!(ok.contains(&status), "{path}: {status} {answer:#}");
+        answer
+    }
+}
+
+/// What the clients were told had happened.
+#[derive(Default)]
+struct Acknowledged {
+    debits: Mutex<BTreeSet<String>>,
+    completed: Mutex<BTreeSet<String>>,
+}
+
+async fn debits(
+    client: Client,
+    account: String,
+    who: String,
+    stop: Arc<AtomicBool>,
+    acked: Arc<Acknowledged>,
+) {
+    let mut n = 0;
+    while !stop.load(Ordering::Relaxed) {
+        let key = format!("{who}-debit-{n}");
+        let body = json!({"amount": "0.01", "idempotency_key": key, "job_ref": key});
+        let path = format!("/v1/accounts/{account}/debits");
+        client.expect(Method::POST, &path, body, &[200, 201]).await;
+        acked.debits.lock().unwrap().insert(key);
+        n += 1;
+    }
+}
+
+/// Submit, lease (from the shared lane: maybe another account's job), complete with the
+/// whole hold captured. A lease whose answer was lost leaves its job to the sweeper.
+async fn jobs(
+    client: Client,
+    account: String,
+    who: String,
+    stop: Arc<AtomicBool>,
+    acked: Arc<Acknowledged>,
+) {
+    let mut n = 0;
+    while !stop.load(Ordering::Relaxed) {
+        let key = format!("{who}-job-{n}");
+        let body = json!({"account_id": account, "kind": "video", "idempotency_key": key});
+        client
+            .expect(Method::POST, "/v1/jobs", body, &[200, 201])
+            .await;
+        n += 1;
+        let lease = json!({"worker_id": account, "lease_seconds": 120});
+        let (status, leased) = client
+            .call(Method::POST, "/v1/lanes/video/lease", lease)
+            .await;
+        if status == 204 {
+            continue;
+        }
+        assert_eq!(status, 200, "lease: {leased:#}");
+        let job = leased["job"]["job_id"].as_str().unwrap().to_owned();
+        let token = json!({"lease_token": leased["lease_token"]});
+        let done = client
+            .expect(
+                Method::POST,
+                &format!("/v1/jobs/{job}/complete"),
+                token,
+                &[200],
+            )
+            .await;
+        assert_eq!(done["status"], "succeeded", "{done:#}");
+        acked.completed.lock().unwrap().insert(job);
+    }
+}
+
+/// Receives webhook deliveries; records the job of each `job.succeeded`.
+async fn receiver() -> (String, Arc<Mutex<BTreeSet<String>>>) {
+    let seen: Arc<Mutex<BTreeSet<String>>> = Arc::default();
+    let record = seen.clone();
+    let app = Router::new().route(
+        "/hook",
+        post(move |body: axum::Json<Value>| {
+            let record = record.clone();
+            async move {
+                if let Some(job) = body["job_id"].as_str() {
+                    record.lock().unwrap().insert(job.to_owned());
+                }
+                StatusCode::OK
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, seen)
+}
+
+/// `serve` on the cluster, killed on drop if still running.
+struct Server(Option<Serving>);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let Some(serving) = self.0.take() else {
+            return;
+        };
+        if !std::thread::panicking() {
+            return serving.kill();
+        }
+        let (_, lines) = serving.terminate();
+        eprintln!("--- serve's log (warnings and errors, last lines)");
+        let noted: Vec<&String> = lines
+            .iter()
+            .filter(|l| l.contains("WARN") || l.contains("ERROR"))
+            .collect();
+        for line in noted.iter().rev().take(30).rev() {
+            eprintln!("{line}");
+        }
+    }
+}
+
+fn start_serve(url: &str, card: &Path) -> (Server, String) {
+    let args = [
+        "--rate-card",
+        card.to_str().unwrap(),
+        "--request-timeout-seconds",
+        "5",
+    ];
+    let serving = Serving::spawn(url, &args, Some(ADMIN));
+    let base = format!("http://{}", listen_address(&serving.until("listening on")));
+    (Server(Some(serving)), base)
+}
+
+fn card(hook: &str) -> tempfile::NamedTempFile {
+    let mut text = card_text_with(&[
+        (
+            "max_concurrent_jobs = 1\npriority = false",
+            "max_concurrent_jobs = 100\npriority = false",
+        ),
+        ("webhooks_every_seconds = 1", "webhooks_every_seconds = 0.2"),
+    ]);
+    text.push_str(&format!(
+        "\n[[webhooks]]\nurl = \"{hook}\"\nsecret = \"failover\"\nevents = [\"job.succeeded\"]\n"
+    ));
+    card_file(&text)
+}
+
+// ---------------------------------------------------------------- the test
+
+/// A cluster of a monitor and two nodes, node 0 the primary with node 1 its synchronous
+/// standby, and a `holdfast` database on it.
+async fn cluster() -> Option<Cluster> {
+    let Some((pg_autoctl, bindir)) = installed() else {
+        assert!(
+            !std::env::var("CI").is_ok_and(|v| v == "true"),
+            "pg_autoctl (pg_auto_failover) is required under CI and is not installed"
+        );
+        eprintln!(
+            "\n*** pg_autoctl not installed (apt-get install postgresql-15-auto-failover \
+             pg-auto-failover-cli)\n*** SKIPPING the failover test\n"
+        );
+        return None;
+    };
+    let mut cluster = Cluster::new(pg_autoctl, bindir);
+    cluster.start_monitor().await;
+    cluster.start_node(0);
+    cluster
+        .wait_state(0, &["single"], Duration::from_secs(60))
+        .await;
+    cluster.start_node(1);
+    cluster
+        .wait_state(1, &["secondary"], Duration::from_secs(60))
+        .await;
+    cluster
+        .wait_state(0, &["primary"], Duration::from_secs(30))
+        .await;
+    assert_synchronous(&cluster.node_url(0, "postgres")).await;
+    let mut conn = connect_within(&cluster.node_url(0, "postgres"), Duration::from_secs(10)).await;
+    sqlx::raw_sql("CREATE DATABASE holdfast")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    Some(cluster)
+}
+
+async fn accounts(client: &Client) -> Vec<(String, bool)> {
+    let mut accounts = vec![];
+    for i in 0..DEBIT_ACCOUNTS {
+        accounts.push((format!("debits{i}"), false));
+    }
+    for i in 0..JOB_ACCOUNTS {
+        accounts.push((format!("jobs{i}"), true));
+    }
+    for (id, _) in &accounts {
+        let path = format!("/v1/accounts/{id}");
+        let plan = json!({"plan": "free"});
+        client.expect(Method::PUT, &path, plan, &[200, 201]).await;
+        let top_up = json!({"amount": "100000.00", "idempotency_key": format!("{id}-top-up")});
+        let path = format!("/v1/accounts/{id}/top-ups");
+        client
+            .expect(Method::POST, &path, top_up, &[200, 201])
+            .await;
+    }
+    accounts
+}
+
+/// Waits until the clients have had `n` successes since `since` (bounded).
+async fn successes(answers: &Answers, since: Instant, n: usize, within: Duration) {
+    let deadline = Instant::now() + within;
+    while answers.successes_since(since) < n {
+        assert!(
+            Instant::now() < deadline,
+            "fewer than {n} successes in {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Every acknowledged debit and capture is in the ledger exactly once (and nothing
+/// unacknowledged is); no job has two captures or two ends.
+async fn assert_books(primary: &str, acked: &Acknowledged) {
+    let mut conn = connect_within(primary, Duration::from_secs(10)).await;
+    let count = |rows: Vec<(String, i64)>| rows.into_iter().collect::<BTreeMap<_, _>>();
+    let debits = count(
+        sqlx::query_as("SELECT ref, count(*) FROM ledger WHERE kind = 'debit' GROUP BY ref")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap(),
+    );
+    let captures = count(
+        sqlx::query_as("SELECT ref, count(*) FROM ledger WHERE kind = 'capture' GROUP BY ref")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap(),
+    );
+    let ends = count(
+        sqlx::query_as(
+            "SELECT job_id, count(*) FROM events WHERE type IN ('job.succeeded', 'job.failed', \
+             'job.canceled', 'job.expired') GROUP BY job_id",
+        )
+        .fetch_all(&mut conn)
+        .await
+        .unwrap(),
+    );
+    let acked_debits = acked.debits.lock().unwrap().clone();
+    let completed = acked.completed.lock().unwrap().clone();
+    assert!(debits.values().all(|&n| n == 1), "a debit applied twice");
+    assert_eq!(
+        debits.keys().cloned().collect::<BTreeSet<_>>(),
+        acked_debits
+    );
+    assert!(captures.values().all(|&n| n == 1), "a job captured twice");
+    assert_eq!(captures.keys().cloned().collect::<BTreeSet<_>>(), completed);
+    assert!(
+        ends.values().all(|&n| n == 1),
+        "a job ended twice: {ends:?}"
+    );
+    eprintln!(
+        "failover: {} debits and {} captures acknowledged, each in the ledger once",
+        acked_debits.len(),
+        completed.len()
+    );
+}
+
+/// Every acknowledged job's `job.succeeded` webhook arrives (bounded: a delivery whose
+/// attempt was under way when the primary died is attempted again once its lease, 25 s,
+/// has run out, and the account's later deliveries wait behind it, in order).
+async fn assert_webhooks(acked: &Acknowledged, seen: &Mutex<BTreeSet<String>>) -> Duration {
+    let completed = acked.completed.lock().unwrap().clone();
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(45);
+    loop {
+        let missing: Vec<String> = completed
+            .difference(&seen.lock().unwrap())
+            .cloned()
+            .collect();
+        if missing.is_empty() {
+            return started.elapsed();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "webhooks never came for {missing:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The clients' tasks, running until [`Load::finish`].
+struct Load {
+    stop: Arc<AtomicBool>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Load {
+    /// Starts one client per account; `phase` keeps this run's keys apart from others'.
+    fn start(
+        client: &Client,
+        accounts: &[(String, bool)],
+        acked: &Arc<Acknowledged>,
+        phase: &str,
+    ) -> Load {
+        let stop = Arc::new(AtomicBool::new(false));
+        let tasks = accounts
+            .iter()
+            .map(|(account, runs_jobs)| {
+                let (c, s, a) = (client.clone(), stop.clone(), acked.clone());
+                let who = format!("{account}-{phase}");
+                match runs_jobs {
+                    true => tokio::spawn(jobs(c, account.clone(), who, s, a)),
+                    false => tokio::spawn(debits(c, account.clone(), who, s, a)),
+                }
+            })
+            .collect();
+        Load { stop, tasks }
+    }
+
+    async fn finish(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for task in self.tasks {
+            task.await.unwrap();
+        }
+    }
+}
+
+/// Load through `disrupt` until node `to` is the primary and the clients have had 50
+/// more successes; the time without a primary and the failed answers.
+async fn through<F: FnOnce(&mut Cluster)>(
+    cluster: &mut Cluster,
+    client: &Client,
+    load: Load,
+    to: usize,
+    disrupt: F,
+) -> (Duration, usize) {
+    let answers = &client.answers;
+    successes(answers, Instant::now(), 50, Duration::from_secs(30)).await;
+    let began = Instant::now();
+    disrupt(cluster);
+    let within = Duration::from_secs(60);
+    cluster
+        .wait_state(to, &["wait_primary", "primary"], within)
+        .await;
+    eprintln!(
+        "failover: node{to} promoted {:.1?} after the disruption",
+        began.elapsed()
+    );
+    successes(answers, Instant::now(), 50, Duration::from_secs(30)).await;
+    load.finish().await;
+    answers.outage_after(began)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn serve_follows_a_failover_without_losing_or_doubling_a_charge() {
+    let started = Instant::now();
+    let Some(mut cluster) = cluster().await else {
+        return;
+    };
+    let set_up = started.elapsed();
+    let (hook, delivered) = receiver().await;
+    let card = card(&hook);
+    let (mut server, base) = start_serve(&cluster.serve_url(), card.path());
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap();
+    let answers = Arc::new(Answers::default());
+    let client = Client {
+        http,
+        base,
+        answers: answers.clone(),
+    };
+    let acked = Arc::new(Acknowledged::default());
+    let accounts = accounts(&client).await;
+
+    // The primary is killed (SIGKILL); the monitor promotes the standby; serve follows.
+    let load = Load::start(&client, &accounts, &acked, "crash");
+    let (outage, failed) = through(&mut cluster, &client, load, 1, |c| c.crash(0)).await;
+    assert_books(&cluster.node_url(1, "holdfast"), &acked).await;
+
+    // The old primary comes back, as a standby of the new one.
+    let rejoin = Instant::now();
+    let pgdata = cluster.pgdata(0);
+    cluster.spawn("node0", &["run", "--pgdata", &pgdata]);
+    let within = Duration::from_secs(60);
+    cluster.wait_state(0, &["secondary"], within).await;
+    cluster.wait_state(1, &["primary"], within).await;
+    let rejoined = rejoin.elapsed();
+    eprintln!("{}", cluster.show_state());
+
+    // Fail back by a switchover under load: serve follows the primary to the first host.
+    let load = Load::start(&client, &accounts, &acked, "back");
+    let monitor = cluster.path("monitor").display().to_string();
+    let switch = [
+        "perform",
+        "switchover",
+        "--pgdata",
+        &monitor,
+        "--formation",
+        "default",
+    ];
+    let (back, failed_back) = through(&mut cluster, &client, load, 0, |c| {
+        c.run(&switch);
+    })
+    .await;
+    cluster.wait_state(1, &["secondary"], within).await;
+    assert_books(&cluster.node_url(0, "holdfast"), &acked).await;
+    let webhooks = assert_webhooks(&acked, &delivered).await;
+    let audit = client
+        .expect(Method::GET, "/v1/admin/audit", Value::Null, &[200])
+        .await;
+    assert_eq!(audit["ok"], json!(true), "audit: {audit:#}");
+    let slowest = answers
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|a| a.1)
+        .max()
+        .unwrap();
+    assert!(
+        slowest < REQUEST_LIMIT + Duration::from_secs(2),
+        "an answer took {slowest:?}, past the request time limit"
+    );
+    if let Some(serving) = server.0.take() {
+        let (status, _) = serving.terminate();
+        assert!(status.success(), "serve exits cleanly");
+    }
+    eprintln!(
+        "failover: set up {set_up:.1?}; primary killed: no primary for clients {outage:.1?} \
+         ({failed} failed answers, retried); old primary rejoined as standby in \
+         {rejoined:.1?}; switchover back: no primary {back:.1?} ({failed_back} failed); \
+         slowest answer {slowest:.1?}; webhooks caught up {webhooks:.1?} after the load; \
+         total {:.1?}",
+        started.elapsed()
+    );
+}
