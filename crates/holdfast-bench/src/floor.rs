@@ -94,6 +94,24 @@ impl FloorPool {
         Ok(())
     }
 
+    /// Runs one statement of the bench's own (setup, never measured); rows it changed.
+    pub async fn execute(&self, sql: &str) -> anyhow::Result<u64> {
+        let sql = sqlx::AssertSqlSafe(sql.to_owned());
+        Ok(match self {
+            FloorPool::Postgres(p) => sqlx::query(sql).execute(p).await?.rows_affected(),
+            FloorPool::Sqlite(p) => sqlx::query(sql).execute(p).await?.rows_affected(),
+        })
+    }
+
+    /// The one integer a query of the bench's own answers.
+    pub async fn scalar(&self, sql: &str) -> anyhow::Result<i64> {
+        let sql = sqlx::AssertSqlSafe(sql.to_owned());
+        Ok(match self {
+            FloorPool::Postgres(p) => sqlx::query_scalar(sql).fetch_one(p).await?,
+            FloorPool::Sqlite(p) => sqlx::query_scalar(sql).fetch_one(p).await?,
+        })
+    }
+
     pub async fn close(&self) {
         match self {
             FloorPool::Postgres(p) => p.close().await,

@@ -1,6 +1,8 @@
 //! `holdfast-bench`: every engine path against its raw-SQL floor, in the same run, on the
 //! same database, interleaved. See the crate README and BENCHMARKS.md.
 
+mod bigdb;
+mod console;
 mod driver;
 mod floor;
 mod target;
@@ -36,7 +38,10 @@ enum Workload {
     /// Batch ingest: calls of `--ingest-batch` debits over `--ingest-accounts` accounts,
     /// library and HTTP, against a set-based floor and the single debit.
     Ingest,
-    /// All of the above.
+    /// The operator console's pages on a big database (`--ledger-entries` entries of one
+    /// account, `--queued-jobs` queued jobs in one lane): p50/p95/max per page. Not in `all`.
+    Console,
+    /// All of the above but `console`.
     All,
 }
 
@@ -90,6 +95,18 @@ struct Args {
     /// floor uses the same.
     #[arg(long, default_value = "full", value_parser = ["full", "normal"])]
     sqlite_synchronous: String,
+    /// `console`: ledger entries of the big account.
+    #[arg(long, default_value_t = 1_000_000)]
+    ledger_entries: i64,
+    /// `console`: queued jobs in its lane.
+    #[arg(long, default_value_t = 100_000)]
+    queued_jobs: i64,
+    /// `console`: timed requests per page (one at a time).
+    #[arg(long, default_value_t = 30)]
+    page_requests: usize,
+    /// `console`: unmeasured requests per page before the timed ones.
+    #[arg(long, default_value_t = 3)]
+    page_warmup: usize,
     /// Print JSON instead of the table.
     #[arg(long)]
     json: bool,
@@ -112,6 +129,9 @@ struct Outcome {
     note: Option<String>,
     /// Resident set of the whole bench process (server + clients) at the end, MB.
     rss_mb: Option<f64>,
+    /// `console`: each page's timings.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pages: Vec<console::PageTiming>,
 }
 
 #[derive(Debug, Serialize)]
@@ -220,6 +240,18 @@ fn check_ranges(args: &Args) -> anyhow::Result<()> {
     anyhow::ensure!(
         args.ingest_accounts >= 1 && args.ingest_accounts <= 1_000_000,
         "--ingest-accounts: 1 to 1000000"
+    );
+    anyhow::ensure!(
+        args.ledger_entries >= 10 && args.ledger_entries <= 10_000_000,
+        "--ledger-entries: 10 to 10000000"
+    );
+    anyhow::ensure!(
+        args.queued_jobs >= 2 && args.queued_jobs <= 10_000_000,
+        "--queued-jobs: 2 to 10000000"
+    );
+    anyhow::ensure!(
+        args.page_requests >= 1 && args.page_requests <= 10_000 && args.page_warmup <= 1000,
+        "--page-requests: 1 to 10000; --page-warmup: 0 to 1000"
     );
     Ok(())
 }
@@ -339,10 +371,14 @@ fn outcome(
         sides,
         note: None,
         rss_mb: None,
+        pages: Vec::new(),
     }
 }
 
 async fn run_workload(args: &Args, w: Workload, target: &Target) -> anyhow::Result<Outcome> {
+    if w == Workload::Console {
+        return console::run(args, target).await;
+    }
     let sync = SqliteSync::parse(&args.sqlite_synchronous).unwrap_or_default();
     let engine = open_engine(&target.url, args.clients, sync).await?;
     let floor = FloorPool::connect(&target.url, u32::try_from(args.clients)?, sync).await?;
@@ -392,7 +428,7 @@ async fn run_workload(args: &Args, w: Workload, target: &Target) -> anyhow::Resu
         }
         Workload::Sweep => sweep(args, &engine, &floor, &names, target.backend).await,
         Workload::Ingest => ingest(args, &engine, &floor, accounts, &names, target.backend).await,
-        Workload::All => unreachable!("expanded before"),
+        Workload::All | Workload::Console => unreachable!("expanded or run before"),
     };
     floor.close().await;
     engine.store().pool().close().await;
@@ -566,6 +602,7 @@ async fn sweep(
             }
         )),
         rss_mb: None,
+        pages: Vec::new(),
     })
 }
 
@@ -575,6 +612,24 @@ fn print_outcome(o: &Outcome) {
     let backend = serde_json::to_value(o.backend).ok();
     let backend = backend.as_ref().and_then(|v| v.as_str()).unwrap_or("?");
     println!("\n== {name} on {backend} ==");
+    if !o.pages.is_empty() {
+        console::print_pages(&o.pages);
+    }
+    if !o.sides.is_empty() {
+        print_sides(o);
+    }
+    if let Some(r) = o.ratio {
+        println!("ratio = engine / floor = {r:.2}");
+    }
+    if let Some(n) = &o.note {
+        println!("{n}");
+    }
+    if let Some(rss) = o.rss_mb {
+        println!("rss peak = {rss:.1} MB");
+    }
+}
+
+fn print_sides(o: &Outcome) {
     println!(
         "{:<8} {:>10} {:>8} {:>10} {:>9} {:>9} {:>9}  unit",
         "side", "ops", "errors", "per_s", "p50_ms", "p99_ms", "max_ms"
@@ -588,14 +643,5 @@ fn print_outcome(o: &Outcome) {
         if let Some(e) = &m.first_error {
             println!("         first error: {e}");
         }
-    }
-    if let Some(r) = o.ratio {
-        println!("ratio = engine / floor = {r:.2}");
-    }
-    if let Some(n) = &o.note {
-        println!("{n}");
-    }
-    if let Some(rss) = o.rss_mb {
-        println!("rss peak = {rss:.1} MB");
     }
 }

@@ -1,6 +1,7 @@
 //! Numbers for dashboards (`/metrics`), read at scrape time in one snapshot. They take no
 //! part in any decision.
 
+use crate::db::Tx;
 use crate::error::StoreError;
 use crate::statement::Stmt;
 use crate::store::Store;
@@ -68,28 +69,42 @@ impl Store {
                     })
                 })
                 .collect::<Result<Vec<_>, StoreError>>()?;
-            let open_holds = tx.row(&OPEN_JOBS_HOLDING, params! {}).await?.int("n")?;
-            let held_money_micros = tx.row(&HELD_MONEY, params! {}).await?.int("n")?;
-            let now = crate::store::now(tx).await?;
-            let webhooks = tx
-                .rows(&WEBHOOK_BACKLOG, params! { now_micros: now })
-                .await?
-                .iter()
-                .map(|r| {
-                    Ok(WebhookBacklog {
-                        endpoint: r.text("endpoint")?,
-                        pending: r.int("pending")?,
-                        dead: r.int("dead")?,
-                        oldest_pending_micros: r.int("oldest_pending_micros")?,
-                    })
-                })
-                .collect::<Result<Vec<_>, StoreError>>()?;
             Ok(Stats {
                 jobs,
-                open_holds,
-                held_money_micros,
-                webhooks,
+                ..holds_and_webhooks(tx).await?
             })
         })
     }
+
+    /// The dashboard numbers but the job counts (`jobs` is empty): what the console's
+    /// pages show, without counting every job the database keeps.
+    pub async fn stats_of_holds_and_webhooks(&self) -> Result<Stats, StoreError> {
+        in_read_tx!(self, |tx| async { holds_and_webhooks(tx).await })
+    }
+}
+
+/// Open holds, held money and the webhook backlog, in `tx`'s snapshot.
+async fn holds_and_webhooks(tx: &mut Tx) -> Result<Stats, StoreError> {
+    let open_holds = tx.row(&OPEN_JOBS_HOLDING, params! {}).await?.int("n")?;
+    let held_money_micros = tx.row(&HELD_MONEY, params! {}).await?.int("n")?;
+    let now = crate::store::now(tx).await?;
+    let webhooks = tx
+        .rows(&WEBHOOK_BACKLOG, params! { now_micros: now })
+        .await?
+        .iter()
+        .map(|r| {
+            Ok(WebhookBacklog {
+                endpoint: r.text("endpoint")?,
+                pending: r.int("pending")?,
+                dead: r.int("dead")?,
+                oldest_pending_micros: r.int("oldest_pending_micros")?,
+            })
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    Ok(Stats {
+        jobs: Vec::new(),
+        open_holds,
+        held_money_micros,
+        webhooks,
+    })
 }

@@ -50,7 +50,7 @@ pub async fn overview(State(s): State<AppState>, who: SignedIn) -> PageResult {
     let fail = |e| failed(&who, e);
     let now = s.engine.now().await.map_err(fail)?;
     let counts = store.account_counts().await.map_err(fail)?;
-    let stats = s.engine.stats().await.map_err(fail)?;
+    let stats = store.stats_of_holds_and_webhooks().await.map_err(fail)?;
     let lanes = store.open_lanes().await.map_err(fail)?;
     let finished = store
         .finished_per_minute(now - 3_600_000_000)
@@ -535,7 +535,12 @@ pub async fn webhooks(State(s): State<AppState>, who: SignedIn) -> PageResult {
         .dead_deliveries(None, None, PAGE)
         .await
         .map_err(fail)?;
-    let stats = s.engine.stats().await.map_err(fail)?;
+    let stats = s
+        .engine
+        .store()
+        .stats_of_holds_and_webhooks()
+        .await
+        .map_err(fail)?;
     let body = html! {
         h2 { "Endpoints" }
         @if s.engine.card().webhooks.is_empty() { p { "The rate card names no webhook endpoint." } }
