@@ -24,7 +24,6 @@ pub struct JobFilter {
     pub limit: i64,
 }
 
-static LIST_JOBS: Stmt = statement!("list_jobs");
 static LIST_JOBS_OF_ACCOUNT: Stmt = statement!("list_jobs_of_account");
 static LIST_JOBS_OF_LANE_AND_STATUS: Stmt = statement!(shared "list_jobs_of_lane_and_status");
 static LIST_ACCOUNTS: Stmt = statement!("list_accounts");
@@ -83,7 +82,8 @@ impl Store {
             return Err(Refusal::UnknownLane(lane.clone()).into());
         }
         let limit = filter.limit.clamp(1, MAX_PAGE);
-        in_read_tx!(self, |tx| list_in(tx, filter, limit))
+        let lanes = self.card().lanes();
+        in_read_tx!(self, |tx| list_in(tx, filter, limit, &lanes))
     }
 }
 
@@ -127,21 +127,59 @@ pub struct AccountPage {
     pub next: Option<String>,
 }
 
-async fn list_in(tx: &mut Tx, f: &JobFilter, limit: i64) -> Result<Vec<Job>, StoreError> {
+/// `f`'s jobs, newest first; `all_lanes` are the card's, read when `f` names no lane.
+async fn list_in(
+    tx: &mut Tx,
+    f: &JobFilter,
+    limit: i64,
+    all_lanes: &[String],
+) -> Result<Vec<Job>, StoreError> {
+    // A statement per shape of filter that has an index to read: one statement with
+    // every filter optional is planned once for all of them on PostgreSQL (after five
+    // calls) and can use no index on SQLite, so it sorted every job of a big database.
+    // Without an account, every (lane, status) the filter leaves open is read newest first
+    // by `jobs_by_lane_status` and the pages merged: a lane alone, or no filter at all,
+    // then costs lanes × statuses short index reads, not a sort of every job (BENCHMARKS.md,
+    // issue #14). An index on (lane, created_at) would do it in one read, but the lease
+    // would then read a lane's queue through it instead of `jobs_queue` (tests/lanes.rs).
+    if f.account_id.is_some() {
+        return list_shape(tx, &LIST_JOBS_OF_ACCOUNT, f, limit).await;
+    }
+    let lanes = f
+        .lane
+        .clone()
+        .map_or_else(|| all_lanes.to_vec(), |l| vec![l]);
+    let statuses: Vec<JobStatus> = f
+        .status
+        .map_or_else(|| JobStatus::ALL.to_vec(), |s| vec![s]);
+    let mut jobs = Vec::new();
+    for lane in &lanes {
+        for &status in &statuses {
+            let one = JobFilter {
+                lane: Some(lane.clone()),
+                status: Some(status),
+                account_id: None,
+                limit,
+            };
+            jobs.extend(list_shape(tx, &LIST_JOBS_OF_LANE_AND_STATUS, &one, limit).await?);
+        }
+    }
+    jobs.sort_by(|a, b| (b.created_at, &b.job_id).cmp(&(a.created_at, &a.job_id)));
+    jobs.truncate(usize::try_from(limit).unwrap_or(0));
+    Ok(jobs)
+}
+
+async fn list_shape(
+    tx: &mut Tx,
+    stmt: &'static Stmt,
+    f: &JobFilter,
+    limit: i64,
+) -> Result<Vec<Job>, StoreError> {
     let filter = params! {
         lane: f.lane.clone(),
         status: f.status.map(JobStatus::as_str),
         account_id: f.account_id.clone(),
         limit: limit,
-    };
-    // A statement per shape of filter that has an index to read: one statement with
-    // every filter optional is planned once for all of them on PostgreSQL (after five
-    // calls) and can use no index on SQLite, so it sorted every job of a big database.
-    let stmt: &'static Stmt = match (&f.account_id, &f.lane, f.status) {
-        (Some(_), _, _) => &LIST_JOBS_OF_ACCOUNT,
-        (None, Some(_), Some(_)) => &LIST_JOBS_OF_LANE_AND_STATUS,
-        // A lane alone still sorts the lane's jobs (see BENCHMARKS.md, issue #14).
-        (None, _, _) => &LIST_JOBS,
     };
     let rows = tx.rows(stmt, filter).await?;
     rows.iter().map(|r| Ok(job_from(r)?.job)).collect()

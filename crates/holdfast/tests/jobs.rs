@@ -1124,3 +1124,70 @@ backend_test!(
         assert_clean(e.store()).await;
     }
 );
+
+backend_test!(
+    a_listing_by_lane_or_by_nothing_is_the_newest_first_of_every_status,
+    |b| async move {
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        put_limited(e.store(), "lister", "free", Some(100)).await;
+        top_up(e.store(), "lister", "50.00", "t-lister").await;
+        // Submitted in this order: image, text, image, text, image (newest last).
+        let mut ids = Vec::new();
+        for (i, kind) in ["image", "text", "image", "text", "image"]
+            .iter()
+            .enumerate()
+        {
+            let job = e
+                .submit(&submit_req("lister", kind, &format!("l-{i}")))
+                .await
+                .unwrap()
+                .job;
+            ids.push((job.job_id, job.lane));
+        }
+        // One image job succeeded, one failed: three statuses in the image lane.
+        for end in 0..2 {
+            let lease = e.lease("image", &worker(), 60).await.unwrap().unwrap();
+            let id = job_id(&lease.job.job_id);
+            if end == 0 {
+                e.complete(&id, &lease.lease_token, None).await.unwrap();
+            } else {
+                e.fail(&id, &lease.lease_token, None).await.unwrap();
+            }
+        }
+        let list = |lane: Option<&str>, status: Option<JobStatus>, limit: i64| {
+            let filter = holdfast::JobFilter {
+                lane: lane.map(str::to_owned),
+                status,
+                account_id: None,
+                limit,
+            };
+            let e = e.clone();
+            async move {
+                let jobs = e.list_jobs(&filter).await.unwrap();
+                jobs.into_iter().map(|j| j.job_id).collect::<Vec<_>>()
+            }
+        };
+        let newest_first = |lane: Option<&str>| -> Vec<String> {
+            ids.iter()
+                .rev()
+                .filter(|(_, l)| lane.is_none_or(|x| x == l))
+                .map(|(id, _)| id.clone())
+                .collect()
+        };
+        assert_eq!(
+            list(Some("image"), None, 10).await,
+            newest_first(Some("image"))
+        );
+        assert_eq!(list(None, None, 10).await, newest_first(None));
+        assert_eq!(list(None, None, 2).await, newest_first(None)[..2].to_vec());
+        let queued = list(None, Some(JobStatus::Queued), 10).await;
+        assert_eq!(
+            queued.len(),
+            3,
+            "two text jobs and the newest image job: {queued:?}"
+        );
+        assert_eq!(queued[0], ids[4].0);
+    }
+);
