@@ -52,6 +52,7 @@ fn pages(loaded: &Loaded) -> Vec<(&'static str, String)> {
             format!("/console/jobs?lane={LANE}&status=queued"),
         ),
         ("jobs, lane", format!("/console/jobs?lane={LANE}")),
+        ("jobs, all lanes", "/console/jobs".to_owned()),
         (
             "job (queued)",
             format!("/console/jobs/{}", loaded.queued_job),
