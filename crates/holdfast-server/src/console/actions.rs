@@ -14,7 +14,6 @@ use axum::response::{IntoResponse, Redirect, Response};
 use holdfast::{AccountId, AccountView, CreditKind, IdempotencyKey, Micros};
 use maud::{Markup, html};
 
-use super::AuditRun;
 use super::pages::failed;
 use super::session::SignedIn;
 use super::view::{self, csrf};
@@ -93,6 +92,21 @@ fn done(s: &AppState, who: &SignedIn, to: &str, message: String) -> Response {
     Redirect::to(to).into_response()
 }
 
+/// Runs `work` as the signed-in key (so the ledger and events record who did it), then
+/// back to `to` with what `said` makes of its result, or the refusal shown.
+async fn run_as<T, E: Into<ApiError>>(
+    s: &AppState,
+    who: &SignedIn,
+    to: &str,
+    work: impl Future<Output = Result<T, E>>,
+    said: impl FnOnce(T) -> String,
+) -> Response {
+    match holdfast::actor::acting_as(&who.session.actor, work).await {
+        Ok(value) => done(s, who, to, said(value)),
+        Err(e) => failed(who, e),
+    }
+}
+
 fn account_page(id: &str) -> String {
     format!("/console/accounts/{}", view::url_encode(id))
 }
@@ -161,23 +175,20 @@ pub async fn credit(
         return answer;
     }
     let run = s.engine.credit(&account, amount, kind, &key);
-    match holdfast::actor::acting_as(&who.session.actor, run).await {
-        Ok(r) => {
-            let how = if r.replay {
-                "already applied (the same form sent again)"
-            } else {
-                "applied"
-            };
-            let text = format!(
-                "{word} of {} {how}: entry #{}, balance {}.",
-                fmt::money(amount.0),
-                r.entry.entry_id,
-                fmt::money(r.account.balance)
-            );
-            done(&s, &who, &account_page(&id), text)
-        }
-        Err(e) => failed(&who, e),
-    }
+    run_as(&s, &who, &account_page(&id), run, |r| {
+        let how = if r.replay {
+            "already applied (the same form sent again)"
+        } else {
+            "applied"
+        };
+        format!(
+            "{word} of {} {how}: entry #{}, balance {}.",
+            fmt::money(amount.0),
+            r.entry.entry_id,
+            fmt::money(r.account.balance)
+        )
+    })
+    .await
 }
 
 pub async fn block(
@@ -206,22 +217,15 @@ pub async fn block(
         return answer;
     }
     let run = s.engine.set_blocked_because(&account, blocked, reason);
-    match holdfast::actor::acting_as(&who.session.actor, run).await {
-        Ok(a) => {
-            let now = if a.blocked_at.is_some() {
-                "blocked"
-            } else {
-                "not blocked"
-            };
-            done(
-                &s,
-                &who,
-                &account_page(&id),
-                format!("Account {id} is {now}."),
-            )
-        }
-        Err(e) => failed(&who, e),
-    }
+    run_as(&s, &who, &account_page(&id), run, |a| {
+        let now = if a.blocked_at.is_some() {
+            "blocked"
+        } else {
+            "not blocked"
+        };
+        format!("Account {id} is {now}.")
+    })
+    .await
 }
 
 /// The buttons that run a pass now.
@@ -236,15 +240,6 @@ pub fn pass_buttons(who: &SignedIn) -> Markup {
             }
         }
     }
-}
-
-/// Runs the audit and remembers its result for the overview.
-pub async fn audit_now(s: &AppState) -> Result<usize, ApiError> {
-    let result = s.engine.audit().await;
-    let at = s.engine.now().await.unwrap_or_default();
-    let violations = result.as_ref().map(Vec::len).map_err(|e| e.to_string());
-    s.console.note_audit(AuditRun { at, violations });
-    Ok(result?.len())
 }
 
 pub async fn run_pass(
@@ -282,16 +277,18 @@ pub async fn run_pass(
                     )
                 })
                 .map_err(ApiError::from),
-            _ => audit_now(&s).await.map(|n| match n {
-                0 => "Audit: clean.".to_owned(),
-                n => format!("Audit: {n} violations."),
-            }),
+            _ => s
+                .console
+                .audit(&s.engine)
+                .await
+                .map_err(ApiError::from)
+                .map(|v| match v.len() {
+                    0 => "Audit: clean.".to_owned(),
+                    n => format!("Audit: {n} violations."),
+                }),
         }
     };
-    match holdfast::actor::acting_as(&who.session.actor, work).await {
-        Ok(text) => done(&s, &who, "/console", text),
-        Err(e) => failed(&who, e),
-    }
+    run_as(&s, &who, "/console", work, |text| text).await
 }
 
 /// The redeliver button of a dead delivery.
@@ -324,21 +321,12 @@ pub async fn redeliver(
         return answer;
     }
     let run = s.engine.redeliver(event_id, &endpoint);
-    match holdfast::actor::acting_as(&who.session.actor, run).await {
-        Ok(true) => done(
-            &s,
-            &who,
-            "/console/webhooks",
-            format!("Event {event_id} is queued for {endpoint} again."),
-        ),
-        Ok(false) => done(
-            &s,
-            &who,
-            "/console/webhooks",
-            format!(
-                "Event {event_id} has no ended delivery to {endpoint} (already queued again?)."
-            ),
-        ),
-        Err(e) => failed(&who, e),
-    }
+    run_as(&s, &who, "/console/webhooks", run, |queued| {
+        if queued {
+            format!("Event {event_id} is queued for {endpoint} again.")
+        } else {
+            format!("Event {event_id} has no ended delivery to {endpoint} (already queued again?).")
+        }
+    })
+    .await
 }

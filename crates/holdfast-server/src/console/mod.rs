@@ -45,8 +45,21 @@ pub struct AuditRun {
 }
 
 impl Console {
-    pub fn note_audit(&self, run: AuditRun) {
+    fn note_audit(&self, run: AuditRun) {
         *self.last_audit.lock().expect("last audit") = Some(run);
+    }
+
+    /// Runs the audit on `engine` and remembers when and what it found, for the
+    /// overview (the API's `GET /v1/admin/audit` and the console's button both run it so).
+    pub async fn audit(
+        &self,
+        engine: &holdfast::Engine,
+    ) -> Result<Vec<holdfast::Violation>, holdfast::StoreError> {
+        let result = engine.audit().await;
+        let at = engine.now().await.unwrap_or_default();
+        let violations = result.as_ref().map(Vec::len).map_err(|e| e.to_string());
+        self.note_audit(AuditRun { at, violations });
+        result
     }
 
     pub fn last_audit(&self) -> Option<AuditRun> {

@@ -79,13 +79,7 @@ pub async fn reactivate(
     ),
     security(("bearer" = [])))]
 pub async fn audit(_: Auth<AdminRead>, State(s): State<AppState>) -> ApiResult<Json<AuditBody>> {
-    let violations = s.engine.audit().await;
-    let at = s.engine.now().await.unwrap_or_default();
-    s.console.note_audit(crate::console::AuditRun {
-        at,
-        violations: violations.as_ref().map(Vec::len).map_err(|e| e.to_string()),
-    });
-    let violations = violations?;
+    let violations = s.console.audit(&s.engine).await?;
     Ok(Json(AuditBody {
         ok: violations.is_empty(),
         violations: violations.into_iter().map(Into::into).collect(),
