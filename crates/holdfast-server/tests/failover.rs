@@ -24,10 +24,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::Router;
-use axum::http::StatusCode;
-use axum::routing::post;
 use holdfast::testing::{card_file, card_text_with};
+use http_support::faults::{
+    Answers, Client, as_postgres, connect_within, free_port, job_receiver, postgres_bindir,
+    postgres_temp_dir, postmaster, signal, wait_delivered,
+};
 use http_support::{Serving, listen_address};
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -61,56 +62,12 @@ fn installed() -> Option<(PathBuf, PathBuf)> {
         .chain([PathBuf::from("/usr/bin")])
         .map(|d| d.join("pg_autoctl"))
         .find(|p| p.is_file())?;
-    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-        .ok()?
-        .filter_map(|e| {
-            let e = e.ok()?;
-            let version = e.file_name().to_str()?.parse().ok()?;
-            let bin = e.path().join("bin");
-            bin.join("pg_ctl").is_file().then_some((version, bin))
-        })
-        .collect();
-    versions.sort();
-    Some((pg_autoctl, versions.pop()?.1))
-}
-
-/// `kill -SIGNAL -- TARGET` (a pid, or `-pgid` for a process group).
-fn signal(signal: &str, target: &str) {
-    let _ = Command::new("kill")
-        .args([&format!("-{signal}"), "--", target])
-        .stderr(Stdio::null())
-        .status();
-}
-
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
-
-fn is_root() -> bool {
-    let out = Command::new("id").arg("-u").output().expect("id -u");
-    String::from_utf8_lossy(&out.stdout).trim() == "0"
+    Some((pg_autoctl, postgres_bindir()?))
 }
 
 impl Cluster {
     fn new(pg_autoctl: PathBuf, pg_bindir: PathBuf) -> Cluster {
-        // In memory where there is a tmpfs: the clusters fsync a lot, and deleting them from
-        // a busy disk takes seconds. A process killed loses nothing either way.
-        let shm = Path::new("/dev/shm");
-        let dir = match shm.is_dir() {
-            true => tempfile::tempdir_in(shm).or_else(|_| tempfile::tempdir()),
-            false => tempfile::tempdir(),
-        }
-        .expect("temp dir");
-        let as_postgres = is_root();
-        if as_postgres {
-            let owned = Command::new("chown")
-                .args(["postgres:postgres"])
-                .arg(dir.path())
-                .status()
-                .unwrap();
-            assert!(owned.success(), "chown the temp dir to postgres");
-        }
+        let (dir, as_postgres) = postgres_temp_dir();
         Cluster {
             dir,
             pg_autoctl,
@@ -129,19 +86,7 @@ impl Cluster {
     /// `pg_autoctl ARGS` as the user PostgreSQL runs as, its configuration under the
     /// temporary directory.
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = if self.as_postgres {
-            let mut c = Command::new("setpriv");
-            c.args([
-                "--reuid=postgres",
-                "--regid=postgres",
-                "--init-groups",
-                "--",
-            ]);
-            c.arg(&self.pg_autoctl);
-            c
-        } else {
-            Command::new(&self.pg_autoctl)
-        };
+        let mut command = as_postgres(&self.pg_autoctl, self.as_postgres);
         let path = std::env::var_os("PATH").unwrap_or_default();
         let path = std::env::join_paths(
             [self.pg_bindir.clone()]
@@ -404,38 +349,6 @@ impl Drop for Cluster {
     }
 }
 
-/// The pid of the postmaster of `pgdata`, if its pid file names a live postgres process
-/// (a stale file's pid may belong to another process by now).
-fn postmaster(pgdata: &str) -> Option<String> {
-    let pid_file = Path::new(pgdata).join("postmaster.pid");
-    let text = std::fs::read_to_string(pid_file).ok()?;
-    let pid = text.lines().next()?.trim().to_owned();
-    pid.parse::<u32>().ok()?;
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-    String::from_utf8_lossy(&cmdline)
-        .contains("postgres")
-        .then_some(pid)
-}
-
-/// A connection to `url`, retried until it succeeds and answers (bounded).
-async fn connect_within(url: &str, within: Duration) -> PgConnection {
-    let deadline = Instant::now() + within;
-    loop {
-        let why = match PgConnection::connect(url).await {
-            Ok(mut c) => match sqlx::query("SELECT 1").execute(&mut c).await {
-                Ok(_) => return c,
-                Err(e) => e,
-            },
-            Err(e) => e,
-        };
-        assert!(
-            Instant::now() < deadline,
-            "{url} not answering within {within:?}: {why}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 /// The primary replicates synchronously: `synchronous_commit` on, a standby named in
 /// `synchronous_standby_names`, and that standby streaming as `sync` or `quorum`.
 async fn assert_synchronous(primary: &str) {
@@ -468,96 +381,6 @@ async fn assert_synchronous(primary: &str) {
 }
 
 // ---------------------------------------------------------------- the clients
-
-/// Every answer the clients got: when, how long it took, and its status (0: no answer).
-#[derive(Default)]
-struct Answers {
-    seen: Mutex<Vec<(Instant, Duration, u16)>>,
-}
-
-impl Answers {
-    fn record(&self, at: Instant, took: Duration, status: u16) {
-        self.seen.lock().unwrap().push((at, took, status));
-    }
-
-    fn successes_since(&self, since: Instant) -> usize {
-        let seen = self.seen.lock().unwrap();
-        seen.iter()
-            .filter(|(at, _, s)| *at >= since && (200..300).contains(s))
-            .count()
-    }
-
-    /// The time without a primary as the clients saw it: from the first failed answer
-    /// after `since` to the first success of a request sent after that failure (a request
-    /// sent before it may still have committed on the old primary); and how many answers
-    /// failed.
-    fn outage_after(&self, since: Instant) -> (Duration, usize) {
-        let seen = self.seen.lock().unwrap().clone();
-        let ok = |status: u16| (200..300).contains(&status);
-        let failures: Vec<Instant> = seen
-            .iter()
-            .filter(|(at, took, status)| *at + *took >= since && !ok(*status))
-            .map(|(at, took, _)| *at + *took)
-            .collect();
-        let Some(&first_failure) = failures.iter().min() else {
-            return (Duration::ZERO, 0);
-        };
-        let recovered = seen
-            .iter()
-            .filter(|(at, _, status)| *at >= first_failure && ok(*status))
-            .map(|(at, took, _)| *at + *took)
-            .min()
-            .expect("a success after the failover");
-        (recovered - first_failure, failures.len())
-    }
-}
-
-/// A client of `serve` that retries an unanswered or 503 request under the same body
-/// (so the same idempotency key) until it gets another answer.
-#[derive(Clone)]
-struct Client {
-    http: reqwest::Client,
-    base: String,
-    answers: Arc<Answers>,
-}
-
-impl Client {
-    async fn call(&self, method: Method, path: &str, body: Value) -> (u16, Value) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let at = Instant::now();
-            let mut request = self
-                .http
-                .request(method.clone(), format!("{}{path}", self.base))
-                .bearer_auth(ADMIN);
-            if !body.is_null() {
-                request = request.json(&body);
-            }
-            let sent = request.send().await;
-            let answer = match sent {
-                Ok(res) => Some((res.status().as_u16(), res.json::<Value>().await)),
-                Err(_) => None,
-            };
-            let status = answer.as_ref().map_or(0, |(s, _)| *s);
-            self.answers.record(at, at.elapsed(), status);
-            match answer {
-                Some((status, body)) if status != 503 && status != 0 => {
-                    return (status, body.unwrap_or(Value::Null));
-                }
-                _ => {}
-            }
-            assert!(Instant::now() < deadline, "{path}: no answer for 60 s");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// As [`Client::call`], the answer required to be one of `ok`.
-    async fn expect(&self, method: Method, path: &str, body: Value, ok: &[u16]) -> Value {
-        let (status, answer) = self.call(method, path, body).await;
-        assert!(ok.contains(&status), "{path}: {status} {answer:#}");
-        answer
-    }
-}
 
 /// What the clients were told had happened.
 #[derive(Default)]
@@ -622,28 +445,6 @@ async fn jobs(
         assert_eq!(done["status"], "succeeded", "{done:#}");
         acked.completed.lock().unwrap().insert(job);
     }
-}
-
-/// Receives webhook deliveries; records the job of each `job.succeeded`.
-async fn receiver() -> (String, Arc<Mutex<BTreeSet<String>>>) {
-    let seen: Arc<Mutex<BTreeSet<String>>> = Arc::default();
-    let record = seen.clone();
-    let app = Router::new().route(
-        "/hook",
-        post(move |body: axum::Json<Value>| {
-            let record = record.clone();
-            async move {
-                if let Some(job) = body["job_id"].as_str() {
-                    record.lock().unwrap().insert(job.to_owned());
-                }
-                StatusCode::OK
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (url, seen)
 }
 
 /// `serve` on the cluster, killed on drop if still running.
@@ -817,22 +618,7 @@ async fn assert_books(primary: &str, acked: &Acknowledged) {
 /// has run out, and the account's later deliveries wait behind it, in order).
 async fn assert_webhooks(acked: &Acknowledged, seen: &Mutex<BTreeSet<String>>) -> Duration {
     let completed = acked.completed.lock().unwrap().clone();
-    let started = Instant::now();
-    let deadline = started + Duration::from_secs(45);
-    loop {
-        let missing: Vec<String> = completed
-            .difference(&seen.lock().unwrap())
-            .cloned()
-            .collect();
-        if missing.is_empty() {
-            return started.elapsed();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "webhooks never came for {missing:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_delivered(&completed, seen, Duration::from_secs(45)).await
 }
 
 /// The clients' tasks, running until [`Load::finish`].
@@ -905,19 +691,11 @@ async fn serve_follows_a_failover_without_losing_or_doubling_a_charge() {
         return;
     };
     let set_up = started.elapsed();
-    let (hook, delivered) = receiver().await;
+    let (hook, delivered) = job_receiver().await;
     let card = card(&hook);
     let (mut server, base) = start_serve(&cluster.serve_url(), card.path());
-    let http = reqwest::Client::builder()
-        .timeout(Duration::from_secs(20))
-        .build()
-        .unwrap();
-    let answers = Arc::new(Answers::default());
-    let client = Client {
-        http,
-        base,
-        answers: answers.clone(),
-    };
+    let client = Client::new(&base, ADMIN, Duration::from_secs(20));
+    let answers = client.answers.clone();
     let acked = Arc::new(Acknowledged::default());
     let accounts = accounts(&client).await;
 

@@ -99,6 +99,11 @@ pub struct ServeArgs {
     #[arg(long, env = "HOLDFAST_WEBHOOK_MAX_ATTEMPTS", default_value_t = 12,
           value_parser = clap::value_parser!(u32).range(1..=100))]
     pub webhook_max_attempts: u32,
+    /// The longest one webhook POST may take, connect included, in seconds. A delivery
+    /// whose sender died mid-attempt is attempted again after twice this plus 5 s.
+    #[arg(long, env = "HOLDFAST_WEBHOOK_TIMEOUT_SECONDS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=300))]
+    pub webhook_timeout_seconds: u64,
     /// Do not serve the operator console at `/console`.
     #[arg(long, env = "HOLDFAST_NO_CONSOLE")]
     pub no_console: bool,
@@ -123,6 +128,8 @@ pub struct ServerOptions {
     pub console: bool,
     /// Failed attempts after which a webhook delivery is dead.
     pub webhook_max_attempts: u32,
+    /// The longest one webhook POST may take.
+    pub webhook_timeout: Duration,
 }
 
 impl Default for ServerOptions {
@@ -135,6 +142,7 @@ impl Default for ServerOptions {
             connection_limits: listen::ConnectionLimits::default(),
             console: true,
             webhook_max_attempts: holdfast::webhooks::WebhookOptions::default().max_attempts,
+            webhook_timeout: holdfast::webhooks::WebhookOptions::default().timeout,
         }
     }
 }
@@ -300,6 +308,7 @@ pub async fn start(
             .context("opening the webhook endpoints' feed cursors")?;
         let webhooks = holdfast::webhooks::WebhookOptions {
             max_attempts: opts.webhook_max_attempts,
+            timeout: opts.webhook_timeout,
             ..Default::default()
         };
         holdfast::schedules::spawn_with(&engine, rx.clone(), webhooks)
@@ -409,6 +418,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         },
         console: !args.no_console,
         webhook_max_attempts: args.webhook_max_attempts,
+        webhook_timeout: Duration::from_secs(args.webhook_timeout_seconds),
         ..ServerOptions::default()
     };
     let stop = shutdown_signal()?;

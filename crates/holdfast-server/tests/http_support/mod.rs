@@ -2,6 +2,8 @@
 //! each backend, a reqwest client, and one key of each role.
 #![allow(dead_code)]
 
+pub mod faults;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
