@@ -583,7 +583,7 @@ fn report(
         "{label}: {} faults; acknowledged {} debits, {} top-ups, {} completions; retried \
          under the same key {} debits/top-ups; {} leases left behind, expired by the \
          sweeper {swept:.1?} after the load; back after each fault: {}; webhooks caught \
-         up {webhooks:.1?} after; slowest answer {:.1?}",
+         up {webhooks:.1?} after; 503s {:?}; slowest answer {:.1?}",
         outages.len(),
         len(&acked.debits),
         len(&acked.top_ups),
@@ -591,6 +591,7 @@ fn report(
         len(&acked.retried),
         len(&acked.abandoned),
         outages.join(", "),
+        answers.unavailable.lock().unwrap(),
         answers.slowest(),
     );
 }

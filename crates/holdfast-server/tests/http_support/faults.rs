@@ -22,11 +22,23 @@ use sqlx::{AssertSqlSafe, Connection, PgConnection, SqliteConnection};
 #[derive(Default)]
 pub struct Answers {
     pub seen: Mutex<Vec<(Instant, Duration, u16)>>,
+    /// The error code of each 503 answer, counted.
+    pub unavailable: Mutex<BTreeMap<String, usize>>,
 }
 
 impl Answers {
     fn record(&self, at: Instant, took: Duration, status: u16) {
         self.seen.lock().unwrap().push((at, took, status));
+    }
+
+    fn unavailable(&self, body: &Value) {
+        let code = body["error"]["code"].as_str().unwrap_or("(no code)");
+        *self
+            .unavailable
+            .lock()
+            .unwrap()
+            .entry(code.to_owned())
+            .or_default() += 1;
     }
 
     pub fn successes_since(&self, since: Instant) -> usize {
@@ -131,15 +143,17 @@ impl Client {
             };
             let status = answer.as_ref().map_or(0, |(s, _)| *s);
             self.answers.record(at, at.elapsed(), status);
-            if let Some((status, body)) = answer
-                && status != 503
-            {
-                let body = body.unwrap_or(Value::Null);
-                return Answer {
-                    status,
-                    body,
-                    attempts,
-                };
+            match answer {
+                Some((503, body)) => self.answers.unavailable(&body.unwrap_or_default()),
+                Some((status, body)) => {
+                    let body = body.unwrap_or(Value::Null);
+                    return Answer {
+                        status,
+                        body,
+                        attempts,
+                    };
+                }
+                None => {}
             }
             assert!(Instant::now() < deadline, "{path}: no answer for 60 s");
             tokio::time::sleep(Duration::from_millis(100)).await;
