@@ -2,33 +2,34 @@
 //!
 //! 1. `holdfast serve` SIGKILLed at random moments under mixed load and restarted on the
 //!    same database (every second time after 2.5 s, longer than a lease), on SQLite and
-//!    PostgreSQL. Clients debit and top up (each under its
-//!    own idempotency key), run job lifecycles (submit → lease with a 2 s lease →
-//!    heartbeat → complete with capture; every fourth worker walks away from its lease,
-//!    so leases are in flight at each kill), and a webhook receiver takes `job.succeeded`;
-//!    the sweeper runs every 0.3 s. Every unanswered or 503 request is retried under the
-//!    same key until answered.
+//!    PostgreSQL. Clients debit and top up (each under its own idempotency key), run job
+//!    lifecycles (submit → lease with a 2 s lease → heartbeat → complete with capture;
+//!    every fourth worker walks away from its lease, so leases are in flight at each
+//!    kill), and a webhook receiver takes `job.succeeded`; the sweeper runs every 0.3 s.
+//!    Every unanswered or 503 request is retried under the same key until answered.
 //! 2. `holdfast ingest` of a large file (batches of 1,000 debits, one SQLite transaction
-//!    each) SIGKILLed at random moments: the file passes `PRAGMA integrity_check`, each
-//!    batch is applied whole or not at all, and running the same file again ends with
-//!    exactly the expected totals. SQLite only: a client killed mid-transaction on
-//!    PostgreSQL is a dropped connection, whose transaction the server rolls back (the
-//!    PostgreSQL half of (1) kills `serve` in its transactions already).
+//!    each) SIGKILLed at random moments while it holds SQLite's write lock: the file
+//!    passes `PRAGMA integrity_check`, each batch is applied whole or not at all, and
+//!    running the same file again ends with exactly the expected totals. SQLite only: a
+//!    client killed mid-transaction on PostgreSQL is a dropped connection, whose
+//!    transaction the server rolls back (the PostgreSQL half of (1) kills `serve` in its
+//!    transactions already).
 //! 3. A private PostgreSQL cluster (initdb under a temporary directory, a free loopback
 //!    port) stopped with `pg_ctl stop -m immediate` (no checkpoint: crash recovery at the
-//!    next start) and started again (every second time after 2.5 s) under the same load; `serve` answers 503 meanwhile,
-//!    never a 500, and reconnects by itself. PostgreSQL only: SQLite has no server.
+//!    next start) and started again (every second time after 2.5 s) under the same load;
+//!    `serve` answers 503 `database_unavailable` meanwhile, never a 500, and reconnects
+//!    by itself. PostgreSQL only: SQLite has no server.
 //!
 //! After (1) and (3): every acknowledged debit and top-up is in the ledger exactly once
 //! (those whose answer was lost and retried too), no job is captured or ended twice,
-//! every job is finished or legitimately queued, the jobs the killed run had leased are
-//! expired by the sweeper, each account's `held` is the sum of its open jobs' holds, every
-//! completed job's `job.succeeded` reached the receiver, and `GET /v1/admin/audit` is
-//! clean.
+//! every job is finished or legitimately queued, the jobs whose workers walked away or
+//! whose leases ran out during a fault are expired by the sweeper, each account's `held`
+//! is the sum of its open jobs' holds, every completed job's `job.succeeded` reached the
+//! receiver, and `GET /v1/admin/audit` is clean.
 //!
 //! Short mode (CI): 2 faults per test. Long mode for a release check:
-//! `HOLDFAST_CRASH_ROUNDS=20 cargo test -p holdfast-server --test crash -- --nocapture`.
-//! (3) needs PostgreSQL's server binaries (Debian: `postgresql-15`) under
+//! `HOLDFAST_CRASH_ROUNDS=10 cargo test -p holdfast-server --test crash -- --nocapture`.
+//! (3) needs PostgreSQL's server binaries (Debian: `postgresql`) under
 //! /usr/lib/postgresql: skipped loudly without them, failed under `CI=true`.
 
 mod http_support;
