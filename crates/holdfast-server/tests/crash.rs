@@ -19,6 +19,11 @@
 //!    next start) and started again (every second time after 2.5 s) under the same load;
 //!    `serve` answers 503 `database_unavailable` meanwhile, never a 500, and reconnects
 //!    by itself. PostgreSQL only: SQLite has no server.
+//! 4. `serve` on SQLite SIGKILLed while it holds the write lock with a `POST /v1/debits`
+//!    of 1,000 debits in flight, and restarted: the database passes `PRAGMA
+//!    integrity_check`, none or all of the batch is applied, and the client's retry (the
+//!    same call, the same keys) answers what was applied as replays and applies the rest,
+//!    each debit once. SQLite only, as (2).
 //!
 //! After (1) and (3): every acknowledged debit and top-up is in the ledger exactly once
 //! (those whose answer was lost and retried too), no job is captured or ended twice,
@@ -727,11 +732,12 @@ fn holds_write_lock(pid: u32, shm: &Path) -> bool {
 }
 
 /// Stops `child` (SIGSTOP) at moments until it is caught holding the write lock, then
-/// SIGKILLs it there: whether it was caught mid-transaction (else it ended first).
+/// SIGKILLs it there: whether it was caught mid-transaction (else it ended first, or
+/// 20 s went by).
 fn kill_mid_transaction(child: &mut std::process::Child, shm: &Path) -> bool {
     let pid = child.id();
-    let mut caught = false;
-    while child.try_wait().unwrap().is_none() {
+    let (mut caught, began) = (false, Instant::now());
+    while child.try_wait().unwrap().is_none() && began.elapsed() < Duration::from_secs(20) {
         signal("STOP", &pid.to_string());
         if holds_write_lock(pid, shm) {
             caught = true;
@@ -743,6 +749,11 @@ fn kill_mid_transaction(child: &mut std::process::Child, shm: &Path) -> bool {
     let _ = child.kill();
     child.wait().unwrap();
     caught
+}
+
+/// The `-shm` file of a SQLite database.
+fn shm_of(url: &str) -> PathBuf {
+    PathBuf::from(format!("{}-shm", url.trim_start_matches("sqlite://")))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -757,7 +768,7 @@ async fn sqlite_ingest_killed_mid_transaction_applies_whole_batches() {
     let dir = tempfile::tempdir().unwrap();
     let lines = ingest_lines();
     let file = ingest_file(dir.path(), lines);
-    let shm = PathBuf::from(format!("{}-shm", db.url.trim_start_matches("sqlite://")));
+    let shm = shm_of(&db.url);
     let (mut at_kills, mut applied) = (vec![], 0);
     for _ in 0..rounds() {
         let mut child = ingest(&db.url, &file).spawn().unwrap();
@@ -795,4 +806,98 @@ async fn sqlite_ingest_killed_mid_transaction_applies_whole_batches() {
     integrity_check(&db.url).await;
     assert_clean(&db.store(RateCard::builtin()).await).await;
     eprintln!("crash: ingest of {lines} lines SIGKILLed; lines applied at each kill: {at_kills:?}");
+}
+
+/// A `POST /v1/debits` of 1,000 debits, round `round`'s keys, over the ingest accounts.
+fn debit_batch(round: usize) -> Value {
+    let items: Vec<Value> = (0..INGEST_BATCH)
+        .map(|n| {
+            let key = format!("batch-{round}-{n}");
+            json!({"account_id": format!("ingest{}", n % INGEST_ACCOUNTS), "amount": "0.01",
+                   "idempotency_key": key, "job_ref": key})
+        })
+        .collect();
+    json!({ "debits": items })
+}
+
+/// How many of round `round`'s debits the ledger holds.
+async fn batch_applied(url: &str, round: usize) -> i64 {
+    let sql = format!(
+        "SELECT 'applied', count(*) FROM ledger WHERE kind = 'debit' AND ref LIKE 'batch-{round}-%'"
+    );
+    counts(url, &sql).await["applied"]
+}
+
+/// `serve` SIGKILLed while it holds the write lock with a 1,000-debit `POST /v1/debits`
+/// in flight; restarted; the client's retry of the same call (same keys) answers each
+/// debit applied before the kill as a replay (200) and applies the others (201).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_serve_killed_mid_batch_applies_each_debit_once() {
+    let db = TestDb::empty(Backend::Sqlite).await.unwrap();
+    let (hook, _) = job_receiver().await;
+    let card = card(&hook);
+    let (mut serving, base) = start_serve(&db.url, card.path());
+    let client = Client::new(&base, ADMIN, Duration::from_secs(30));
+    for i in 0..INGEST_ACCOUNTS {
+        let path = format!("/v1/accounts/ingest{i}");
+        client
+            .expect(Method::PUT, &path, json!({"plan": "free"}), &[201])
+            .await;
+        let seed = json!({"amount": "1000.00", "idempotency_key": "seed"});
+        let path = format!("/v1/accounts/ingest{i}/top-ups");
+        client.expect(Method::POST, &path, seed, &[201]).await;
+    }
+    let mut at_kills = vec![];
+    for round in 0..rounds() {
+        let (c, body) = (client.clone(), debit_batch(round));
+        let call = tokio::spawn(async move { c.send(Method::POST, "/v1/debits", &body).await });
+        tokio::time::sleep(Duration::from_millis(rand::random_range(0..120))).await;
+        let caught = kill_mid_transaction(serving.child(), &shm_of(&db.url));
+        assert!(caught, "serve was never caught holding the write lock");
+        integrity_check(&db.url).await;
+        let applied = batch_applied(&db.url, round).await;
+        assert!(
+            [0, INGEST_BATCH as i64].contains(&applied),
+            "a batch applied in part: {applied}"
+        );
+        (serving, _) = restart(&db.url, card.path(), &client);
+        let answer = call.await.unwrap();
+        assert_eq!(answer.status, 200, "{:#}", answer.body);
+        let statuses = http_support::statuses(&answer.body);
+        let replays = statuses.iter().filter(|s| **s == 200).count() as i64;
+        assert!(
+            statuses.iter().all(|s| [200, 201].contains(s)),
+            "{statuses:?}"
+        );
+        assert_eq!(
+            replays, applied,
+            "the debits applied before the kill replay"
+        );
+        assert_eq!(batch_applied(&db.url, round).await, INGEST_BATCH as i64);
+        at_kills.push(format!(
+            "{applied} (answered after {} attempts)",
+            answer.attempts
+        ));
+    }
+    let refs = counts(
+        &db.url,
+        "SELECT ref, count(*) FROM ledger WHERE kind = 'debit' GROUP BY ref",
+    )
+    .await;
+    assert_eq!(refs.len(), rounds() * INGEST_BATCH);
+    assert!(refs.values().all(|&n| n == 1), "a debit applied twice");
+    let audit = client
+        .expect(Method::GET, "/v1/admin/audit", Value::Null, &[200])
+        .await;
+    assert_eq!(audit["ok"], json!(true), "audit: {audit:#}");
+    let _ = serving.terminate();
+    eprintln!(
+        "crash: serve SIGKILLed mid-batch; debits of the batch applied at each kill: {at_kills:?}"
+    );
+}
+
+/// A new `serve` on `url`, the client's base moved to it.
+fn restart(url: &str, card: &Path, client: &Client) -> (Serving, ()) {
+    let (serving, base) = start_serve(url, card);
+    (serving, client.set_base(&base))
 }

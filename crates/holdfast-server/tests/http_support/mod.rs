@@ -322,6 +322,11 @@ impl Serving {
         panic!("no line with {needle:?} in {seen:#?}");
     }
 
+    /// The process, for a test that signals it itself.
+    pub fn child(&mut self) -> &mut std::process::Child {
+        &mut self.child
+    }
+
     /// SIGKILL: the process dies where it stands, nothing flushed or finished.
     pub fn kill(mut self) {
         self.child.kill().unwrap();
