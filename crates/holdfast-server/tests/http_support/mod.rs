@@ -348,6 +348,17 @@ impl Serving {
     }
 }
 
+/// A `serve` still running when its test ends (a failed assertion) is killed, not left
+/// behind; after [`Serving::kill`] or [`Serving::terminate`] there is nothing to do.
+impl Drop for Serving {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 pub fn listen_address(lines: &[String]) -> String {
     let line = lines.last().unwrap();
     let at = line.find("listening on ").unwrap() + "listening on ".len();
