@@ -4,9 +4,12 @@
 //! with `Retry-After` and a message saying the disk is full — never a 500, never a panic —
 //! while reads still answer; `PRAGMA integrity_check` is ok and the audit clean. Then the
 //! tmpfs is given more space (`mount -o remount,size=…`) and, without a restart, each
-//! client retries its refused request under the same key: it applies (201, not a replay),
-//! the clients go on past a WAL checkpoint, and at the end every acknowledged write is in
-//! the database exactly once, no job is charged or ended twice and the audit is clean.
+//! client's refused request, retried under the same key, applies (201, not a replay).
+//! The disk fills twice: first while the WAL grows (the schema and the first writes are
+//! all in it), then, after a checkpoint has moved them to the main file and the WAL is
+//! being reused from its start, with little room left, where the next checkpoint cannot
+//! grow the main file and the WAL must grow again. At the end every acknowledged write is
+//! in the database exactly once, no job is charged or ended twice and the audit is clean.
 //!
 //! SQLite only: PostgreSQL's full disk would need a cluster of its own on a small
 //! filesystem, and PostgreSQL stops (PANIC) when it cannot write its WAL, which is the
@@ -20,7 +23,7 @@ mod http_support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -38,9 +41,12 @@ const SMALL_KIB: u64 = 2048;
 /// The tmpfs once space is given back.
 const LARGE_KIB: u64 = 65536;
 const CLIENTS: usize = 4;
-/// Rounds each client makes after space is back: enough writes (about 36 KiB of WAL
-/// each) to pass SQLite's automatic checkpoint (1000 pages).
-const ROUNDS_AFTER: usize = 12;
+/// Writes acknowledged after space is back before the disk is made to fill again:
+/// enough (about 36 KiB of WAL each) to pass SQLite's automatic checkpoint (1000 pages).
+const WRITES_BETWEEN: usize = 150;
+/// The second fill leaves this much room: the WAL, reused from its start after the
+/// checkpoint, takes the writes until the next checkpoint cannot grow the main file.
+const MARGIN_KIB: u64 = 64;
 /// `serve --request-timeout-seconds`.
 const REQUEST_LIMIT: Duration = Duration::from_secs(5);
 
@@ -154,8 +160,10 @@ struct Client {
     base: String,
     answers: Arc<Answers>,
     books: Arc<Books>,
-    /// `true` once space is given back.
-    space: watch::Receiver<bool>,
+    /// How many times space was given back.
+    space: watch::Receiver<usize>,
+    /// Set when the clients should end their rounds.
+    stop: Arc<AtomicBool>,
 }
 
 impl Client {
@@ -196,11 +204,12 @@ impl Client {
         if full {
             self.books.waiting.fetch_add(1, Ordering::SeqCst);
             let mut space = self.space.clone();
+            let given = *space.borrow();
             while full {
                 self.books.refused.fetch_add(1, Ordering::Relaxed);
                 let wait = Duration::from_millis(100);
-                let _ = tokio::time::timeout(wait, space.wait_for(|back| *back)).await;
-                let back = *space.borrow();
+                let _ = tokio::time::timeout(wait, space.wait_for(|g| *g > given)).await;
+                let back = *space.borrow() > given;
                 (status, answer, full) = self.send(&method, path, &body).await;
                 assert!(!(full && back), "{path}: still full after space came back");
             }
@@ -209,20 +218,14 @@ impl Client {
         assert!(ok.contains(&status), "{path}: {status} {answer:#}");
         std::mem::take(&mut answer)
     }
-
-    fn is_full(&self) -> bool {
-        !*self.space.borrow()
-    }
 }
 
-/// One client's rounds on `account`: top-up, debit, submit, lease, complete; until the
-/// disk is full and then for [`ROUNDS_AFTER`] rounds after space is back.
+/// One client's rounds on `account`: top-up, debit, submit, lease, complete; until told
+/// to stop (a round whose request is refused for the full disk waits for space in it).
 async fn client_rounds(client: Client, account: String) {
-    let mut after = 0;
     let mut n = 0;
-    while after < ROUNDS_AFTER {
+    while !client.stop.load(Ordering::Relaxed) {
         n += 1;
-        assert!(n < 500, "{account}: 500 rounds and the disk never filled");
         let key = format!("df-{account}-top-up-{n}");
         let top_up = json!({"amount": "1.00", "idempotency_key": key});
         let path = format!("/v1/accounts/{account}/top-ups");
@@ -234,9 +237,6 @@ async fn client_rounds(client: Client, account: String) {
         client.call(Method::POST, &path, debit, &[201]).await;
         client.books.acked.lock().unwrap().insert(key);
         job_round(&client, &account, n).await;
-        if !client.is_full() {
-            after += 1;
-        }
     }
 }
 
@@ -350,6 +350,30 @@ async fn audit(client: &Client) {
     assert_eq!(body["ok"], json!(true), "audit: {body:#}");
 }
 
+/// Waits until the clients have `n` more writes acknowledged (bounded).
+async fn until_acked(books: &Books, n: usize) {
+    let want = books.acked.lock().unwrap().len() + n;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while books.acked.lock().unwrap().len() < want {
+        assert!(Instant::now() < deadline, "fewer than {n} writes in 60 s");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The KiB in use on the filesystem at `dir`.
+fn used_kib(dir: &Path) -> u64 {
+    let out = Command::new("df")
+        .args(["-k", "--output=used"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .nth(1)
+        .and_then(|l| l.trim().parse().ok())
+        .expect("df's used")
+}
+
 /// Waits until every client is waiting for space (bounded).
 async fn until_all_wait(books: &Books) {
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -380,7 +404,26 @@ fn assert_log_clean(serving: Serving) {
 
 // ---------------------------------------------------------------- the test
 
-async fn seeded_client(base: String, space: watch::Receiver<bool>) -> Client {
+/// Once every client waits for space: reads answer, nothing is half-written
+/// (`integrity_check`, the audit), and the clients' retries meet the same 503 for half a
+/// second. What the files looked like.
+async fn while_full(client: &Client, url: &str, db: &Path) -> String {
+    until_all_wait(&client.books).await;
+    let sizes = file_sizes(db);
+    let (status, account, _) = client
+        .send(&Method::GET, "/v1/accounts/acct0", &Value::Null)
+        .await;
+    assert_eq!(status, 200, "{account}");
+    let (status, ..) = client.send(&Method::GET, "/healthz", &Value::Null).await;
+    assert_eq!(status, 200);
+    assert_eq!(integrity(url).await, "ok");
+    audit(client).await;
+    let acked = client.books.acked.lock().unwrap().len();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    format!("after {acked} acknowledged writes ({sizes})")
+}
+
+async fn seeded_client(base: String, space: watch::Receiver<usize>) -> Client {
     let client = Client {
         http: reqwest::Client::builder()
             .timeout(Duration::from_secs(30))
@@ -390,6 +433,7 @@ async fn seeded_client(base: String, space: watch::Receiver<bool>) -> Client {
         answers: Arc::default(),
         books: Arc::default(),
         space,
+        stop: Arc::default(),
     };
     for i in 0..CLIENTS {
         let path = format!("/v1/accounts/acct{i}");
@@ -422,29 +466,24 @@ async fn a_full_disk_is_a_clear_503_and_service_returns_with_space() {
     let mut serving = Served(Some(Serving::spawn(&url, &args, Some(ADMIN))));
     let listening = serving.0.as_ref().unwrap().until("listening on");
     let base = format!("http://{}", listen_address(&listening));
-    let (give_space, space) = watch::channel(false);
+    let (give_space, space) = watch::channel(0);
     let client = seeded_client(base, space).await;
     let tasks: Vec<_> = (0..CLIENTS)
         .map(|i| tokio::spawn(client_rounds(client.clone(), format!("acct{i}"))))
         .collect();
 
-    until_all_wait(&client.books).await;
-    let full_at = file_sizes(&db);
-    // Full: reads answer, nothing is half-written.
-    let (status, account, _) = client
-        .send(&Method::GET, "/v1/accounts/acct0", &Value::Null)
-        .await;
-    assert_eq!(status, 200, "{account}");
-    let (status, ..) = client.send(&Method::GET, "/healthz", &Value::Null).await;
-    assert_eq!(status, 200);
-    assert_eq!(integrity(&url).await, "ok");
-    audit(&client).await;
-    let acked_full = client.books.acked.lock().unwrap().len();
-    // Full for a while longer: each client's retries meet the same 503.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-
+    // First fill: the WAL grows until the tmpfs is full.
+    let first = while_full(&client, &url, &db).await;
     disk.resize(LARGE_KIB);
-    give_space.send(true).unwrap();
+    give_space.send_replace(1);
+    until_acked(&client.books, WRITES_BETWEEN).await;
+    // Second fill, after a checkpoint: little room beyond what is used now.
+    disk.resize(used_kib(disk.dir.path()) + MARGIN_KIB);
+    let second = while_full(&client, &url, &db).await;
+    disk.resize(LARGE_KIB);
+    give_space.send_replace(2);
+    until_acked(&client.books, 40).await;
+    client.stop.store(true, Ordering::Relaxed);
     for task in tasks {
         task.await.unwrap();
     }
@@ -475,11 +514,10 @@ async fn a_full_disk_is_a_clear_503_and_service_returns_with_space() {
     let running_at = file_sizes(&db);
     assert_log_clean(serving.0.take().unwrap());
     eprintln!(
-        "disk full: after {acked_full} acknowledged writes on {SMALL_KIB} KiB ({full_at}); \
+        "disk full: first fill {first}; second fill {second}; \
          {} requests refused for the full disk, all applied on retry; answers {statuses:?}; \
-         slowest {slowest:.1?}; at the end {running_at}, after serve stopped {}; total {:.1?}",
+         slowest {slowest:.1?}; at the end {running_at}; total {:.1?}",
         client.books.refused.load(Ordering::Relaxed),
-        file_sizes(&db),
         started.elapsed()
     );
 }
