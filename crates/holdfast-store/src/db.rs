@@ -204,6 +204,24 @@ fn busy_is_unavailable(e: sqlx::Error) -> StoreError {
     }
 }
 
+/// Whether an idle SQLite connection may serve again: not when sqlx still counts it
+/// inside a transaction. SQLite rolls a whole transaction back by itself on some errors
+/// (a full disk at `COMMIT`); the `ROLLBACK` sqlx then sends fails ("no transaction is
+/// active") and its count stays at 1, so every later `BEGIN` on that connection would
+/// fail ("attempted to call begin_with at non-zero transaction depth") until the process
+/// restarts. Such a connection is closed instead and the pool takes or opens another.
+/// Checked as the pool hands a connection out: by then the rollback a dropped transaction
+/// queued on it has run (the pool pings a connection when it is given back, and the
+/// connection runs its commands in order), and the check is one counter read.
+async fn out_of_transaction(conn: &mut sqlx::SqliteConnection) -> Result<bool, sqlx::Error> {
+    use sqlx::Connection as _;
+    let clean = !conn.is_in_transaction();
+    if !clean {
+        tracing::warn!("a SQLite connection left inside a transaction after an error: closed");
+    }
+    Ok(clean)
+}
+
 /// Pool settings, passed explicitly.
 #[derive(Debug, Clone)]
 pub struct PoolOptions {
@@ -288,6 +306,7 @@ impl Pool {
             let pool = SqlitePoolOptions::new()
                 .max_connections(opts.max_connections)
                 .acquire_timeout(opts.acquire_timeout)
+                .before_acquire(|conn, _meta| Box::pin(out_of_transaction(conn)))
                 .connect_with(connect)
                 .await
                 .map_err(StoreError::from)?;

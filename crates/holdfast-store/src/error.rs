@@ -14,6 +14,10 @@ pub enum StoreError {
     /// The database cannot be reached (connection refused or lost, pool timed out).
     #[error("database unavailable: {0}")]
     Unavailable(String),
+    /// SQLite could not write: its disk is full (SQLITE_FULL). Nothing of the transaction
+    /// was kept; the write may be retried under the same key once space is freed.
+    #[error("the database's disk is full: {0}")]
+    DiskFull(String),
     /// A deadlock, serialization failure or busy database that outlasted the retries.
     #[error("database contention outlasted {0} attempts")]
     Contention(u32),
@@ -44,6 +48,11 @@ impl From<sqlx::Error> for StoreError {
             // down or starting up (57P01-57P03). The client retries under the same key.
             sqlx::Error::Database(db) if db.code().is_some_and(|c| server_unavailable(&c)) => {
                 StoreError::Unavailable(e.to_string())
+            }
+            // SQLITE_FULL (13): the disk (or the file's size limit) is full. SQLite undid
+            // the transaction; the write can be retried once there is space.
+            sqlx::Error::Database(db) if db.code().as_deref() == Some("13") => {
+                StoreError::DiskFull(e.to_string())
             }
             // PostgreSQL refuses a NUL in text (22021): a client's text, not a fault.
             sqlx::Error::Database(db) if db.code().as_deref() == Some("22021") => {

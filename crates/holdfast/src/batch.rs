@@ -220,6 +220,12 @@ async fn run_batch(store: &Store, batch: Vec<Waiting>) {
                 let _ = reply.send(Err(StoreError::Unavailable(cause.clone())));
             }
         }
+        // Nor can it write (a full disk): each debit on its own would fail the same way.
+        Err(StoreError::DiskFull(cause)) => {
+            for reply in replies {
+                let _ = reply.send(Err(StoreError::DiskFull(cause.clone())));
+            }
+        }
         Err(_) => {
             for ((account, req), reply) in items.iter().zip(replies) {
                 let _ = reply.send(store.debit_one(account, req).await);

@@ -15,7 +15,9 @@ pub fn invalid(what: impl std::fmt::Display) -> anyhow::Error {
 pub fn coded(e: StoreError) -> anyhow::Error {
     match e {
         StoreError::Refused(r) => anyhow::anyhow!("{}: {r}", r.code()),
-        StoreError::Unavailable(_) => anyhow::anyhow!("database_unavailable: {e}"),
+        StoreError::Unavailable(_) | StoreError::DiskFull(_) => {
+            anyhow::anyhow!("database_unavailable: {e}")
+        }
         other => anyhow::Error::new(other),
     }
 }

@@ -35,6 +35,7 @@ pub fn failed(who: &SignedIn, e: impl Into<ApiError>) -> Response {
         ApiError::Unavailable(_) => {
             "The database did not answer in time; reload to try again.".into()
         }
+        ApiError::DiskFull(_) => "The database's disk is full; free space, then reload.".into(),
         ApiError::Internal(_) => format!("Something went wrong on our side ({}).", e.code()),
         other => format!("{other} ({})", other.code()),
     };

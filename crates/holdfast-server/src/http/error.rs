@@ -35,6 +35,11 @@ pub enum ApiError {
     /// The database cannot answer (down, pool exhausted, timed out, contention).
     #[error("the database is unavailable; try again")]
     Unavailable(String),
+    /// The database's disk is full (SQLite): nothing was written; reads still answer.
+    #[error(
+        "the database's disk is full: nothing was written; try again with the same idempotency key once space is freed"
+    )]
+    DiskFull(String),
     /// A bug or broken data: logged with its cause, answered without it.
     #[error("internal error")]
     Internal(String),
@@ -72,7 +77,8 @@ pub enum AuthErrors {
     /// `Retry-After` gives the whole seconds to wait.
     #[response(status = 429, headers(("Retry-After" = u64, description = "Whole seconds to wait, at least 1")))]
     RateLimited(ErrorBody),
-    /// `database_unavailable`: the database did not answer in time; `Retry-After: 1`.
+    /// `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+    /// is full; `Retry-After: 1`.
     #[response(status = 503, headers(("Retry-After" = u64, description = "Seconds to wait: 1")))]
     Unavailable(ErrorBody),
 }
@@ -100,7 +106,7 @@ impl ApiError {
             ApiError::Refused(r) => {
                 StatusCode::from_u16(r.http_status()).unwrap_or(StatusCode::UNPROCESSABLE_ENTITY)
             }
-            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Unavailable(_) | ApiError::DiskFull(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -116,7 +122,7 @@ impl ApiError {
             ApiError::DeliveryNotFound => "delivery_not_found",
             ApiError::RateLimited { .. } => "rate_limited",
             ApiError::Refused(r) => r.code(),
-            ApiError::Unavailable(_) => "database_unavailable",
+            ApiError::Unavailable(_) | ApiError::DiskFull(_) => "database_unavailable",
             ApiError::Internal(_) => "internal_error",
         }
     }
@@ -142,6 +148,7 @@ impl From<StoreError> for ApiError {
         match e {
             StoreError::Refused(r) | StoreError::BatchAborted(r) => ApiError::Refused(r),
             StoreError::Unavailable(cause) => ApiError::Unavailable(cause),
+            StoreError::DiskFull(cause) => ApiError::DiskFull(cause),
             StoreError::Contention(n) => {
                 ApiError::Unavailable(format!("contention outlasted {n} attempts"))
             }
@@ -154,6 +161,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         match &self {
             ApiError::Unavailable(cause) => tracing::warn!(%cause, "database unavailable"),
+            ApiError::DiskFull(cause) => tracing::error!(%cause, "database disk full"),
             ApiError::Internal(cause) => tracing::error!(%cause, "internal error"),
             ApiError::Refused(_) => crate::console::note_refusal(),
             _ => {}
@@ -166,8 +174,9 @@ impl IntoResponse for ApiError {
         };
         let mut response = (self.status(), Json(body)).into_response();
         let retry_after = match self {
-            // The database did not answer in time: worth trying again shortly.
-            ApiError::Unavailable(_) => Some(1),
+            // The database did not answer in time: worth trying again shortly. A full disk
+            // too: the retry costs little (refused at once) and space may come back any time.
+            ApiError::Unavailable(_) | ApiError::DiskFull(_) => Some(1),
             ApiError::RateLimited {
                 retry_after_seconds,
             } => Some(retry_after_seconds.max(1)),

@@ -229,7 +229,9 @@ async fn method_not_allowed() -> ApiError {
 }
 
 /// Ends a request that outlasts its time with 503: a database that does not answer must
-/// never hang a client.
+/// never hang a client. A lease may wait up to [`workers::MAX_WAIT_MS`] for a job, which
+/// its body says and this layer does not read: its route gets that much more here, and
+/// the lease handler holds itself to the time limit plus the `wait_ms` it was asked.
 async fn time_limit(State(limit): State<Duration>, req: Request, next: Next) -> Response {
     let limit = if req.uri().path().starts_with("/v1/lanes/") {
         limit + Duration::from_millis(workers::MAX_WAIT_MS.unsigned_abs())
@@ -323,6 +325,7 @@ pub async fn start(
             .map(|l| Arc::new(limits::KeyLimiter::new(l))),
         shutdown: rx.clone(),
         console: Arc::default(),
+        request_timeout: opts.request_timeout,
     };
     let app = router(state, opts.request_timeout, opts.console);
     let http = tokio::spawn(listen::serve(listener, app, opts.connection_limits, rx));

@@ -2,6 +2,7 @@
 //! rate limit, and whether the server is stopping.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use holdfast::{Engine, key_hash};
 use subtle::ConstantTimeEq;
@@ -22,6 +23,9 @@ pub struct AppState {
     pub shutdown: watch::Receiver<bool>,
     /// The console's sessions and what it remembers (the last audit).
     pub console: Arc<Console>,
+    /// The longest a request may take (`--request-timeout-seconds`); a lease adds its
+    /// own `wait_ms`.
+    pub request_timeout: Duration,
 }
 
 /// The admin key given in the environment, kept as its hash.

@@ -129,12 +129,12 @@ where
     Ok(Json(JobBatchResults { results }))
 }
 
-/// A database outage ends the whole call (503: retry it; each item is idempotent by
+/// A database outage or a full disk ends the whole call (503: retry it; each item is idempotent by
 /// nature: a job completed already answers `already_finished`); anything else is the
 /// item's own answer.
 fn item_result(r: Result<holdfast::Job, ApiError>) -> ApiResult<JobItemResult> {
     match r {
-        Err(ApiError::Unavailable(cause)) => Err(ApiError::Unavailable(cause)),
+        Err(e @ (ApiError::Unavailable(_) | ApiError::DiskFull(_))) => Err(e),
         other => Ok(other.into()),
     }
 }

@@ -202,12 +202,22 @@ pub async fn lease(
     if !s.engine.card().is_lane(&lane) {
         return Err(Refusal::UnknownLane(lane).into());
     }
+    // The time limit plus this lease's own wait: a lease that asked not to wait answers
+    // 503 within the same limit as any other request when the database is slow.
+    let limit = s.request_timeout + ask.wait;
+    tokio::time::timeout(limit, leased(&s, &lane, &ask))
+        .await
+        .unwrap_or_else(|_| Err(ApiError::Unavailable("request timed out".into())))
+}
+
+/// The lease's answer: one job (or 204), or with `max_jobs` a list.
+async fn leased(s: &AppState, lane: &str, ask: &LeaseAsk) -> ApiResult<Response> {
     if let Some(max) = ask.max_jobs {
-        let jobs = lease_many(&s, &lane, &ask, max).await?;
+        let jobs = lease_many(s, lane, ask, max).await?;
         let jobs = jobs.into_iter().map(LeaseBody::from).collect();
         return Ok(Json(LeaseAnswer::Many(LeaseBatchBody { jobs })).into_response());
     }
-    Ok(match lease_waiting(&s, &lane, &ask).await? {
+    Ok(match lease_waiting(s, lane, ask).await? {
         Some(lease) => Json(LeaseAnswer::One(Box::new(lease.into()))).into_response(),
         None => StatusCode::NO_CONTENT.into_response(),
     })
