@@ -26,6 +26,7 @@ pub mod error;
 pub mod events;
 pub mod export;
 pub mod failover;
+pub mod group;
 pub mod ingest;
 pub mod jobs;
 pub mod keys;
