@@ -129,15 +129,24 @@ impl WriteGate {
             let tx = pool.begin_with("BEGIN IMMEDIATE").await;
             group.tx = Some(tx.map_err(busy_is_unavailable)?);
         }
-        if let Err(e) = group.exec("SAVEPOINT unit").await {
-            group.fail(&e).await;
-            return Err(e);
-        }
+        // Open before the statement runs: a caller that goes away meanwhile leaves a unit
+        // that the next holder of the gate rolls back (or that fails the group).
         group.unit_open = true;
-        Ok(Unit {
+        let mut unit = Unit {
             group: Some(group),
             gate: self.clone(),
-        })
+        };
+        let begun = match unit.group.as_mut() {
+            Some(group) => group.exec("SAVEPOINT unit").await,
+            None => Err(lost()),
+        };
+        if let Err(e) = begun {
+            if let Some(mut group) = unit.group.take() {
+                group.fail(&e).await;
+            }
+            return Err(e);
+        }
+        Ok(unit)
     }
 
     async fn turn(&self) -> Result<OwnedMutexGuard<Group>, StoreError> {
@@ -183,11 +192,12 @@ impl Group {
     /// Undoes the open unit alone; a savepoint that is gone (SQLite rolled the whole
     /// transaction back) fails the group.
     async fn undo_unit(&mut self) -> Result<(), StoreError> {
-        self.unit_open = false;
         let undone = match self.exec("ROLLBACK TO unit").await {
             Ok(()) => self.exec("RELEASE unit").await,
             Err(e) => Err(e),
         };
+        // Still open until undone: cancelled half-way, the next holder tries again.
+        self.unit_open = false;
         if let Err(e) = &undone {
             self.fail(e).await;
         }
