@@ -161,7 +161,8 @@ impl WriteGate {
         })
     }
 
-    /// Whether a kept unit may leave the group open for the writers queued behind it.
+    /// Whether the group may stay open for the writers queued behind its holder: under
+    /// its caps on units kept and on its first kept unit's wait.
     fn company_for(&self, group: &Group) -> bool {
         let young = group
             .first_kept
@@ -326,15 +327,16 @@ async fn keep(
         group.fail(&e).await;
         return Err(e);
     }
+    group.kept += 1;
+    if group.kept == 1 {
+        group.first_kept = Some(Instant::now());
+    }
     if gate.company_for(&group) {
-        group.kept += 1;
         if group.kept == 1 {
-            group.first_kept = Some(Instant::now());
             tokio::spawn(close_later(gate.group.clone(), group.generation));
         }
         return Ok(Some(group.answer.subscribe()));
     }
-    group.kept += 1;
     group.commit().await.map(|()| None)
 }
 
