@@ -13,10 +13,12 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
 };
-use sqlx::{PgPool, Postgres, Row as _, Sqlite, SqlitePool, Transaction};
+use sqlx::{PgPool, Postgres, Row as _, Sqlite, SqliteConnection, SqlitePool, Transaction};
 
 use crate::error::StoreError;
 use crate::failover::{Failover, MultiHost};
+use crate::group::Unit;
+pub use crate::group::WriteGate;
 use crate::statement::{Params, Statement};
 
 /// Which engine a statement runs on.
@@ -153,55 +155,12 @@ impl Row {
 }
 
 /// A connection pool on one of the engines (PostgreSQL with the [`Failover`] that follows
-/// the acceptable host when the URL names several).
+/// the acceptable host when the URL names several; SQLite with this process's
+/// [`WriteGate`], where writers take turns and queued units of work share a commit).
 #[derive(Clone, Debug)]
 pub enum Pool {
     Postgres(PgPool, Option<Arc<Failover>>),
     Sqlite(SqlitePool, WriteGate),
-}
-
-/// SQLite takes one writer at a time. This process's writers queue for their turn here,
-/// in order, rather than each retrying `BEGIN IMMEDIATE` on a busy database and
-/// sleeping through the busy timeout's back-off. (Other processes on the same file still
-/// meet the busy timeout.) A writer waits for its turn at most the pool's acquire
-/// timeout: a writer stuck ahead of it is a database that cannot take more writes now,
-/// answered as unavailable rather than queued behind without bound.
-#[derive(Clone, Debug)]
-pub struct WriteGate {
-    turn: Arc<tokio::sync::Mutex<()>>,
-    wait: Duration,
-}
-
-impl WriteGate {
-    fn new(wait: Duration) -> WriteGate {
-        WriteGate {
-            turn: Arc::default(),
-            wait,
-        }
-    }
-
-    /// This process's turn to write, waited for at most `wait`.
-    async fn take(&self) -> Result<tokio::sync::OwnedMutexGuard<()>, StoreError> {
-        let turn = self.turn.clone().lock_owned();
-        tokio::time::timeout(self.wait, turn).await.map_err(|_| {
-            StoreError::Unavailable(format!(
-                "no turn to write within {} ms: the writer ahead is stuck",
-                self.wait.as_millis()
-            ))
-        })
-    }
-}
-
-/// `BEGIN IMMEDIATE` that found the file locked for the whole busy timeout: another
-/// connection holds the write lock. Not worth retrying at once (each try would wait the
-/// busy timeout again): the database is unavailable for writes now.
-fn busy_is_unavailable(e: sqlx::Error) -> StoreError {
-    match &e {
-        sqlx::Error::Database(db) if db.code().as_deref() == Some("5") => StoreError::Unavailable(
-            format!("the SQLite file stayed locked by another connection: {e}"),
-        ),
-        _ => StoreError::from(e),
-    }
 }
 
 /// Whether an idle SQLite connection may serve again: not when sqlx still counts it
@@ -353,15 +312,24 @@ impl Pool {
     pub async fn begin_write(&self) -> Result<Tx, StoreError> {
         Ok(match self {
             Pool::Postgres(p, failover) => Tx::Postgres(pg_begin(p, failover, None).await?),
-            Pool::Sqlite(p, gate) => {
-                let turn = gate.take().await?;
-                let tx = p
-                    .begin_with("BEGIN IMMEDIATE")
-                    .await
-                    .map_err(busy_is_unavailable)?;
-                Tx::Sqlite(tx, Some(turn))
-            }
+            Pool::Sqlite(p, gate) => Tx::Sqlite(SqliteTx::Write(gate.begin(p).await?)),
         })
+    }
+
+    /// SQLite writers of this process queued for their turn now (0 on PostgreSQL).
+    pub fn writers_queued(&self) -> usize {
+        match self {
+            Pool::Postgres(..) => 0,
+            Pool::Sqlite(_, gate) => gate.queued(),
+        }
+    }
+
+    /// SQLite group commits of this pool so far (`None` on PostgreSQL).
+    pub fn group_commits(&self) -> Option<u64> {
+        match self {
+            Pool::Postgres(..) => None,
+            Pool::Sqlite(_, gate) => Some(gate.commits()),
+        }
     }
 
     /// A read-only transaction (one consistent snapshot).
@@ -375,7 +343,7 @@ impl Pool {
                 )
                 .await?,
             ),
-            Pool::Sqlite(p, _) => Tx::Sqlite(p.begin().await?, None),
+            Pool::Sqlite(p, _) => Tx::Sqlite(SqliteTx::Read(p.begin().await?)),
         })
     }
 
@@ -410,14 +378,26 @@ async fn pg_begin(
     })
 }
 
-/// An open transaction on one of the engines (a SQLite writer with its turn at the
-/// [`WriteGate`], given back when the transaction ends).
+/// An open transaction on one of the engines.
 pub enum Tx {
     Postgres(Transaction<'static, Postgres>),
-    Sqlite(
-        Transaction<'static, Sqlite>,
-        Option<tokio::sync::OwnedMutexGuard<()>>,
-    ),
+    Sqlite(SqliteTx),
+}
+
+/// A SQLite reader's own transaction, or a writer's unit of work in the group holding
+/// this process's turn at the [`WriteGate`] (see [`crate::group`]).
+pub enum SqliteTx {
+    Read(Transaction<'static, Sqlite>),
+    Write(Unit),
+}
+
+impl SqliteTx {
+    fn conn(&mut self) -> Result<&mut SqliteConnection, StoreError> {
+        match self {
+            SqliteTx::Read(tx) => Ok(&mut **tx),
+            SqliteTx::Write(unit) => unit.conn(),
+        }
+    }
 }
 
 macro_rules! bind_all {
@@ -452,7 +432,7 @@ impl Tx {
     pub fn dialect(&self) -> Dialect {
         match self {
             Tx::Postgres(_) => Dialect::Postgres,
-            Tx::Sqlite(..) => Dialect::Sqlite,
+            Tx::Sqlite(_) => Dialect::Sqlite,
         }
     }
 
@@ -479,8 +459,8 @@ impl Tx {
                 .execute(&mut **tx)
                 .await?
                 .rows_affected(),
-            Tx::Sqlite(tx, _) => bind_all!(sqlx::query::<Sqlite>(text), args)
-                .execute(&mut **tx)
+            Tx::Sqlite(tx) => bind_all!(sqlx::query::<Sqlite>(text), args)
+                .execute(tx.conn()?)
                 .await?
                 .rows_affected(),
         })
@@ -496,8 +476,8 @@ impl Tx {
                 .into_iter()
                 .map(Row::Postgres)
                 .collect(),
-            Tx::Sqlite(tx, _) => bind_all!(sqlx::query::<Sqlite>(text), args)
-                .fetch_all(&mut **tx)
+            Tx::Sqlite(tx) => bind_all!(sqlx::query::<Sqlite>(text), args)
+                .fetch_all(tx.conn()?)
                 .await?
                 .into_iter()
                 .map(Row::Sqlite)
@@ -517,8 +497,8 @@ impl Tx {
                 .fetch_optional(&mut **tx)
                 .await?
                 .map(Row::Postgres),
-            Tx::Sqlite(tx, _) => bind_all!(sqlx::query::<Sqlite>(text), args)
-                .fetch_optional(&mut **tx)
+            Tx::Sqlite(tx) => bind_all!(sqlx::query::<Sqlite>(text), args)
+                .fetch_optional(tx.conn()?)
                 .await?
                 .map(Row::Sqlite),
         })
@@ -580,19 +560,22 @@ impl Tx {
         stmt.bind(self.dialect(), params)
     }
 
+    /// Commits; on SQLite a writer's unit is answered once the group holding it has
+    /// committed (see [`crate::group`]).
     pub async fn commit(self) -> Result<(), StoreError> {
         match self {
-            Tx::Postgres(tx) => tx.commit().await?,
-            Tx::Sqlite(tx, _turn) => tx.commit().await?,
+            Tx::Postgres(tx) => Ok(tx.commit().await?),
+            Tx::Sqlite(SqliteTx::Read(tx)) => Ok(tx.commit().await?),
+            Tx::Sqlite(SqliteTx::Write(unit)) => unit.commit().await,
         }
-        Ok(())
     }
 
+    /// Rolls back; on SQLite a writer's unit alone, to its savepoint.
     pub async fn rollback(self) -> Result<(), StoreError> {
         match self {
-            Tx::Postgres(tx) => tx.rollback().await?,
-            Tx::Sqlite(tx, _turn) => tx.rollback().await?,
+            Tx::Postgres(tx) => Ok(tx.rollback().await?),
+            Tx::Sqlite(SqliteTx::Read(tx)) => Ok(tx.rollback().await?),
+            Tx::Sqlite(SqliteTx::Write(unit)) => unit.rollback().await,
         }
-        Ok(())
     }
 }

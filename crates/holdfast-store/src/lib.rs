@@ -12,7 +12,8 @@
 //! [`retention`] (prune), [`audit`] — over a small shared layer: [`store`] (the transaction and its retries),
 //! [`account_state`] (locking and reading an account), [`writes`] (ledger entries, events,
 //! refills, the money write), [`db`] and [`statement`] (the two backends, statements
-//! bound by name). Every statement lives in `sql/<dialect>/NAME.sql` or
+//! bound by name), [`group`] (SQLite's write gate, where queued units of work share a
+//! commit). Every statement lives in `sql/<dialect>/NAME.sql` or
 //! `sql/shared/NAME.sql` (see `docs/DESIGN.md`, "SQL files"); `tests/statements.rs`
 //! prepares each against a freshly migrated database of its dialect.
 
@@ -26,6 +27,7 @@ pub mod error;
 pub mod events;
 pub mod export;
 pub mod failover;
+pub mod group;
 pub mod ingest;
 pub mod jobs;
 pub mod keys;

@@ -277,7 +277,26 @@ impl Serving {
     /// `holdfast serve --listen 127.0.0.1:0` with extra arguments and, when given, an
     /// admin key in the environment.
     pub fn spawn(database: &str, args: &[&str], admin_key: Option<&str>) -> Serving {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_holdfast"));
+        Serving::spawn_under(&[], database, args, admin_key)
+    }
+
+    /// [`Serving::spawn`] run by another program: `wrapper` (e.g. `strace … --`) comes
+    /// first, then the `holdfast` binary and its arguments.
+    pub fn spawn_under(
+        wrapper: &[&str],
+        database: &str,
+        args: &[&str],
+        admin_key: Option<&str>,
+    ) -> Serving {
+        let holdfast = env!("CARGO_BIN_EXE_holdfast");
+        let mut command = match wrapper.split_first() {
+            Some((program, wrapper_args)) => {
+                let mut command = Command::new(program);
+                command.args(wrapper_args).arg(holdfast);
+                command
+            }
+            None => Command::new(holdfast),
+        };
         command
             .args(["serve", "--listen", "127.0.0.1:0"])
             .args(args);
@@ -325,6 +344,16 @@ impl Serving {
     /// The process, for a test that signals it itself.
     pub fn child(&mut self) -> &mut std::process::Child {
         &mut self.child
+    }
+
+    /// The child process's id (the wrapper's, under [`Serving::spawn_under`]).
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits for the child to exit by itself.
+    pub fn wait(mut self) -> std::process::ExitStatus {
+        self.child.wait().unwrap()
     }
 
     /// SIGKILL: the process dies where it stands, nothing flushed or finished.
