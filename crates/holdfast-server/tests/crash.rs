@@ -49,8 +49,9 @@ use std::time::{Duration, Instant};
 use holdfast::RateCard;
 use holdfast::testing::{Backend, TestDb, assert_clean, card_file, card_text_with, put, top_up};
 use http_support::faults::{
-    Answers, Client, as_postgres, connect_within, counts, free_port, in_ci, job_receiver,
-    postgres_bindir, postgres_temp_dir, postmaster, signal, wait_delivered,
+    Answers, CAPTURES_BY_REF, Client, DEBITS_BY_REF, Load, as_postgres, assert_each_once,
+    assert_no_job_ended_twice, connect_within, counts, free_port, in_ci, job_receiver,
+    postgres_bindir, postgres_temp_dir, postmaster, signal, submit_and_lease, wait_delivered,
 };
 use http_support::{Serving, listen_address};
 use reqwest::Method;
@@ -59,6 +60,8 @@ use serde_json::{Value, json};
 const ADMIN: &str = "hf_crash_admin_key";
 const MONEY_ACCOUNTS: usize = 2;
 const JOB_ACCOUNTS: usize = 2;
+/// How long the clients may take for the successes awaited before and after a fault.
+const SUCCESSES_WITHIN: Duration = Duration::from_secs(60);
 /// The hold of a `video` job in the default card (0.50), in micros.
 const VIDEO_HOLD_MICROS: i64 = 500_000;
 
@@ -156,21 +159,11 @@ async fn jobs(client: Client, account: String, stop: Arc<AtomicBool>, acked: Arc
     let mut n = 0;
     while !stop.load(Ordering::Relaxed) {
         let key = format!("{account}-job-{n}");
-        let body = json!({"account_id": account, "kind": "video", "idempotency_key": key});
-        client
-            .expect(Method::POST, "/v1/jobs", body, &[200, 201])
-            .await;
+        let leased = submit_and_lease(&client, &account, &key, 2).await;
         n += 1;
-        let lease = json!({"worker_id": account, "lease_seconds": 2});
-        let (status, leased) = client
-            .call(Method::POST, "/v1/lanes/video/lease", lease)
-            .await;
-        if status == 204 {
+        let Some((job, token)) = leased else {
             continue;
-        }
-        assert_eq!(status, 200, "lease: {leased:#}");
-        let job = leased["job"]["job_id"].as_str().unwrap().to_owned();
-        let token = json!({"lease_token": leased["lease_token"]});
+        };
         let left = match n % 4 {
             0 => &acked.abandoned,
             _ if !finish(&client, &job, token).await => &acked.lost,
@@ -231,45 +224,17 @@ async fn accounts(client: &Client) {
 }
 
 /// The clients' tasks, running until [`Load::finish`].
-struct Load {
-    stop: Arc<AtomicBool>,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
-}
-
-impl Load {
-    fn start(client: &Client, acked: &Arc<Acknowledged>) -> Load {
-        let stop = Arc::new(AtomicBool::new(false));
-        let mut tasks = vec![];
-        for i in 0..MONEY_ACCOUNTS {
-            let (c, s, a) = (client.clone(), stop.clone(), acked.clone());
-            tasks.push(tokio::spawn(money(c, money_account(i), s, a)));
-        }
-        for i in 0..JOB_ACCOUNTS {
-            let (c, s, a) = (client.clone(), stop.clone(), acked.clone());
-            tasks.push(tokio::spawn(jobs(c, job_account(i), s, a)));
-        }
-        Load { stop, tasks }
+fn start_load(client: &Client, acked: &Arc<Acknowledged>) -> Load {
+    let mut load = Load::default();
+    for i in 0..MONEY_ACCOUNTS {
+        let (c, s, a) = (client.clone(), load.stop(), acked.clone());
+        load.spawn(money(c, money_account(i), s, a));
     }
-
-    async fn finish(self) {
-        self.stop.store(true, Ordering::Relaxed);
-        for task in self.tasks {
-            task.await.unwrap();
-        }
+    for i in 0..JOB_ACCOUNTS {
+        let (c, s, a) = (client.clone(), load.stop(), acked.clone());
+        load.spawn(jobs(c, job_account(i), s, a));
     }
-}
-
-/// Waits until the clients have had `n` successes since `since` (bounded).
-async fn successes(answers: &Answers, since: Instant, n: usize) {
-    let within = Duration::from_secs(60);
-    let deadline = Instant::now() + within;
-    while answers.successes_since(since) < n {
-        assert!(
-            Instant::now() < deadline,
-            "fewer than {n} successes in {within:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    load
 }
 
 // ---------------------------------------------------------------- the books
@@ -298,20 +263,8 @@ async fn settle(url: &str) -> Duration {
 
 /// Every acknowledged debit and top-up in the ledger exactly once, nothing else.
 async fn assert_money(url: &str, acked: &Acknowledged) {
-    let debits = counts(
-        url,
-        "SELECT ref, count(*) FROM ledger WHERE kind = 'debit' GROUP BY ref",
-    )
-    .await;
-    assert!(
-        debits.values().all(|&n| n == 1),
-        "a debit applied twice: {debits:?}"
-    );
     let acked_debits = acked.debits.lock().unwrap().clone();
-    assert_eq!(
-        debits.keys().cloned().collect::<BTreeSet<_>>(),
-        acked_debits
-    );
+    assert_each_once(url, DEBITS_BY_REF, &acked_debits, "a debit applied").await;
     // A top-up has no ref: its entry is found through its idempotency key.
     let keyed = counts(
         url,
@@ -343,27 +296,9 @@ async fn assert_money(url: &str, acked: &Acknowledged) {
 /// No job captured or ended twice; the captures are the acknowledged completions; the
 /// jobs left behind expired; no job in progress; `held` is the open jobs' holds.
 async fn assert_jobs(url: &str, acked: &Acknowledged) {
-    let captures = counts(
-        url,
-        "SELECT ref, count(*) FROM ledger WHERE kind = 'capture' GROUP BY ref",
-    )
-    .await;
-    assert!(
-        captures.values().all(|&n| n == 1),
-        "a job captured twice: {captures:?}"
-    );
     let completed = acked.completed.lock().unwrap().clone();
-    assert_eq!(captures.keys().cloned().collect::<BTreeSet<_>>(), completed);
-    let ends = counts(
-        url,
-        "SELECT job_id, count(*) FROM events WHERE type IN ('job.succeeded', 'job.failed', \
-         'job.canceled', 'job.expired') GROUP BY job_id",
-    )
-    .await;
-    assert!(
-        ends.values().all(|&n| n == 1),
-        "a job ended twice: {ends:?}"
-    );
+    assert_each_once(url, CAPTURES_BY_REF, &completed, "a job captured").await;
+    assert_no_job_ended_twice(url).await;
     let expired = counts(
         url,
         "SELECT job_id, count(*) FROM jobs WHERE status = 'expired' GROUP BY job_id",
@@ -552,11 +487,13 @@ async fn crash_under_load(url: &str, fault: Fault<'_>, label: &str) {
     let client = Client::new(&base, ADMIN, Duration::from_secs(10));
     accounts(&client).await;
     let acked = Arc::new(Acknowledged::default());
-    let load = Load::start(&client, &acked);
+    let load = start_load(&client, &acked);
     let answers = client.answers.clone();
     let mut outages = vec![];
     for round in 0..rounds() {
-        successes(&answers, Instant::now(), 20).await;
+        answers
+            .wait_successes(Instant::now(), 20, SUCCESSES_WITHIN)
+            .await;
         let wait = rand::random_range(100..1500);
         tokio::time::sleep(Duration::from_millis(wait)).await;
         let at = Instant::now();
@@ -575,7 +512,9 @@ async fn crash_under_load(url: &str, fault: Fault<'_>, label: &str) {
                 cluster.start();
             }
         }
-        successes(&answers, Instant::now(), 20).await;
+        answers
+            .wait_successes(Instant::now(), 20, SUCCESSES_WITHIN)
+            .await;
         outages.push(answers.outage_after(at));
     }
     load.finish().await;

@@ -28,6 +28,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use holdfast::testing::{card_file, card_text_with};
+use http_support::faults::{
+    Answers, CAPTURES_BY_REF, DEBITS_BY_REF, assert_each_once, assert_no_job_ended_twice, counts,
+};
 use http_support::{Serving, listen_address};
 use reqwest::Method;
 use reqwest::header::RETRY_AFTER;
@@ -154,12 +157,6 @@ fn file_sizes(db: &Path) -> String {
 
 // ---------------------------------------------------------------- the clients
 
-/// Every answer: its status and how long it took.
-#[derive(Default)]
-struct Answers {
-    seen: Mutex<Vec<(u16, Duration)>>,
-}
-
 /// What the clients were told, and who is waiting for space.
 #[derive(Default)]
 struct Books {
@@ -199,11 +196,7 @@ impl Client {
         let status = res.status().as_u16();
         let retry_after = res.headers().get(RETRY_AFTER).cloned();
         let body: Value = res.json().await.unwrap_or(Value::Null);
-        self.answers
-            .seen
-            .lock()
-            .unwrap()
-            .push((status, started.elapsed()));
+        self.answers.record(started, started.elapsed(), status);
         let full = status == 503;
         if full {
             assert_eq!(body["error"]["code"], "database_unavailable", "{body}");
@@ -296,12 +289,6 @@ async fn integrity(url: &str) -> String {
     rows.join("; ")
 }
 
-/// A query's `(text, count)` rows as a map.
-async fn per_key(conn: &mut SqliteConnection, sql: &'static str) -> BTreeMap<String, i64> {
-    let rows: Vec<(String, i64)> = sqlx::query_as(sql).fetch_all(conn).await.unwrap();
-    rows.into_iter().collect()
-}
-
 /// Every acknowledged write is in the database once, and nothing else is; every job
 /// acknowledged complete was captured and ended once, no job twice.
 async fn assert_books(url: &str, books: &Books) {
@@ -315,17 +302,13 @@ async fn assert_books(url: &str, books: &Books) {
             .collect();
     let acked = books.acked.lock().unwrap().clone();
     assert_eq!(keys, acked, "the database's keys are the acknowledged ones");
-    let entries = per_key(
-        &mut conn,
+    let entries = counts(
+        url,
         "SELECT i.key, count(*) FROM idempotency i JOIN ledger l ON l.entry_id = i.entry_id \
          WHERE i.key LIKE 'df-%' GROUP BY i.key",
     )
     .await;
-    let debits = per_key(
-        &mut conn,
-        "SELECT ref, count(*) FROM ledger WHERE kind = 'debit' GROUP BY ref",
-    )
-    .await;
+    let debits = counts(url, DEBITS_BY_REF).await;
     assert!(
         debits.values().all(|&n| n == 1),
         "a debit applied twice: {debits:?}"
@@ -336,24 +319,9 @@ async fn assert_books(url: &str, books: &Books) {
         money_keys,
         "each top-up and debit has its ledger entry"
     );
-    let captures = per_key(
-        &mut conn,
-        "SELECT ref, count(*) FROM ledger WHERE kind = 'capture' GROUP BY ref",
-    )
-    .await;
-    let ends = per_key(
-        &mut conn,
-        "SELECT job_id, count(*) FROM events WHERE type IN ('job.succeeded', 'job.failed', \
-         'job.canceled', 'job.expired') GROUP BY job_id",
-    )
-    .await;
     let completed = books.completed.lock().unwrap().clone();
-    assert!(captures.values().all(|&n| n == 1), "a job captured twice");
-    assert!(
-        ends.values().all(|&n| n == 1),
-        "a job ended twice: {ends:?}"
-    );
-    assert_eq!(captures.keys().cloned().collect::<BTreeSet<_>>(), completed);
+    assert_each_once(url, CAPTURES_BY_REF, &completed, "a job captured").await;
+    assert_no_job_ended_twice(url).await;
     eprintln!(
         "disk full: {} writes and {} completes acknowledged, each applied once",
         acked.len(),
@@ -516,19 +484,11 @@ async fn a_full_disk_is_a_clear_503_and_service_returns_with_space() {
             .lock()
             .unwrap()
             .iter()
-            .fold(BTreeMap::new(), |mut m, (s, _)| {
+            .fold(BTreeMap::new(), |mut m, (_, _, s)| {
                 *m.entry(*s).or_default() += 1;
                 m
             });
-    let slowest = client
-        .answers
-        .seen
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|a| a.1)
-        .max()
-        .unwrap();
+    let slowest = client.answers.slowest();
     assert!(slowest < REQUEST_LIMIT, "an answer took {slowest:?}");
     let running_at = file_sizes(&db);
     assert_log_clean(serving.0.take().unwrap());

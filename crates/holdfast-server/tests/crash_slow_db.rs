@@ -20,17 +20,16 @@
 
 mod http_support;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use holdfast::testing::{Backend, TestDb, card_file, card_text_with};
+use http_support::faults::{Acknowledged, Answers, Load};
 use http_support::{Serving, listen_address};
 use reqwest::Method;
 use reqwest::header::RETRY_AFTER;
 use serde_json::{Value, json};
-use sqlx::{Connection, PgConnection};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -44,6 +43,9 @@ const ACQUIRE_MS: u64 = 1500;
 /// The probe's delay a packet: a round trip (1 s) within [`ACQUIRE_MS`], a lease's
 /// transaction (several round trips) well past [`REQUEST_LIMIT`].
 const PROBE_PACKET: Duration = Duration::from_millis(500);
+/// How long the clients may take for the successes awaited (at the start, and after the
+/// database is back to normal).
+const SUCCESSES_WITHIN: Duration = Duration::from_secs(30);
 const DEBIT_ACCOUNTS: usize = 3;
 const JOB_ACCOUNTS: usize = 2;
 
@@ -112,34 +114,6 @@ async fn pump(
 
 // ---------------------------------------------------------------- the clients
 
-/// Every answer: when it was sent, how long it took, its status (0: none).
-#[derive(Default)]
-struct Answers {
-    seen: Mutex<Vec<(Instant, Duration, u16)>>,
-    /// Keyed writes answered 503 and then, retried, 200: the write had committed and
-    /// its answer was lost to the time limit; the retry replayed it.
-    replayed: AtomicUsize,
-}
-
-impl Answers {
-    fn successes_since(&self, since: Instant) -> usize {
-        let seen = self.seen.lock().unwrap();
-        seen.iter()
-            .filter(|(at, _, s)| *at >= since && (200..300).contains(s))
-            .count()
-    }
-
-    /// (2xx, 503, slowest) among the answers to requests sent at or after `since`.
-    fn tally_since(&self, since: Instant) -> (usize, usize, Duration) {
-        let seen = self.seen.lock().unwrap();
-        let mine = seen.iter().filter(|(at, ..)| *at >= since);
-        let ok = mine.clone().filter(|a| (200..300).contains(&a.2)).count();
-        let unavailable = mine.clone().filter(|a| a.2 == 503).count();
-        let slowest = mine.map(|a| a.1).max().unwrap_or_default();
-        (ok, unavailable, slowest)
-    }
-}
-
 /// A client that retries a 503 under the same body (so the same idempotency key) until
 /// it gets another answer. Any other failure, a 500 or no answer at all, fails the test.
 #[derive(Clone)]
@@ -147,6 +121,9 @@ struct Client {
     http: reqwest::Client,
     base: String,
     answers: Arc<Answers>,
+    /// Keyed writes answered 503 and then, retried, 200: the write had committed and
+    /// its answer was lost to the time limit; the retry replayed it.
+    replayed: Arc<AtomicUsize>,
 }
 
 impl Client {
@@ -165,7 +142,7 @@ impl Client {
         let status = res.status().as_u16();
         let retry_after = res.headers().get(RETRY_AFTER).cloned();
         let answer: Value = res.json().await.unwrap_or(Value::Null);
-        self.answers.seen.lock().unwrap().push((at, took, status));
+        self.answers.record(at, took, status);
         if status == 503 {
             assert_eq!(answer["error"]["code"], "database_unavailable", "{answer}");
             assert!(retry_after.is_some(), "503 without Retry-After");
@@ -182,7 +159,7 @@ impl Client {
             if status != 503 {
                 assert!(ok.contains(&status), "{path}: {status} {answer:#}");
                 if keyed && retried && status == 200 {
-                    self.answers.replayed.fetch_add(1, Ordering::Relaxed);
+                    self.replayed.fetch_add(1, Ordering::Relaxed);
                 }
                 return answer;
             }
@@ -191,13 +168,6 @@ impl Client {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
-}
-
-/// What the clients were told had happened.
-#[derive(Default)]
-struct Acknowledged {
-    debits: Mutex<BTreeSet<String>>,
-    completed: Mutex<BTreeSet<String>>,
 }
 
 async fn debits(client: Client, account: String, stop: Arc<AtomicBool>, acked: Arc<Acknowledged>) {
@@ -241,92 +211,20 @@ async fn jobs(client: Client, account: String, stop: Arc<AtomicBool>, acked: Arc
 }
 
 /// The clients' tasks, running until [`Load::finish`].
-struct Load {
-    stop: Arc<AtomicBool>,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
-}
-
-impl Load {
-    fn start(client: &Client, acked: &Arc<Acknowledged>) -> Load {
-        let stop = Arc::new(AtomicBool::new(false));
-        let mut tasks = vec![];
-        for i in 0..DEBIT_ACCOUNTS {
-            let (c, s, a) = (client.clone(), stop.clone(), acked.clone());
-            tasks.push(tokio::spawn(debits(c, format!("debits{i}"), s, a)));
-        }
-        for i in 0..JOB_ACCOUNTS {
-            let (c, s, a) = (client.clone(), stop.clone(), acked.clone());
-            tasks.push(tokio::spawn(jobs(c, format!("jobs{i}"), s, a)));
-        }
-        Load { stop, tasks }
+fn start_load(client: &Client, acked: &Arc<Acknowledged>) -> Load {
+    let mut load = Load::default();
+    for i in 0..DEBIT_ACCOUNTS {
+        let (c, s, a) = (client.clone(), load.stop(), acked.clone());
+        load.spawn(debits(c, format!("debits{i}"), s, a));
     }
-
-    async fn finish(self) {
-        self.stop.store(true, Ordering::Relaxed);
-        for task in self.tasks {
-            task.await.unwrap();
-        }
+    for i in 0..JOB_ACCOUNTS {
+        let (c, s, a) = (client.clone(), load.stop(), acked.clone());
+        load.spawn(jobs(c, format!("jobs{i}"), s, a));
     }
+    load
 }
 
 // ---------------------------------------------------------------- the checks
-
-async fn per_key(conn: &mut PgConnection, sql: &'static str) -> BTreeMap<String, i64> {
-    let rows: Vec<(String, i64)> = sqlx::query_as(sql).fetch_all(conn).await.unwrap();
-    rows.into_iter().collect()
-}
-
-/// Read straight from PostgreSQL (not through the proxy): every acknowledged debit and
-/// capture is in the ledger exactly once, and nothing else is; no job ended twice.
-async fn assert_books(url: &str, acked: &Acknowledged) {
-    let mut conn = PgConnection::connect(url).await.unwrap();
-    let debits = per_key(
-        &mut conn,
-        "SELECT ref, count(*) FROM ledger WHERE kind = 'debit' GROUP BY ref",
-    )
-    .await;
-    let captures = per_key(
-        &mut conn,
-        "SELECT ref, count(*) FROM ledger WHERE kind = 'capture' GROUP BY ref",
-    )
-    .await;
-    let ends = per_key(
-        &mut conn,
-        "SELECT job_id, count(*) FROM events WHERE type IN ('job.succeeded', 'job.failed', \
-         'job.canceled', 'job.expired') GROUP BY job_id",
-    )
-    .await;
-    let acked_debits = acked.debits.lock().unwrap().clone();
-    let completed = acked.completed.lock().unwrap().clone();
-    assert!(debits.values().all(|&n| n == 1), "a debit applied twice");
-    assert_eq!(
-        debits.keys().cloned().collect::<BTreeSet<_>>(),
-        acked_debits
-    );
-    assert!(captures.values().all(|&n| n == 1), "a job captured twice");
-    assert_eq!(captures.keys().cloned().collect::<BTreeSet<_>>(), completed);
-    assert!(
-        ends.values().all(|&n| n == 1),
-        "a job ended twice: {ends:?}"
-    );
-    eprintln!(
-        "slow db: {} debits and {} captures acknowledged, each in the ledger once",
-        acked_debits.len(),
-        completed.len()
-    );
-}
-
-/// Waits until the clients have had `n` successes since `since` (bounded).
-async fn successes(answers: &Answers, since: Instant, n: usize) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while answers.successes_since(since) < n {
-        assert!(
-            Instant::now() < deadline,
-            "fewer than {n} successes in 30 s"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 // ---------------------------------------------------------------- the test
 
@@ -389,7 +287,7 @@ async fn cycle(proxy: &Proxy, answers: &Answers, phases: &mut Phases) {
     let back = Instant::now();
     phases.push(("normal again".into(), back));
     proxy.set(Duration::ZERO, false);
-    successes(answers, back, 30).await;
+    answers.wait_successes(back, 30, SUCCESSES_WITHIN).await;
 }
 
 /// With the load stopped and the database [`PROBE_PACKET`] away each way, a debit and a
@@ -466,12 +364,13 @@ async fn a_slow_then_stalled_database_is_503_within_the_limit_and_nothing_double
         http,
         base,
         answers: answers.clone(),
+        replayed: Arc::default(),
     };
     accounts(&client).await;
     let acked = Arc::new(Acknowledged::default());
-    let load = Load::start(&client, &acked);
+    let load = start_load(&client, &acked);
     let loaded = Instant::now();
-    successes(&answers, started, 30).await;
+    answers.wait_successes(started, 30, SUCCESSES_WITHIN).await;
     let cycles: usize = std::env::var("HOLDFAST_SLOW_DB_CYCLES")
         .map_or(1, |v| v.parse().expect("HOLDFAST_SLOW_DB_CYCLES: a number"));
     let mut phases = vec![("normal".to_owned(), loaded)];
@@ -482,7 +381,8 @@ async fn a_slow_then_stalled_database_is_503_within_the_limit_and_nothing_double
     phases.push(("probe".into(), Instant::now()));
     let probed = probe(&proxy, &client, &acked).await;
     report(&answers, &phases);
-    assert_books(&db.url, &acked).await;
+    // Straight from PostgreSQL, not through the proxy.
+    acked.assert_books(&db.url, "slow db").await;
     let audit = client
         .call(Method::GET, "/v1/admin/audit", Value::Null, &[200])
         .await;
@@ -503,7 +403,7 @@ async fn a_slow_then_stalled_database_is_503_within_the_limit_and_nothing_double
         "slow db: {cycles} cycle(s): {ok} answers 2xx, {unavailable} 503, slowest \
          {slowest:.2?} (limit {REQUEST_LIMIT:?}); {} writes answered 503 had committed \
          (their retry replayed them); {probed}; total {:.1?}",
-        answers.replayed.load(Ordering::Relaxed),
+        client.replayed.load(Ordering::Relaxed),
         started.elapsed()
     );
 }

@@ -16,7 +16,7 @@
 
 mod http_support;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 
 use holdfast::testing::{card_file, card_text_with};
 use http_support::faults::{
-    Answers, Client, as_postgres, connect_within, free_port, job_receiver, postgres_bindir,
-    postgres_temp_dir, postmaster, signal, wait_delivered,
+    Acknowledged, Client, Load, as_postgres, connect_within, free_port, job_receiver,
+    postgres_bindir, postgres_temp_dir, postmaster, signal, submit_and_lease, wait_delivered,
 };
 use http_support::{Serving, listen_address};
 use reqwest::Method;
@@ -382,13 +382,6 @@ async fn assert_synchronous(primary: &str) {
 
 // ---------------------------------------------------------------- the clients
 
-/// What the clients were told had happened.
-#[derive(Default)]
-struct Acknowledged {
-    debits: Mutex<BTreeSet<String>>,
-    completed: Mutex<BTreeSet<String>>,
-}
-
 async fn debits(
     client: Client,
     account: String,
@@ -419,21 +412,11 @@ async fn jobs(
     let mut n = 0;
     while !stop.load(Ordering::Relaxed) {
         let key = format!("{who}-job-{n}");
-        let body = json!({"account_id": account, "kind": "video", "idempotency_key": key});
-        client
-            .expect(Method::POST, "/v1/jobs", body, &[200, 201])
-            .await;
+        let leased = submit_and_lease(&client, &account, &key, 120).await;
         n += 1;
-        let lease = json!({"worker_id": account, "lease_seconds": 120});
-        let (status, leased) = client
-            .call(Method::POST, "/v1/lanes/video/lease", lease)
-            .await;
-        if status == 204 {
+        let Some((job, token)) = leased else {
             continue;
-        }
-        assert_eq!(status, 200, "lease: {leased:#}");
-        let job = leased["job"]["job_id"].as_str().unwrap().to_owned();
-        let token = json!({"lease_token": leased["lease_token"]});
+        };
         let done = client
             .expect(
                 Method::POST,
@@ -555,64 +538,6 @@ async fn accounts(client: &Client) -> Vec<(String, bool)> {
     accounts
 }
 
-/// Waits until the clients have had `n` successes since `since` (bounded).
-async fn successes(answers: &Answers, since: Instant, n: usize, within: Duration) {
-    let deadline = Instant::now() + within;
-    while answers.successes_since(since) < n {
-        assert!(
-            Instant::now() < deadline,
-            "fewer than {n} successes in {within:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Every acknowledged debit and capture is in the ledger exactly once (and nothing
-/// unacknowledged is); no job has two captures or two ends.
-async fn assert_books(primary: &str, acked: &Acknowledged) {
-    let mut conn = connect_within(primary, Duration::from_secs(10)).await;
-    let count = |rows: Vec<(String, i64)>| rows.into_iter().collect::<BTreeMap<_, _>>();
-    let debits = count(
-        sqlx::query_as("SELECT ref, count(*) FROM ledger WHERE kind = 'debit' GROUP BY ref")
-            .fetch_all(&mut conn)
-            .await
-            .unwrap(),
-    );
-    let captures = count(
-        sqlx::query_as("SELECT ref, count(*) FROM ledger WHERE kind = 'capture' GROUP BY ref")
-            .fetch_all(&mut conn)
-            .await
-            .unwrap(),
-    );
-    let ends = count(
-        sqlx::query_as(
-            "SELECT job_id, count(*) FROM events WHERE type IN ('job.succeeded', 'job.failed', \
-             'job.canceled', 'job.expired') GROUP BY job_id",
-        )
-        .fetch_all(&mut conn)
-        .await
-        .unwrap(),
-    );
-    let acked_debits = acked.debits.lock().unwrap().clone();
-    let completed = acked.completed.lock().unwrap().clone();
-    assert!(debits.values().all(|&n| n == 1), "a debit applied twice");
-    assert_eq!(
-        debits.keys().cloned().collect::<BTreeSet<_>>(),
-        acked_debits
-    );
-    assert!(captures.values().all(|&n| n == 1), "a job captured twice");
-    assert_eq!(captures.keys().cloned().collect::<BTreeSet<_>>(), completed);
-    assert!(
-        ends.values().all(|&n| n == 1),
-        "a job ended twice: {ends:?}"
-    );
-    eprintln!(
-        "failover: {} debits and {} captures acknowledged, each in the ledger once",
-        acked_debits.len(),
-        completed.len()
-    );
-}
-
 /// Every acknowledged job's `job.succeeded` webhook arrives (bounded: a delivery whose
 /// attempt was under way when the primary died is attempted again once its lease, 25 s,
 /// has run out, and the account's later deliveries wait behind it, in order).
@@ -621,41 +546,24 @@ async fn assert_webhooks(acked: &Acknowledged, seen: &Mutex<BTreeSet<String>>) -
     wait_delivered(&completed, seen, Duration::from_secs(45)).await
 }
 
-/// The clients' tasks, running until [`Load::finish`].
-struct Load {
-    stop: Arc<AtomicBool>,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
-}
-
-impl Load {
-    /// Starts one client per account; `phase` keeps this run's keys apart from others'.
-    fn start(
-        client: &Client,
-        accounts: &[(String, bool)],
-        acked: &Arc<Acknowledged>,
-        phase: &str,
-    ) -> Load {
-        let stop = Arc::new(AtomicBool::new(false));
-        let tasks = accounts
-            .iter()
-            .map(|(account, runs_jobs)| {
-                let (c, s, a) = (client.clone(), stop.clone(), acked.clone());
-                let who = format!("{account}-{phase}");
-                match runs_jobs {
-                    true => tokio::spawn(jobs(c, account.clone(), who, s, a)),
-                    false => tokio::spawn(debits(c, account.clone(), who, s, a)),
-                }
-            })
-            .collect();
-        Load { stop, tasks }
-    }
-
-    async fn finish(self) {
-        self.stop.store(true, Ordering::Relaxed);
-        for task in self.tasks {
-            task.await.unwrap();
+/// Starts one client per account, running until [`Load::finish`]; `phase` keeps this
+/// run's keys apart from others'.
+fn start_load(
+    client: &Client,
+    accounts: &[(String, bool)],
+    acked: &Arc<Acknowledged>,
+    phase: &str,
+) -> Load {
+    let mut load = Load::default();
+    for (account, runs_jobs) in accounts {
+        let (c, s, a) = (client.clone(), load.stop(), acked.clone());
+        let who = format!("{account}-{phase}");
+        match runs_jobs {
+            true => load.spawn(jobs(c, account.clone(), who, s, a)),
+            false => load.spawn(debits(c, account.clone(), who, s, a)),
         }
     }
+    load
 }
 
 /// Load through `disrupt` until node `to` is the primary and the clients have had 50
@@ -668,7 +576,9 @@ async fn through<F: FnOnce(&mut Cluster)>(
     disrupt: F,
 ) -> (Duration, usize) {
     let answers = &client.answers;
-    successes(answers, Instant::now(), 50, Duration::from_secs(30)).await;
+    answers
+        .wait_successes(Instant::now(), 50, Duration::from_secs(30))
+        .await;
     let began = Instant::now();
     disrupt(cluster);
     let within = Duration::from_secs(60);
@@ -679,7 +589,9 @@ async fn through<F: FnOnce(&mut Cluster)>(
         "failover: node{to} promoted {:.1?} after the disruption",
         began.elapsed()
     );
-    successes(answers, Instant::now(), 50, Duration::from_secs(30)).await;
+    answers
+        .wait_successes(Instant::now(), 50, Duration::from_secs(30))
+        .await;
     load.finish().await;
     answers.outage_after(began)
 }
@@ -700,9 +612,11 @@ async fn serve_follows_a_failover_without_losing_or_doubling_a_charge() {
     let accounts = accounts(&client).await;
 
     // The primary is killed (SIGKILL); the monitor promotes the standby; serve follows.
-    let load = Load::start(&client, &accounts, &acked, "crash");
+    let load = start_load(&client, &accounts, &acked, "crash");
     let (outage, failed) = through(&mut cluster, &client, load, 1, |c| c.crash(0)).await;
-    assert_books(&cluster.node_url(1, "holdfast"), &acked).await;
+    acked
+        .assert_books(&cluster.node_url(1, "holdfast"), "failover")
+        .await;
 
     // The old primary comes back, as a standby of the new one.
     let rejoin = Instant::now();
@@ -715,7 +629,7 @@ async fn serve_follows_a_failover_without_losing_or_doubling_a_charge() {
     eprintln!("{}", cluster.show_state());
 
     // Fail back by a switchover under load: serve follows the primary to the first host.
-    let load = Load::start(&client, &accounts, &acked, "back");
+    let load = start_load(&client, &accounts, &acked, "back");
     let monitor = cluster.path("monitor").display().to_string();
     let switch = [
         "perform",
@@ -730,20 +644,15 @@ async fn serve_follows_a_failover_without_losing_or_doubling_a_charge() {
     })
     .await;
     cluster.wait_state(1, &["secondary"], within).await;
-    assert_books(&cluster.node_url(0, "holdfast"), &acked).await;
+    acked
+        .assert_books(&cluster.node_url(0, "holdfast"), "failover")
+        .await;
     let webhooks = assert_webhooks(&acked, &delivered).await;
     let audit = client
         .expect(Method::GET, "/v1/admin/audit", Value::Null, &[200])
         .await;
     assert_eq!(audit["ok"], json!(true), "audit: {audit:#}");
-    let slowest = answers
-        .seen
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|a| a.1)
-        .max()
-        .unwrap();
+    let slowest = answers.slowest();
     assert!(
         slowest < REQUEST_LIMIT + Duration::from_secs(2),
         "an answer took {slowest:?}, past the request time limit"

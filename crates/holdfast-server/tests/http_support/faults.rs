@@ -1,11 +1,14 @@
-//! Shared by the fault tests (failover.rs, crash.rs): a client that retries an unanswered
-//! or 503 request under the same body (so the same idempotency key) and records every
-//! answer, a webhook receiver of `job.succeeded`, and helpers for PostgreSQL servers the
-//! tests run themselves (as the `postgres` OS user when the tests run as root).
+//! Shared by the fault tests (crash.rs, crash_disk_full.rs, crash_slow_db.rs,
+//! failover.rs): a client that retries an unanswered or 503 request under the same body
+//! (so the same idempotency key) and records every answer, the clients' tasks as one
+//! [`Load`], a webhook receiver of `job.succeeded`, the books' checks (each acknowledged
+//! write in the ledger once), and helpers for PostgreSQL servers the tests run themselves
+//! (as the `postgres` OS user when the tests run as root).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -13,7 +16,7 @@ use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::post;
 use reqwest::Method;
-use serde_json::Value;
+use serde_json::{Value, json};
 use sqlx::{AssertSqlSafe, Connection, PgConnection, SqliteConnection};
 
 // ---------------------------------------------------------------- the clients
@@ -27,7 +30,7 @@ pub struct Answers {
 }
 
 impl Answers {
-    fn record(&self, at: Instant, took: Duration, status: u16) {
+    pub fn record(&self, at: Instant, took: Duration, status: u16) {
         self.seen.lock().unwrap().push((at, took, status));
     }
 
@@ -46,6 +49,28 @@ impl Answers {
         seen.iter()
             .filter(|(at, _, s)| *at >= since && (200..300).contains(s))
             .count()
+    }
+
+    /// Waits until the clients have had `n` successes since `since` (bounded by `within`).
+    pub async fn wait_successes(&self, since: Instant, n: usize, within: Duration) {
+        let deadline = Instant::now() + within;
+        while self.successes_since(since) < n {
+            assert!(
+                Instant::now() < deadline,
+                "fewer than {n} successes in {within:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// (2xx, 503, slowest) among the answers to requests sent at or after `since`.
+    pub fn tally_since(&self, since: Instant) -> (usize, usize, Duration) {
+        let seen = self.seen.lock().unwrap();
+        let mine = seen.iter().filter(|(at, ..)| *at >= since);
+        let ok = mine.clone().filter(|a| (200..300).contains(&a.2)).count();
+        let unavailable = mine.clone().filter(|a| a.2 == 503).count();
+        let slowest = mine.map(|a| a.1).max().unwrap_or_default();
+        (ok, unavailable, slowest)
     }
 
     /// The outage as the clients saw it: from the first failed answer after `since` to
@@ -173,6 +198,61 @@ impl Client {
     }
 }
 
+/// Submits a `video` job for `account` under `key`, then leases one from the shared lane
+/// as worker `account` (maybe another account's job): its id and lease token, or `None`
+/// when the lane had no job (204).
+pub async fn submit_and_lease(
+    client: &Client,
+    account: &str,
+    key: &str,
+    lease_seconds: u64,
+) -> Option<(String, Value)> {
+    let body = json!({"account_id": account, "kind": "video", "idempotency_key": key});
+    client
+        .expect(Method::POST, "/v1/jobs", body, &[200, 201])
+        .await;
+    let lease = json!({"worker_id": account, "lease_seconds": lease_seconds});
+    let (status, leased) = client
+        .call(Method::POST, "/v1/lanes/video/lease", lease)
+        .await;
+    if status == 204 {
+        return None;
+    }
+    assert_eq!(status, 200, "lease: {leased:#}");
+    let job = leased["job"]["job_id"].as_str().unwrap().to_owned();
+    Some((job, json!({"lease_token": leased["lease_token"]})))
+}
+
+// ---------------------------------------------------------------- the load
+
+/// The clients' tasks, each running until [`Load::stop`] is set, then [`Load::finish`].
+#[derive(Default)]
+pub struct Load {
+    stop: Arc<AtomicBool>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Load {
+    /// The flag a task watches: set, it ends its round and returns.
+    pub fn stop(&self) -> Arc<AtomicBool> {
+        self.stop.clone()
+    }
+
+    pub fn spawn(&mut self, task: impl Future<Output = ()> + Send + 'static) {
+        self.tasks.push(tokio::spawn(task));
+    }
+
+    /// Tells the tasks to stop and waits for them (a task's panic fails the test here).
+    pub async fn finish(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for task in self.tasks {
+            task.await.unwrap();
+        }
+    }
+}
+
+// ---------------------------------------------------------------- the webhooks
+
 /// Receives webhook deliveries; records the job of each delivery that names one.
 pub async fn job_receiver() -> (String, Arc<Mutex<BTreeSet<String>>>) {
     let seen: Arc<Mutex<BTreeSet<String>>> = Arc::default();
@@ -230,6 +310,59 @@ pub async fn counts(url: &str, sql: &str) -> BTreeMap<String, i64> {
     rows.unwrap_or_else(|e| panic!("{sql}: {e}"))
         .into_iter()
         .collect()
+}
+
+/// `(ref, count)` of the debits in the ledger.
+pub const DEBITS_BY_REF: &str =
+    "SELECT ref, count(*) FROM ledger WHERE kind = 'debit' GROUP BY ref";
+/// `(ref, count)` of the captures in the ledger (a capture's ref is its job).
+pub const CAPTURES_BY_REF: &str =
+    "SELECT ref, count(*) FROM ledger WHERE kind = 'capture' GROUP BY ref";
+/// `(job_id, count)` of the events that end a job.
+pub const ENDS_BY_JOB: &str = "SELECT job_id, count(*) FROM events WHERE type IN \
+     ('job.succeeded', 'job.failed', 'job.canceled', 'job.expired') GROUP BY job_id";
+
+/// The `(key, count)` rows of `sql` on `url`: no key twice (`what`, e.g. "a debit
+/// applied", twice), and the keys exactly `acked`.
+pub async fn assert_each_once(url: &str, sql: &str, acked: &BTreeSet<String>, what: &str) {
+    let rows = counts(url, sql).await;
+    assert!(rows.values().all(|&n| n == 1), "{what} twice: {rows:?}");
+    let keys: BTreeSet<String> = rows.into_keys().collect();
+    assert_eq!(&keys, acked, "{what}: the acknowledged ones and no other");
+}
+
+/// No job has two ends (succeeded, failed, canceled, expired).
+pub async fn assert_no_job_ended_twice(url: &str) {
+    let ends = counts(url, ENDS_BY_JOB).await;
+    assert!(
+        ends.values().all(|&n| n == 1),
+        "a job ended twice: {ends:?}"
+    );
+}
+
+/// What clients that debit and run jobs were told had happened (crash.rs keeps a larger
+/// record of its own: top-ups, retries, jobs left behind).
+#[derive(Default)]
+pub struct Acknowledged {
+    pub debits: Mutex<BTreeSet<String>>,
+    pub completed: Mutex<BTreeSet<String>>,
+}
+
+impl Acknowledged {
+    /// Every acknowledged debit and capture is in the ledger at `url` exactly once (and
+    /// nothing unacknowledged is); no job ended twice. Prints the counts after `label`.
+    pub async fn assert_books(&self, url: &str, label: &str) {
+        let debits = self.debits.lock().unwrap().clone();
+        let completed = self.completed.lock().unwrap().clone();
+        assert_each_once(url, DEBITS_BY_REF, &debits, "a debit applied").await;
+        assert_each_once(url, CAPTURES_BY_REF, &completed, "a job captured").await;
+        assert_no_job_ended_twice(url).await;
+        eprintln!(
+            "{label}: {} debits and {} captures acknowledged, each in the ledger once",
+            debits.len(),
+            completed.len()
+        );
+    }
 }
 
 /// A connection to `url`, retried until it succeeds and answers (bounded).
