@@ -1,0 +1,304 @@
+//! CPU time per operation, for each side: the bench process's own user + system time
+//! and, on PostgreSQL, the local server's (the postmaster and every child: backends,
+//! walwriter, checkpointer…), both read from `/proc` at the edges of every measured
+//! slice. On a machine whose cores are shared by the clients and the database, a
+//! throughput ratio is mostly a ratio of CPU per operation; these figures show it.
+//!
+//! The server's time is the postmaster's own, plus its reaped children's (`cutime`,
+//! `cstime`: a backend that exits during a slice is counted there, whole), plus the
+//! live children's. It counts every database on that server, so take it when nothing
+//! else uses the server.
+
+use std::str::FromStr;
+
+use serde::Serialize;
+use sqlx::Connection;
+use sqlx::postgres::{PgConnectOptions, PgConnection};
+
+/// Clock ticks per second of `/proc/<pid>/stat` (Linux's `USER_HZ`, 100 on every
+/// architecture Linux runs holdfast on).
+pub const TICKS_PER_SECOND: u64 = 100;
+
+/// The fields of one `/proc/<pid>/stat` line the bench uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcStat {
+    pub pid: u32,
+    /// The executable's name, as the kernel keeps it (up to 15 bytes).
+    pub comm: String,
+    pub parent_pid: u32,
+    /// User plus system time of the process (all its threads), in clock ticks.
+    pub own_ticks: u64,
+    /// User plus system time of its children it waited for, in clock ticks.
+    pub reaped_children_ticks: u64,
+}
+
+/// Parses one `/proc/<pid>/stat` line. The name sits in parentheses and may hold
+/// spaces and parentheses itself, so the fields are counted from the last `)`.
+pub fn parse_stat(line: &str) -> Option<ProcStat> {
+    let open = line.find('(')?;
+    let close = line.rfind(')')?;
+    if close < open {
+        return None;
+    }
+    let pid = line[..open].trim().parse().ok()?;
+    let comm = line[open + 1..close].to_owned();
+    // Field 3 (state) is rest[0], so field n is rest[n - 3].
+    let rest: Vec<&str> = line[close + 1..].split_whitespace().collect();
+    let field = |n: usize| -> Option<u64> { rest.get(n - 3)?.parse().ok() };
+    Some(ProcStat {
+        pid,
+        comm,
+        parent_pid: u32::try_from(field(4)?).ok()?,
+        own_ticks: field(14)?.checked_add(field(15)?)?,
+        reaped_children_ticks: field(16)?.checked_add(field(17)?)?,
+    })
+}
+
+fn read_stat(pid: &str) -> Option<ProcStat> {
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// Ticks of the server whose postmaster is `postmaster`: its own and its reaped
+/// children's, then each live child's. The postmaster is read first so that a child
+/// exiting between the two reads is missed rather than counted twice.
+fn server_ticks(postmaster: u32) -> Option<u64> {
+    let head = read_stat(&postmaster.to_string())?;
+    let mut ticks = head.own_ticks + head.reaped_children_ticks;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if let Some(child) = read_stat(name)
+            && child.parent_pid == postmaster
+        {
+            ticks += child.own_ticks;
+        }
+    }
+    Some(ticks)
+}
+
+/// Microseconds of `ticks` clock ticks.
+pub fn ticks_to_us(ticks: u64) -> u64 {
+    ticks.saturating_mul(1_000_000 / TICKS_PER_SECOND)
+}
+
+/// Where the CPU of a slice is read from.
+#[derive(Debug, Clone)]
+pub struct CpuProbe {
+    /// The local PostgreSQL server's postmaster, when the bench found it.
+    postmaster: Option<u32>,
+}
+
+/// CPU counters at one instant, in clock ticks.
+#[derive(Debug, Clone, Copy)]
+pub struct CpuMark {
+    client_ticks: u64,
+    server_ticks: Option<u64>,
+}
+
+/// CPU used by a slice (or a sum of slices), in microseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuTime {
+    /// The bench process (clients, engine, in-process server, SQLite).
+    pub client_us: u64,
+    /// The PostgreSQL server; `None` on SQLite or when its processes are not visible.
+    pub server_us: Option<u64>,
+}
+
+impl CpuTime {
+    pub fn merge(&mut self, other: CpuTime) {
+        self.client_us += other.client_us;
+        self.server_us = match (self.server_us, other.server_us) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+    }
+
+    /// The figures per operation of `ops` operations over `seconds` of wall time.
+    pub fn per_op(&self, ops: u64, seconds: f64) -> CpuPerOp {
+        let per_op = |us: u64| if ops > 0 { us as f64 / ops as f64 } else { 0.0 };
+        let cores = |us: u64| {
+            if seconds > 0.0 {
+                us as f64 / 1e6 / seconds
+            } else {
+                0.0
+            }
+        };
+        let total = self.client_us + self.server_us.unwrap_or(0);
+        CpuPerOp {
+            client_us_per_op: per_op(self.client_us),
+            server_us_per_op: self.server_us.map(per_op),
+            total_us_per_op: per_op(total),
+            cores_busy: cores(total),
+        }
+    }
+}
+
+/// CPU per operation of one side.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct CpuPerOp {
+    /// Bench process CPU per operation, µs.
+    pub client_us_per_op: f64,
+    /// PostgreSQL server CPU per operation, µs (absent on SQLite: there the database
+    /// runs inside the bench process and its CPU is in `client_us_per_op`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_us_per_op: Option<f64>,
+    /// The two together, µs.
+    pub total_us_per_op: f64,
+    /// CPU of both per second of wall time: how many cores the side kept busy.
+    pub cores_busy: f64,
+}
+
+impl CpuProbe {
+    /// A probe of the bench process only (SQLite, or a server it cannot see).
+    pub fn process_only() -> CpuProbe {
+        CpuProbe { postmaster: None }
+    }
+
+    /// Finds the server behind `url`: a backend's pid (`pg_backend_pid()`), then its
+    /// parent, which must be a process named `postgres` on this machine. `None` (and
+    /// the reason) when the server runs elsewhere, in another pid namespace, or /proc
+    /// is not readable.
+    pub async fn postgres(url: &str) -> (CpuProbe, Option<String>) {
+        match find_postmaster(url).await {
+            Ok(pid) => (
+                CpuProbe {
+                    postmaster: Some(pid),
+                },
+                None,
+            ),
+            Err(e) => (
+                CpuProbe::process_only(),
+                Some(format!("no server CPU: {e:#}")),
+            ),
+        }
+    }
+
+    pub fn mark(&self) -> CpuMark {
+        CpuMark {
+            client_ticks: read_stat("self").map_or(0, |s| s.own_ticks),
+            server_ticks: self.postmaster.and_then(server_ticks),
+        }
+    }
+}
+
+impl CpuMark {
+    /// The CPU used between `self` and the `later` mark.
+    pub fn until(&self, later: &CpuMark) -> CpuTime {
+        CpuTime {
+            client_us: ticks_to_us(later.client_ticks.saturating_sub(self.client_ticks)),
+            server_us: match (self.server_ticks, later.server_ticks) {
+                (Some(a), Some(b)) => Some(ticks_to_us(b.saturating_sub(a))),
+                _ => None,
+            },
+        }
+    }
+}
+
+async fn find_postmaster(url: &str) -> anyhow::Result<u32> {
+    let mut conn = PgConnection::connect_with(&PgConnectOptions::from_str(url)?).await?;
+    let backend: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut conn)
+        .await?;
+    let stat = read_stat(&backend.to_string())
+        .ok_or_else(|| anyhow::anyhow!("backend pid {backend} is not in this machine's /proc"))?;
+    let parent = read_stat(&stat.parent_pid.to_string())
+        .ok_or_else(|| anyhow::anyhow!("postmaster pid {} not readable", stat.parent_pid))?;
+    conn.close().await?;
+    anyhow::ensure!(
+        stat.comm == "postgres" && parent.comm == "postgres",
+        "pid {backend} ({}) or its parent ({}) is not a postgres process",
+        stat.comm,
+        parent.comm
+    );
+    Ok(parent.pid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BACKEND: &str = "2231 (postgres) S 2226 2231 2231 0 -1 4210752 137 0 0 0 \
+        25 7 3 4 20 0 1 0 5410 224550912 1871 18446744073709551615 1 1 0 0 0 0 4194304 \
+        19935232 536873479 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0";
+
+    #[test]
+    fn parses_a_backend_line() {
+        let s = parse_stat(BACKEND).expect("parses");
+        assert_eq!(s.pid, 2231);
+        assert_eq!(s.comm, "postgres");
+        assert_eq!(s.parent_pid, 2226);
+        assert_eq!(s.own_ticks, 25 + 7);
+        assert_eq!(s.reaped_children_ticks, 3 + 4);
+    }
+
+    #[test]
+    fn a_name_with_spaces_and_parentheses_does_not_shift_the_fields() {
+        let line = BACKEND.replace("(postgres)", "(a) b (c) d)");
+        let s = parse_stat(&line).expect("parses");
+        assert_eq!(s.comm, "a) b (c) d");
+        assert_eq!(s.parent_pid, 2226);
+        assert_eq!(s.own_ticks, 32);
+    }
+
+    #[test]
+    fn truncated_or_garbled_lines_are_refused() {
+        assert_eq!(parse_stat(""), None);
+        assert_eq!(parse_stat("12 (x) S 1 2 3"), None);
+        assert_eq!(parse_stat("x (postgres) S 1"), None);
+        assert_eq!(parse_stat(") 12 (postgres"), None);
+        let bad_utime = BACKEND.replace(" 25 7 ", " 2x 7 ");
+        assert_eq!(parse_stat(&bad_utime), None);
+    }
+
+    #[test]
+    fn this_process_reads_itself() {
+        let s = read_stat("self").expect("/proc/self/stat");
+        assert_eq!(s.pid, std::process::id());
+    }
+
+    #[test]
+    fn per_op_divides_by_operations_and_cores_by_seconds() {
+        let t = CpuTime {
+            client_us: 3_000_000,
+            server_us: Some(5_000_000),
+        };
+        let p = t.per_op(20_000, 4.0);
+        assert_eq!(p.client_us_per_op, 150.0);
+        assert_eq!(p.server_us_per_op, Some(250.0));
+        assert_eq!(p.total_us_per_op, 400.0);
+        assert_eq!(p.cores_busy, 2.0);
+        let none = CpuTime::default().per_op(0, 0.0);
+        assert_eq!(none.total_us_per_op, 0.0);
+        assert_eq!(none.cores_busy, 0.0);
+        assert_eq!(none.server_us_per_op, None);
+    }
+
+    #[test]
+    fn marks_subtract_into_microseconds_and_slices_add_up() {
+        let a = CpuMark {
+            client_ticks: 100,
+            server_ticks: Some(1_000),
+        };
+        let b = CpuMark {
+            client_ticks: 150,
+            server_ticks: Some(1_200),
+        };
+        let mut sum = a.until(&b);
+        assert_eq!(sum.client_us, 500_000);
+        assert_eq!(sum.server_us, Some(2_000_000));
+        sum.merge(a.until(&b));
+        assert_eq!(sum.client_us, 1_000_000);
+        assert_eq!(sum.server_us, Some(4_000_000));
+        let lost = CpuMark {
+            client_ticks: 150,
+            server_ticks: None,
+        };
+        assert_eq!(a.until(&lost).server_us, None);
+        let mut from_default = CpuTime::default();
+        from_default.merge(a.until(&b));
+        assert_eq!(from_default.server_us, Some(2_000_000));
+    }
+}
