@@ -10,6 +10,7 @@
 #   FLOORS="debit debit-hot lifecycle ingest"
 #   BIN=target/release       (holds `holdfast` and `holdfast-bench`; build them with
 #                             cargo build --release -p holdfast-server -p holdfast-bench)
+#   HOLDFAST_BIN=$BIN/holdfast   (the `holdfast` CLI that migrates)
 #   ADMIN_URL=postgres://postgres@127.0.0.1:5432/postgres   (or HOLDFAST_TEST_POSTGRES)
 #   BENCH_ARGS=""            (more holdfast-bench flags, e.g. "--warmup 0")
 # pgbench runs with -M prepared, -j 2, -n; each holdfast-bench run is one slice per side
@@ -33,13 +34,14 @@ FLOORS=${FLOORS:-"debit debit-hot lifecycle ingest"}
 BIN=${BIN:-"${CARGO_TARGET_DIR:-$root/target}/release"}
 ADMIN_URL=${ADMIN_URL:-${HOLDFAST_TEST_POSTGRES:-postgres://postgres@127.0.0.1:5432/postgres}}
 BENCH_ARGS=${BENCH_ARGS:-}
+HOLDFAST_BIN=${HOLDFAST_BIN:-"$BIN/holdfast"}
 TICKS=$(getconf CLK_TCK)
 
 for tool in pgbench psql awk; do
   command -v "$tool" >/dev/null || { echo "pgbench.sh: $tool not found" >&2; exit 2; }
 done
-for exe in holdfast holdfast-bench; do
-  [ -x "$BIN/$exe" ] || { echo "pgbench.sh: $BIN/$exe not built" >&2; exit 2; }
+for exe in "$HOLDFAST_BIN" "$BIN/holdfast-bench"; do
+  [ -x "$exe" ] || { echo "pgbench.sh: $exe not built" >&2; exit 2; }
 done
 case "$ADMIN_URL" in
   postgres://*@127.0.0.1[:/]* | postgresql://*@127.0.0.1[:/]* | postgres://*@localhost[:/]*) ;;
@@ -51,12 +53,16 @@ url="${ADMIN_URL%/*}/$db"
 drop() { psql -q "$ADMIN_URL" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null || true; }
 trap drop EXIT
 psql -q "$ADMIN_URL" -c "CREATE DATABASE $db"
-"$BIN/holdfast" migrate --database "$url"
+"$HOLDFAST_BIN" migrate --database "$url"
 "$BIN/holdfast-bench" seed --database "$url" --accounts "$ACCOUNTS" | grep seeded
 
-# The postmaster: the parent of a backend of ours.
-backend=$(psql -At "$url" -c "SELECT pg_backend_pid()")
-postmaster=$(sed 's/^.*) //' "/proc/$backend/stat" | awk '{ print $2 }')
+# The postmaster: the first line of postmaster.pid in the server's data directory.
+datadir=$(psql -At "$url" -c "SHOW data_directory")
+postmaster=$(head -1 "$datadir/postmaster.pid" 2>/dev/null || true)
+if [ -z "$postmaster" ] || ! grep -q '^[0-9]* (postgres) ' "/proc/$postmaster/stat" 2>/dev/null; then
+  echo "pgbench.sh: cannot read the postmaster's pid from $datadir/postmaster.pid" >&2
+  exit 2
+fi
 
 # Clock ticks of the server: the postmaster's own and its reaped children's, then each
 # live child's (fields after the name: 12 utime, 13 stime, 14 cutime, 15 cstime).
@@ -68,7 +74,7 @@ server_ticks() {
       if (pid == pm) t += f[12] + f[13] + f[14] + f[15]
       else if (f[2] == pm) t += f[12] + f[13]
     }
-    END { print t + 0 }' /proc/[0-9]*/stat 2>/dev/null
+    END { print t + 0 }' /proc/[0-9]*/stat 2>/dev/null || true # a process gone: skipped
 }
 
 # One pgbench side: rate and CPU per transaction.
