@@ -418,37 +418,10 @@ async fn run_workload(args: &Args, w: Workload, target: &Target) -> anyhow::Resu
     floor.analyze().await?;
     let result = match w {
         Workload::Seed => Ok(seeded(w, target.backend, accounts)),
-        Workload::Debit | Workload::DebitHot => {
-            let sides = vec![
-                (
-                    "engine".to_owned(),
-                    workloads::engine_debit(&engine, accounts, &names, false),
-                ),
-                (
-                    "engine-job-ref".to_owned(),
-                    workloads::engine_debit(&engine, accounts, &names, true),
-                ),
-                (
-                    "floor".to_owned(),
-                    workloads::floor_debit(&floor, accounts, &names),
-                ),
-            ];
+        Workload::Debit | Workload::DebitHot | Workload::Lifecycle => {
+            let (sides, unit) = closed_loop_sides(w, &engine, &floor, accounts, &names);
             let samples = interleave(args, &probe, &sides).await;
-            Ok(outcome(w, target.backend, &sides, samples, "debits"))
-        }
-        Workload::Lifecycle => {
-            let sides = vec![
-                (
-                    "engine".to_owned(),
-                    workloads::engine_lifecycle(&engine, accounts, &names),
-                ),
-                (
-                    "floor".to_owned(),
-                    workloads::floor_lifecycle(&floor, accounts, &names),
-                ),
-            ];
-            let samples = interleave(args, &probe, &sides).await;
-            Ok(outcome(w, target.backend, &sides, samples, "lifecycles"))
+            Ok(outcome(w, target.backend, &sides, samples, unit))
         }
         Workload::HttpLifecycle => {
             http_lifecycle(
@@ -481,6 +454,45 @@ async fn run_workload(args: &Args, w: Workload, target: &Target) -> anyhow::Resu
         }
         out
     })
+}
+
+/// The sides of `debit`, `debit-hot` (engine, engine with a job ref, floor) and
+/// `lifecycle` (engine, floor), and the unit of their operations.
+fn closed_loop_sides(
+    w: Workload,
+    engine: &Engine,
+    floor: &FloorPool,
+    accounts: u64,
+    names: &Arc<Names>,
+) -> (Vec<(String, Op)>, &'static str) {
+    if w == Workload::Lifecycle {
+        let sides = vec![
+            (
+                "engine".to_owned(),
+                workloads::engine_lifecycle(engine, accounts, names),
+            ),
+            (
+                "floor".to_owned(),
+                workloads::floor_lifecycle(floor, accounts, names),
+            ),
+        ];
+        return (sides, "lifecycles");
+    }
+    let sides = vec![
+        (
+            "engine".to_owned(),
+            workloads::engine_debit(engine, accounts, names, false),
+        ),
+        (
+            "engine-job-ref".to_owned(),
+            workloads::engine_debit(engine, accounts, names, true),
+        ),
+        (
+            "floor".to_owned(),
+            workloads::floor_debit(floor, accounts, names),
+        ),
+    ];
+    (sides, "debits")
 }
 
 fn seeded(w: Workload, backend: Backend, accounts: u64) -> Outcome {
