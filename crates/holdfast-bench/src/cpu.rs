@@ -1,19 +1,21 @@
 //! CPU time per operation, for each side: the bench process's own user + system time
-//! and, on PostgreSQL, the local server's (the postmaster and every child: backends,
-//! walwriter, checkpointer…), both read from `/proc` at the edges of every measured
-//! slice. On a machine whose cores are shared by the clients and the database, a
-//! throughput ratio is mostly a ratio of CPU per operation; these figures show it.
+//! and, on PostgreSQL, the local server's, both read from `/proc` at the edges of every
+//! measured slice. On a machine whose cores are shared by the clients and the database,
+//! a throughput ratio is mostly a ratio of CPU per operation; these figures show it.
 //!
-//! The server's time is the postmaster's own, plus its reaped children's (`cutime`,
-//! `cstime`: a backend that exits during a slice is counted there, whole), plus the
-//! live children's. It counts every database on that server, so take it when nothing
-//! else uses the server.
+//! The server's time is the postmaster's own plus that of each of its children that
+//! `pg_stat_activity` lists on the bench's database or on none (backends of the bench's
+//! database, its autovacuum workers, and the server's shared processes: walwriter,
+//! checkpointer, background writer, launchers). Backends of other databases are left
+//! out, so tests running on the same server elsewhere do not count; a backend of the
+//! bench's database that exits during a slice is lost (the bench's pools keep their
+//! connections for the whole workload).
 
+use std::collections::HashSet;
 use std::str::FromStr;
 
 use serde::Serialize;
-use sqlx::Connection;
-use sqlx::postgres::{PgConnectOptions, PgConnection};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 /// Clock ticks per second of `/proc/<pid>/stat` (Linux's `USER_HZ`, 100 on every
 /// architecture Linux runs holdfast on).
@@ -58,25 +60,24 @@ fn read_stat(pid: &str) -> Option<ProcStat> {
     parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
-/// Ticks of the server whose postmaster is `postmaster`: its own and its reaped
-/// children's, then each live child's. The postmaster is read first so that a child
-/// exiting between the two reads is missed rather than counted twice.
-fn server_ticks(postmaster: u32) -> Option<u64> {
+/// Ticks of the server: the postmaster's own, and those of its children whose pid is in
+/// `counted` (the processes of the bench's database and the shared ones).
+pub fn server_ticks_of(
+    postmaster: &ProcStat,
+    processes: impl IntoIterator<Item = ProcStat>,
+    counted: &HashSet<u32>,
+) -> u64 {
+    processes
+        .into_iter()
+        .filter(|p| p.parent_pid == postmaster.pid && counted.contains(&p.pid))
+        .map(|p| p.own_ticks)
+        .fold(postmaster.own_ticks, u64::saturating_add)
+}
+
+fn server_ticks(postmaster: u32, counted: &HashSet<u32>) -> Option<u64> {
     let head = read_stat(&postmaster.to_string())?;
-    let mut ticks = head.own_ticks + head.reaped_children_ticks;
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if !name.bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        if let Some(child) = read_stat(name)
-            && child.parent_pid == postmaster
-        {
-            ticks += child.own_ticks;
-        }
-    }
-    Some(ticks)
+    let children = counted.iter().filter_map(|pid| read_stat(&pid.to_string()));
+    Some(server_ticks_of(&head, children, counted))
 }
 
 /// Microseconds of `ticks` clock ticks.
@@ -87,9 +88,14 @@ pub fn ticks_to_us(ticks: u64) -> u64 {
 /// Where the CPU of a slice is read from.
 #[derive(Debug, Clone)]
 pub struct CpuProbe {
-    /// The local PostgreSQL server's postmaster, when the bench found it.
-    postmaster: Option<u32>,
+    /// The local PostgreSQL server's postmaster, when the bench found it, and a
+    /// connection to the bench's database to ask which processes are its own.
+    server: Option<(u32, PgPool)>,
 }
+
+/// The processes of the bench's database and the server's shared ones.
+const PROCESSES: &str = "SELECT pid FROM pg_stat_activity \
+    WHERE datname = current_database() OR datname IS NULL";
 
 /// CPU counters at one instant, in clock ticks.
 #[derive(Debug, Clone, Copy)]
@@ -154,7 +160,7 @@ pub struct CpuPerOp {
 impl CpuProbe {
     /// A probe of the bench process only (SQLite, or a server it cannot see).
     pub fn process_only() -> CpuProbe {
-        CpuProbe { postmaster: None }
+        CpuProbe { server: None }
     }
 
     /// Finds the server behind `url`: a backend's pid (`pg_backend_pid()`), then its
@@ -163,9 +169,9 @@ impl CpuProbe {
     /// is not readable.
     pub async fn postgres(url: &str) -> (CpuProbe, Option<String>) {
         match find_postmaster(url).await {
-            Ok(pid) => (
+            Ok(found) => (
                 CpuProbe {
-                    postmaster: Some(pid),
+                    server: Some(found),
                 },
                 None,
             ),
@@ -176,10 +182,24 @@ impl CpuProbe {
         }
     }
 
-    pub fn mark(&self) -> CpuMark {
+    pub async fn mark(&self) -> CpuMark {
+        let client_ticks = read_stat("self").map_or(0, |s| s.own_ticks);
+        let server_ticks = match &self.server {
+            Some((postmaster, pool)) => {
+                let pids: Result<Vec<i32>, _> = sqlx::query_scalar(PROCESSES).fetch_all(pool).await;
+                pids.ok().and_then(|pids| {
+                    let counted = pids
+                        .into_iter()
+                        .filter_map(|p| u32::try_from(p).ok())
+                        .collect();
+                    server_ticks(*postmaster, &counted)
+                })
+            }
+            None => None,
+        };
         CpuMark {
-            client_ticks: read_stat("self").map_or(0, |s| s.own_ticks),
-            server_ticks: self.postmaster.and_then(server_ticks),
+            client_ticks,
+            server_ticks,
         }
     }
 }
@@ -197,23 +217,27 @@ impl CpuMark {
     }
 }
 
-async fn find_postmaster(url: &str) -> anyhow::Result<u32> {
-    let mut conn = PgConnection::connect_with(&PgConnectOptions::from_str(url)?).await?;
+/// The postmaster's pid (the parent of a backend of ours, both named `postgres` on this
+/// machine) and a one-connection pool to ask `pg_stat_activity` with.
+async fn find_postmaster(url: &str) -> anyhow::Result<(u32, PgPool)> {
+    let pool = PgPoolOptions::new()
+        .max_connections(1)
+        .connect_with(PgConnectOptions::from_str(url)?)
+        .await?;
     let backend: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
-        .fetch_one(&mut conn)
+        .fetch_one(&pool)
         .await?;
     let stat = read_stat(&backend.to_string())
         .ok_or_else(|| anyhow::anyhow!("backend pid {backend} is not in this machine's /proc"))?;
     let parent = read_stat(&stat.parent_pid.to_string())
         .ok_or_else(|| anyhow::anyhow!("postmaster pid {} not readable", stat.parent_pid))?;
-    conn.close().await?;
     anyhow::ensure!(
         stat.comm == "postgres" && parent.comm == "postgres",
         "pid {backend} ({}) or its parent ({}) is not a postgres process",
         stat.comm,
         parent.comm
     );
-    Ok(parent.pid)
+    Ok((parent.pid, pool))
 }
 
 #[cfg(test)]
@@ -257,6 +281,34 @@ mod tests {
     fn this_process_reads_itself() {
         let s = read_stat("self").expect("/proc/self/stat");
         assert_eq!(s.pid, std::process::id());
+    }
+
+    fn process(pid: u32, parent_pid: u32, own_ticks: u64) -> ProcStat {
+        ProcStat {
+            pid,
+            comm: "postgres".into(),
+            parent_pid,
+            own_ticks,
+            reaped_children_ticks: 1_000_000,
+        }
+    }
+
+    #[test]
+    fn the_server_counts_the_postmaster_and_the_listed_children_only() {
+        let postmaster = process(10, 1, 5);
+        let processes = vec![
+            process(11, 10, 100),    // a backend of ours
+            process(12, 10, 1_000),  // a backend of another database: not listed
+            process(13, 99, 10_000), // listed, but not a child of this postmaster
+            process(14, 10, 7),      // the walwriter
+        ];
+        let counted: HashSet<u32> = [11, 13, 14].into_iter().collect();
+        // The postmaster's own 5, not its reaped children's.
+        assert_eq!(
+            server_ticks_of(&postmaster, processes, &counted),
+            5 + 100 + 7
+        );
+        assert_eq!(server_ticks_of(&postmaster, vec![], &counted), 5);
     }
 
     #[test]

@@ -352,9 +352,9 @@ async fn interleave(args: &Args, probe: &CpuProbe, sides: &[(String, Op)]) -> Ve
             (0..sides.len()).rev().collect()
         };
         for i in order {
-            let before = probe.mark();
+            let before = probe.mark().await;
             let mut s = closed_loop(sides[i].1.clone(), args.clients, slice).await;
-            s.cpu = before.until(&probe.mark());
+            s.cpu = before.until(&probe.mark().await);
             samples[i].merge(s);
         }
     }
@@ -640,13 +640,13 @@ async fn sweep(
             floor
                 .seed_expired_jobs(&names.tag(), per_round, accounts)
                 .await?;
-            let before = probe.mark();
+            let before = probe.mark().await;
             let mut s = if side == 0 {
                 workloads::engine_sweep(engine).await?
             } else {
                 workloads::floor_sweep(floor).await?
             };
-            s.cpu = before.until(&probe.mark());
+            s.cpu = before.until(&probe.mark().await);
             if side == 0 { e.merge(s) } else { f.merge(s) }
         }
     }
