@@ -65,16 +65,22 @@ if [ -z "$postmaster" ] || ! grep -q '^[0-9]* (postgres) ' "/proc/$postmaster/st
 fi
 
 # Clock ticks of the server: the postmaster's own and its reaped children's, then each
-# live child's (fields after the name: 12 utime, 13 stime, 14 cutime, 15 cstime).
+# live child's (fields after the name: 2 ppid, 12 utime, 13 stime, 14 cutime, 15 cstime).
+# Pure bash: a process that exits while it is read is skipped, never an error.
 server_ticks() {
-  awk -v pm="$postmaster" '
-    FNR == 1 {
-      n = split(FILENAME, path, "/"); pid = path[3]; line = $0
-      sub(/^.*\) /, "", line); split(line, f, " ")
-      if (pid == pm) t += f[12] + f[13] + f[14] + f[15]
-      else if (f[2] == pm) t += f[12] + f[13]
-    }
-    END { print t + 0 }' /proc/[0-9]*/stat 2>/dev/null || true # a process gone: skipped
+  local f line pid ticks=0
+  for f in /proc/[0-9]*/stat; do
+    { read -r line <"$f"; } 2>/dev/null || continue
+    pid=${line%% *}
+    # shellcheck disable=SC2086 # split the fields after the name on purpose
+    set -- ${line##*) }
+    if [ "$pid" = "$postmaster" ]; then
+      ticks=$((ticks + ${12} + ${13} + ${14} + ${15}))
+    elif [ "$2" = "$postmaster" ]; then
+      ticks=$((ticks + ${12} + ${13}))
+    fi
+  done
+  echo "$ticks"
 }
 
 # One pgbench side: rate and CPU per transaction.
