@@ -115,6 +115,10 @@ struct Args {
     /// Print JSON instead of the table.
     #[arg(long)]
     json: bool,
+    /// Debit commit streams of the engine on PostgreSQL (`BatchOptions::postgres_streams`,
+    /// as `holdfast serve --debit-lanes`); default: the engine's (2).
+    #[arg(long)]
+    debit_streams: Option<u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -233,6 +237,10 @@ fn check_ranges(args: &Args) -> anyhow::Result<()> {
         "--seconds: 1 to 3600"
     );
     anyhow::ensure!(args.rounds >= 1 && args.rounds <= 100, "--rounds: 1 to 100");
+    anyhow::ensure!(
+        args.debit_streams.is_none_or(|n| (1..=64).contains(&n)),
+        "--debit-streams: 1 to 64"
+    );
     anyhow::ensure!(
         args.accounts >= 1 && args.accounts <= 1_000_000,
         "--accounts: 1 to 1000000"
@@ -406,7 +414,13 @@ async fn run_workload(args: &Args, w: Workload, target: &Target) -> anyhow::Resu
         Backend::Sqlite => (CpuProbe::process_only(), None),
     };
     let sync = SqliteSync::parse(&args.sqlite_synchronous).unwrap_or_default();
-    let engine = open_engine(&target.url, args.clients, sync).await?;
+    let mut engine = open_engine(&target.url, args.clients, sync).await?;
+    if let Some(streams) = args.debit_streams {
+        engine = engine.with_batching(holdfast::batch::BatchOptions {
+            postgres_streams: streams,
+            ..holdfast::batch::BatchOptions::default()
+        });
+    }
     let floor = FloorPool::connect(&target.url, u32::try_from(args.clients)?, sync).await?;
     let names = Names::new();
     let accounts = match w {
