@@ -11,7 +11,7 @@
 //! bench's database that exits during a slice is lost (the bench's pools keep their
 //! connections for the whole workload).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
 
 use serde::Serialize;
@@ -60,24 +60,36 @@ fn read_stat(pid: &str) -> Option<ProcStat> {
     parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
-/// Ticks of the server: the postmaster's own, and those of its children whose pid is in
-/// `counted` (the processes of the bench's database and the shared ones).
+/// Ticks per process of the server: the postmaster's own, and those of its children
+/// whose pid is in `counted` (the processes of the bench's database and the shared ones).
 pub fn server_ticks_of(
     postmaster: &ProcStat,
     processes: impl IntoIterator<Item = ProcStat>,
     counted: &HashSet<u32>,
-) -> u64 {
-    processes
+) -> HashMap<u32, u64> {
+    let mut ticks: HashMap<u32, u64> = processes
         .into_iter()
         .filter(|p| p.parent_pid == postmaster.pid && counted.contains(&p.pid))
-        .map(|p| p.own_ticks)
-        .fold(postmaster.own_ticks, u64::saturating_add)
+        .map(|p| (p.pid, p.own_ticks))
+        .collect();
+    ticks.insert(postmaster.pid, postmaster.own_ticks);
+    ticks
 }
 
-fn server_ticks(postmaster: u32, counted: &HashSet<u32>) -> Option<u64> {
+fn server_ticks(postmaster: u32, counted: &HashSet<u32>) -> Option<HashMap<u32, u64>> {
     let head = read_stat(&postmaster.to_string())?;
     let children = counted.iter().filter_map(|pid| read_stat(&pid.to_string()));
     Some(server_ticks_of(&head, children, counted))
+}
+
+/// Ticks the server's processes used from `earlier` to `later`, process by process: one
+/// that started in between counts whole (all its time is in between), one that exited
+/// counts nothing (its last ticks are not known).
+pub fn server_ticks_between(earlier: &HashMap<u32, u64>, later: &HashMap<u32, u64>) -> u64 {
+    later
+        .iter()
+        .map(|(pid, t)| t.saturating_sub(earlier.get(pid).copied().unwrap_or(0)))
+        .fold(0, u64::saturating_add)
 }
 
 /// Microseconds of `ticks` clock ticks.
@@ -98,10 +110,10 @@ const PROCESSES: &str = "SELECT pid FROM pg_stat_activity \
     WHERE datname = current_database() OR datname IS NULL";
 
 /// CPU counters at one instant, in clock ticks.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct CpuMark {
     client_ticks: u64,
-    server_ticks: Option<u64>,
+    server_ticks: Option<HashMap<u32, u64>>,
 }
 
 /// CPU used by a slice (or a sum of slices), in microseconds.
@@ -209,8 +221,8 @@ impl CpuMark {
     pub fn until(&self, later: &CpuMark) -> CpuTime {
         CpuTime {
             client_us: ticks_to_us(later.client_ticks.saturating_sub(self.client_ticks)),
-            server_us: match (self.server_ticks, later.server_ticks) {
-                (Some(a), Some(b)) => Some(ticks_to_us(b.saturating_sub(a))),
+            server_us: match (&self.server_ticks, &later.server_ticks) {
+                (Some(a), Some(b)) => Some(ticks_to_us(server_ticks_between(a, b))),
                 _ => None,
             },
         }
@@ -304,11 +316,20 @@ mod tests {
         ];
         let counted: HashSet<u32> = [11, 13, 14].into_iter().collect();
         // The postmaster's own 5, not its reaped children's.
-        assert_eq!(
-            server_ticks_of(&postmaster, processes, &counted),
-            5 + 100 + 7
-        );
-        assert_eq!(server_ticks_of(&postmaster, vec![], &counted), 5);
+        let ticks = server_ticks_of(&postmaster, processes, &counted);
+        let want: HashMap<u32, u64> = [(10, 5), (11, 100), (14, 7)].into_iter().collect();
+        assert_eq!(ticks, want);
+        let alone = server_ticks_of(&postmaster, vec![], &counted);
+        assert_eq!(alone, [(10, 5)].into_iter().collect());
+    }
+
+    #[test]
+    fn processes_that_start_or_exit_between_marks_do_not_skew_the_sum() {
+        let before: HashMap<u32, u64> = [(10, 5), (11, 100), (12, 50)].into_iter().collect();
+        // 11 ran 30 ticks, 12 exited (nothing known), 13 started and ran 8.
+        let after: HashMap<u32, u64> = [(10, 6), (11, 130), (13, 8)].into_iter().collect();
+        assert_eq!(server_ticks_between(&before, &after), 1 + 30 + 8);
+        assert_eq!(server_ticks_between(&after, &after), 0);
     }
 
     #[test]
@@ -332,11 +353,11 @@ mod tests {
     fn marks_subtract_into_microseconds_and_slices_add_up() {
         let a = CpuMark {
             client_ticks: 100,
-            server_ticks: Some(1_000),
+            server_ticks: Some([(1, 1_000)].into_iter().collect()),
         };
         let b = CpuMark {
             client_ticks: 150,
-            server_ticks: Some(1_200),
+            server_ticks: Some([(1, 1_200)].into_iter().collect()),
         };
         let mut sum = a.until(&b);
         assert_eq!(sum.client_us, 500_000);
