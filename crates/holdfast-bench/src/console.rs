@@ -93,6 +93,7 @@ pub async fn run(args: &Args, target: &Target) -> anyhow::Result<Outcome> {
         backend: target.backend,
         sides: Vec::new(),
         ratio: None,
+        cpu_ratio: None,
         note: Some(format!(
             "{} ledger entries of {BIG}, {} queued jobs in lane {LANE}; {} rows loaded in \
              {load_secs:.1} s; {} timed requests per page after {} unmeasured, one at a time; \

@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::cpu::{CpuPerOp, CpuTime};
+
 /// An operation a client issues: `(client, iteration) -> Result`.
 pub type Op = Arc<
     dyn Fn(usize, u64) -> Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send>> + Send + Sync,
@@ -25,6 +27,8 @@ pub struct Sample {
     /// Latency of each successful operation, in microseconds.
     pub latencies_us: Vec<u32>,
     pub first_error: Option<String>,
+    /// CPU used by the bench process and the database server during the slices.
+    pub cpu: CpuTime,
 }
 
 impl Sample {
@@ -36,6 +40,7 @@ impl Sample {
         if self.first_error.is_none() {
             self.first_error = other.first_error;
         }
+        self.cpu.merge(other.cpu);
     }
 
     /// One timed operation (used by passes that are not closed loops, like the sweeper).
@@ -71,6 +76,7 @@ impl Sample {
             p99_ms: pct(0.99),
             max_ms: l.last().map_or(0.0, |m| f64::from(*m) / 1000.0),
             first_error: self.first_error.clone(),
+            cpu: self.cpu.per_op(self.ops, secs),
         }
     }
 }
@@ -88,6 +94,8 @@ pub struct Summary {
     pub max_ms: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
+    /// CPU per operation: the bench process, the database server, both.
+    pub cpu: CpuPerOp,
 }
 
 /// Runs `op` from `clients` concurrent clients for `duration`.

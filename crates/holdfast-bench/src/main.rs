@@ -3,6 +3,7 @@
 
 mod bigdb;
 mod console;
+mod cpu;
 mod driver;
 mod floor;
 mod target;
@@ -17,6 +18,7 @@ use clap::Parser;
 use holdfast::{Engine, PoolOptions, RateCard, SqliteSync};
 use serde::Serialize;
 
+use cpu::CpuProbe;
 use driver::{Op, Sample, Summary, closed_loop};
 use floor::FloorPool;
 use target::{Backend, Target};
@@ -41,8 +43,11 @@ enum Workload {
     /// The operator console's pages on a big database (`--ledger-entries` entries of one
     /// account, `--queued-jobs` queued jobs in one lane): p50/p95/max per page. Not in `all`.
     Console,
-    /// All of the above but `console`.
+    /// All of the above but `console` and `seed`.
     All,
+    /// Only the setup of `--accounts` accounts (`b0`…, topped up) and `ANALYZE` on the
+    /// `--database` given, nothing measured: for `bench/pgbench.sh`. Not in `all`.
+    Seed,
 }
 
 /// holdfast bench: each engine path against its raw-SQL floor.
@@ -110,6 +115,10 @@ struct Args {
     /// Print JSON instead of the table.
     #[arg(long)]
     json: bool,
+    /// Debit commit streams of the engine on PostgreSQL (`BatchOptions::postgres_streams`,
+    /// as `holdfast serve --debit-lanes`); default: the engine's (2).
+    #[arg(long)]
+    debit_streams: Option<u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -126,6 +135,9 @@ struct Outcome {
     sides: Vec<Side>,
     /// engine / floor throughput.
     ratio: Option<f64>,
+    /// engine / floor CPU per operation (bench process + database server).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cpu_ratio: Option<f64>,
     note: Option<String>,
     /// Resident set of the whole bench process (server + clients) at the end, MB.
     rss_mb: Option<f64>,
@@ -226,6 +238,10 @@ fn check_ranges(args: &Args) -> anyhow::Result<()> {
     );
     anyhow::ensure!(args.rounds >= 1 && args.rounds <= 100, "--rounds: 1 to 100");
     anyhow::ensure!(
+        args.debit_streams.is_none_or(|n| (1..=64).contains(&n)),
+        "--debit-streams: 1 to 64"
+    );
+    anyhow::ensure!(
         args.accounts >= 1 && args.accounts <= 1_000_000,
         "--accounts: 1 to 1000000"
     );
@@ -259,6 +275,10 @@ fn check_ranges(args: &Args) -> anyhow::Result<()> {
 async fn run(args: Args) -> anyhow::Result<()> {
     let list = workloads(&args);
     check_ranges(&args)?;
+    anyhow::ensure!(
+        args.database.is_some() || !list.contains(&Workload::Seed),
+        "seed: name the database to seed with --database"
+    );
     let load_before = read_loadavg();
     let mut results = Vec::new();
     let mut postgres = None;
@@ -327,7 +347,7 @@ async fn open_engine(url: &str, clients: usize, sync: SqliteSync) -> anyhow::Res
 }
 
 /// Runs the sides of a closed-loop workload in alternating slices (ABBA order).
-async fn interleave(args: &Args, sides: &[(String, Op)]) -> Vec<Sample> {
+async fn interleave(args: &Args, probe: &CpuProbe, sides: &[(String, Op)]) -> Vec<Sample> {
     let slice = Duration::from_secs_f64(args.seconds as f64 / f64::from(args.rounds));
     for (_, op) in sides {
         closed_loop(op.clone(), args.clients, Duration::from_secs(args.warmup)).await;
@@ -340,7 +360,9 @@ async fn interleave(args: &Args, sides: &[(String, Op)]) -> Vec<Sample> {
             (0..sides.len()).rev().collect()
         };
         for i in order {
-            let s = closed_loop(sides[i].1.clone(), args.clients, slice).await;
+            let before = probe.mark().await;
+            let mut s = closed_loop(sides[i].1.clone(), args.clients, slice).await;
+            s.cpu = before.until(&probe.mark().await);
             samples[i].merge(s);
         }
     }
@@ -368,6 +390,7 @@ fn outcome(
         workload: w,
         backend,
         ratio: (floor > 0.0).then(|| engine / floor),
+        cpu_ratio: cpu_ratio(&sides),
         sides,
         note: None,
         rss_mb: None,
@@ -375,12 +398,29 @@ fn outcome(
     }
 }
 
+/// The first side's CPU per operation over the last's (engine over floor).
+fn cpu_ratio(sides: &[Side]) -> Option<f64> {
+    let engine = sides.first()?.summary.cpu.total_us_per_op;
+    let floor = sides.last()?.summary.cpu.total_us_per_op;
+    (engine > 0.0 && floor > 0.0).then(|| engine / floor)
+}
+
 async fn run_workload(args: &Args, w: Workload, target: &Target) -> anyhow::Result<Outcome> {
     if w == Workload::Console {
         return console::run(args, target).await;
     }
+    let (probe, probe_note) = match target.backend {
+        Backend::Postgres => CpuProbe::postgres(&target.url).await,
+        Backend::Sqlite => (CpuProbe::process_only(), None),
+    };
     let sync = SqliteSync::parse(&args.sqlite_synchronous).unwrap_or_default();
-    let engine = open_engine(&target.url, args.clients, sync).await?;
+    let mut engine = open_engine(&target.url, args.clients, sync).await?;
+    if let Some(streams) = args.debit_streams {
+        engine = engine.with_batching(holdfast::batch::BatchOptions {
+            postgres_streams: streams,
+            ..holdfast::batch::BatchOptions::default()
+        });
+    }
     let floor = FloorPool::connect(&target.url, u32::try_from(args.clients)?, sync).await?;
     let names = Names::new();
     let accounts = match w {
@@ -391,48 +431,95 @@ async fn run_workload(args: &Args, w: Workload, target: &Target) -> anyhow::Resu
     workloads::create_accounts(&engine, accounts, &names).await?;
     floor.analyze().await?;
     let result = match w {
-        Workload::Debit | Workload::DebitHot => {
-            let sides = vec![
-                (
-                    "engine".to_owned(),
-                    workloads::engine_debit(&engine, accounts, &names, false),
-                ),
-                (
-                    "engine-job-ref".to_owned(),
-                    workloads::engine_debit(&engine, accounts, &names, true),
-                ),
-                (
-                    "floor".to_owned(),
-                    workloads::floor_debit(&floor, accounts, &names),
-                ),
-            ];
-            let samples = interleave(args, &sides).await;
-            Ok(outcome(w, target.backend, &sides, samples, "debits"))
-        }
-        Workload::Lifecycle => {
-            let sides = vec![
-                (
-                    "engine".to_owned(),
-                    workloads::engine_lifecycle(&engine, accounts, &names),
-                ),
-                (
-                    "floor".to_owned(),
-                    workloads::floor_lifecycle(&floor, accounts, &names),
-                ),
-            ];
-            let samples = interleave(args, &sides).await;
-            Ok(outcome(w, target.backend, &sides, samples, "lifecycles"))
+        Workload::Seed => Ok(seeded(w, target.backend, accounts)),
+        Workload::Debit | Workload::DebitHot | Workload::Lifecycle => {
+            let (sides, unit) = closed_loop_sides(w, &engine, &floor, accounts, &names);
+            let samples = interleave(args, &probe, &sides).await;
+            Ok(outcome(w, target.backend, &sides, samples, unit))
         }
         Workload::HttpLifecycle => {
-            http_lifecycle(args, &engine, &floor, accounts, &names, target.backend).await
+            http_lifecycle(
+                args,
+                &probe,
+                &engine,
+                &floor,
+                accounts,
+                &names,
+                target.backend,
+            )
+            .await
         }
-        Workload::Sweep => sweep(args, &engine, &floor, &names, target.backend).await,
-        Workload::Ingest => ingest(args, &engine, &floor, accounts, &names, target.backend).await,
+        Workload::Sweep => sweep(args, &probe, &engine, &floor, &names, target.backend).await,
+        Workload::Ingest => {
+            let ctx = (&probe, &engine, &floor, &names);
+            ingest(args, ctx, accounts, target.backend).await
+        }
         Workload::All | Workload::Console => unreachable!("expanded or run before"),
     };
     floor.close().await;
     engine.store().pool().close().await;
-    result
+    result.map(|mut out| {
+        if let Some(why) = probe_note {
+            let note = out
+                .note
+                .take()
+                .map_or(why.clone(), |n| format!("{n}; {why}"));
+            out.note = Some(note);
+        }
+        out
+    })
+}
+
+/// The sides of `debit`, `debit-hot` (engine, engine with a job ref, floor) and
+/// `lifecycle` (engine, floor), and the unit of their operations.
+fn closed_loop_sides(
+    w: Workload,
+    engine: &Engine,
+    floor: &FloorPool,
+    accounts: u64,
+    names: &Arc<Names>,
+) -> (Vec<(String, Op)>, &'static str) {
+    if w == Workload::Lifecycle {
+        let sides = vec![
+            (
+                "engine".to_owned(),
+                workloads::engine_lifecycle(engine, accounts, names),
+            ),
+            (
+                "floor".to_owned(),
+                workloads::floor_lifecycle(floor, accounts, names),
+            ),
+        ];
+        return (sides, "lifecycles");
+    }
+    let sides = vec![
+        (
+            "engine".to_owned(),
+            workloads::engine_debit(engine, accounts, names, false),
+        ),
+        (
+            "engine-job-ref".to_owned(),
+            workloads::engine_debit(engine, accounts, names, true),
+        ),
+        (
+            "floor".to_owned(),
+            workloads::floor_debit(floor, accounts, names),
+        ),
+    ];
+    (sides, "debits")
+}
+
+fn seeded(w: Workload, backend: Backend, accounts: u64) -> Outcome {
+    Outcome {
+        workload: w,
+        backend,
+        sides: Vec::new(),
+        ratio: None,
+        cpu_ratio: None,
+        note: Some(format!("seeded {accounts} accounts b0… and ran ANALYZE")),
+        rss_mb: None,
+        pages: Vec::new(),
+    }
 }
 
 /// The HTTP server on the bench's engine, on 127.0.0.1:0 with an admin key of its own
@@ -455,6 +542,7 @@ async fn start_server(
 
 async fn http_lifecycle(
     args: &Args,
+    probe: &CpuProbe,
     engine: &Engine,
     floor: &FloorPool,
     accounts: u64,
@@ -476,7 +564,7 @@ async fn http_lifecycle(
             workloads::floor_lifecycle(floor, accounts, names),
         ),
     ];
-    let samples = interleave(args, &sides).await;
+    let samples = interleave(args, probe, &sides).await;
     let rss = proc_status_kb("VmHWM:").map(|kb| kb as f64 / 1024.0);
     server.shutdown().await?;
     let mut out = outcome(
@@ -503,10 +591,8 @@ async fn http_lifecycle(
 /// the set-based floor, with the single debit path as a fourth side for the speed-up.
 async fn ingest(
     args: &Args,
-    engine: &Engine,
-    floor: &FloorPool,
+    (probe, engine, floor, names): (&CpuProbe, &Engine, &FloorPool, &Arc<Names>),
     accounts: u64,
-    names: &Arc<Names>,
     backend: Backend,
 ) -> anyhow::Result<Outcome> {
     let batch = args.ingest_batch;
@@ -529,7 +615,7 @@ async fn ingest(
             workloads::floor_ingest(floor, accounts, batch, names),
         ),
     ];
-    let samples = interleave(args, &sides).await;
+    let samples = interleave(args, probe, &sides).await;
     server.shutdown().await?;
     let audit = engine.store().audit().await?;
     let unit = "calls (of --ingest-batch debits; single: debits)";
@@ -553,6 +639,7 @@ async fn ingest(
 
 async fn sweep(
     args: &Args,
+    probe: &CpuProbe,
     engine: &Engine,
     floor: &FloorPool,
     names: &Arc<Names>,
@@ -567,11 +654,14 @@ async fn sweep(
             floor
                 .seed_expired_jobs(&names.tag(), per_round, accounts)
                 .await?;
-            if side == 0 {
-                e.merge(workloads::engine_sweep(engine).await?);
+            let before = probe.mark().await;
+            let mut s = if side == 0 {
+                workloads::engine_sweep(engine).await?
             } else {
-                f.merge(workloads::floor_sweep(floor).await?);
-            }
+                workloads::floor_sweep(floor).await?
+            };
+            s.cpu = before.until(&probe.mark().await);
+            if side == 0 { e.merge(s) } else { f.merge(s) }
         }
     }
     let audit = engine.store().audit().await?;
@@ -591,6 +681,7 @@ async fn sweep(
         workload: Workload::Sweep,
         backend,
         ratio: (floor_rate > 0.0).then(|| engine_rate / floor_rate),
+        cpu_ratio: cpu_ratio(&summaries),
         sides: summaries,
         note: Some(format!(
             "{} jobs per side; audit after: {}",
@@ -621,6 +712,9 @@ fn print_outcome(o: &Outcome) {
     if let Some(r) = o.ratio {
         println!("ratio = engine / floor = {r:.2}");
     }
+    if let Some(r) = o.cpu_ratio {
+        println!("cpu per op: engine / floor = {r:.2}");
+    }
     if let Some(n) = &o.note {
         println!("{n}");
     }
@@ -631,17 +725,46 @@ fn print_outcome(o: &Outcome) {
 
 fn print_sides(o: &Outcome) {
     println!(
-        "{:<8} {:>10} {:>8} {:>10} {:>9} {:>9} {:>9}  unit",
-        "side", "ops", "errors", "per_s", "p50_ms", "p99_ms", "max_ms"
+        "{:<14} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6}  unit",
+        "side",
+        "ops",
+        "errors",
+        "per_s",
+        "p50_ms",
+        "p99_ms",
+        "max_ms",
+        "cpu_cli",
+        "cpu_db",
+        "cpu_all",
+        "cores"
     );
     for s in &o.sides {
         let m = &s.summary;
+        let db = m
+            .cpu
+            .server_us_per_op
+            .map_or_else(|| "-".to_owned(), |us| format!("{us:.0}"));
         println!(
-            "{:<8} {:>10} {:>8} {:>10.0} {:>9.2} {:>9.2} {:>9.2}  {}",
-            s.name, m.ops, m.errors, m.per_second, m.p50_ms, m.p99_ms, m.max_ms, m.unit
+            "{:<14} {:>9} {:>7} {:>8.0} {:>8.2} {:>8.2} {:>8.2} {:>8.0} {:>8} {:>8.0} {:>6.2}  {}",
+            s.name,
+            m.ops,
+            m.errors,
+            m.per_second,
+            m.p50_ms,
+            m.p99_ms,
+            m.max_ms,
+            m.cpu.client_us_per_op,
+            db,
+            m.cpu.total_us_per_op,
+            m.cpu.cores_busy,
+            m.unit
         );
         if let Some(e) = &m.first_error {
             println!("         first error: {e}");
         }
     }
+    println!(
+        "cpu_cli / cpu_db / cpu_all: µs of CPU per op of the bench process, the PostgreSQL \
+         server, both; cores: their CPU seconds per second"
+    );
 }

@@ -1,0 +1,48 @@
+-- The `ingest` floor of holdfast-bench (crates/holdfast-bench/src/floor.rs,
+-- FloorPool::ingest, INGEST_PG and LOCK_PG) for pgbench: a batch of :batch debits of
+-- 100 micros over random accounts, set-based in one transaction: lock the accounts in
+-- sorted order, then ONE statement that aggregates per account, guards and updates each
+-- account once, writes every ledger entry and every idempotency record.
+-- Variables (pgbench -D): accounts = how many accounts b0…b{accounts-1} there are;
+-- batch = debits per call (holdfast-bench --ingest-batch); now = micros since the epoch.
+-- One difference from the bench: pgbench cannot build a list of random accounts, so a
+-- first statement (outside the transaction, one more round trip) draws the batch and
+-- returns it as the same two JSON documents the bench binds (the items, and the sorted
+-- distinct account ids); its cost is in pgbench's figures, not in the bench floor's.
+\set key random(1, 9000000000000000000)
+WITH drawn AS (
+  SELECT 'b' || floor(random() * CAST(:accounts AS bigint))::bigint AS account_id,
+         'pgbench-' || :key || '-' || g AS key
+    FROM generate_series(1, CAST(:batch AS int)) AS g)
+SELECT jsonb_agg(jsonb_build_object('account_id', account_id, 'key', key))::text AS items,
+       (SELECT jsonb_agg(DISTINCT d.account_id) FROM drawn d)::text AS ids
+  FROM drawn \gset
+BEGIN;
+SELECT account_id FROM accounts
+ WHERE account_id = ANY (ARRAY(SELECT jsonb_array_elements_text(CAST(:ids AS jsonb))))
+ ORDER BY account_id FOR UPDATE;
+WITH item AS (
+    SELECT t.account_id, t.key, nextval('ledger_entry_id_seq') AS entry_id
+      FROM jsonb_to_recordset(CAST(:items AS jsonb)) AS t(account_id text, key text)),
+  per_account AS (
+    SELECT account_id, COUNT(*) * 100::bigint AS amount FROM item GROUP BY account_id),
+  changed AS (
+    UPDATE accounts a SET balance = a.balance - p.amount, total_spent = a.total_spent + p.amount
+      FROM per_account p WHERE a.account_id = p.account_id
+       AND a.account_id = ANY (ARRAY(SELECT account_id FROM per_account))
+       AND a.balance - a.held - p.amount >= -1000000::bigint
+    RETURNING a.account_id, a.balance, a.held),
+  entries AS (
+    INSERT INTO ledger (entry_id, account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at)
+    OVERRIDING SYSTEM VALUE
+    SELECT i.entry_id, i.account_id, 'money', -100::bigint, 'debit', c.balance, c.balance - c.held,
+           1000000::bigint, NULL, CAST(:now AS bigint)
+      FROM item i JOIN changed c ON c.account_id = i.account_id RETURNING 1),
+  keys AS (
+    INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
+    SELECT i.account_id, i.key, 'debit',
+           '0000000000000000000000000000000000000000000000000000000000000000', i.entry_id, NULL,
+           CAST(:now AS bigint)
+      FROM item i JOIN changed c ON c.account_id = i.account_id RETURNING 1)
+SELECT (SELECT COUNT(*) FROM entries) AS entries, (SELECT COUNT(*) FROM keys) AS keys;
+COMMIT;
