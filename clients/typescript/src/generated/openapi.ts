@@ -1292,7 +1292,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -1387,7 +1390,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -1487,7 +1493,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -1587,7 +1596,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -1686,7 +1698,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -1786,7 +1801,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -1912,7 +1930,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -2029,7 +2050,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -2129,7 +2153,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -2246,7 +2273,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -2363,7 +2393,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -2463,7 +2496,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -2563,7 +2599,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -2638,7 +2677,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -2727,7 +2769,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -2816,7 +2861,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -2905,7 +2953,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -2996,7 +3047,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -3093,7 +3147,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -3181,7 +3238,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -3276,7 +3336,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -3400,7 +3463,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -3488,7 +3554,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -3576,7 +3645,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -3671,7 +3743,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -3789,7 +3864,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -3897,7 +3975,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -4005,7 +4086,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -4113,7 +4197,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -4230,7 +4317,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -4336,7 +4426,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
@@ -4434,7 +4527,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database did not answer in time; `Retry-After: 1`. */
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
             503: {
                 headers: {
                     /** @description Seconds to wait: 1 */
