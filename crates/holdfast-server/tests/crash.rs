@@ -808,9 +808,15 @@ async fn sqlite_serve_killed_mid_batch_applies_each_debit_once() {
             statuses.iter().all(|s| [200, 201].contains(s)),
             "{statuses:?}"
         );
+        // Answered by the first `serve` (attempts 1), the call had ended before the kill,
+        // which then caught another writer (a pass, the dispatcher) holding the lock: its
+        // 201s are the originals. Answered by the restarted one, each debit applied
+        // before the kill is a replay.
+        let replayed = if answer.attempts == 1 { 0 } else { applied };
         assert_eq!(
-            replays, applied,
-            "the debits applied before the kill replay"
+            replays, replayed,
+            "the debits applied before the kill replay ({} attempts)",
+            answer.attempts
         );
         assert_eq!(batch_applied(&db.url, round).await, INGEST_BATCH as i64);
         at_kills.push(format!(
