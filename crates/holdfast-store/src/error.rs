@@ -33,6 +33,11 @@ pub enum StoreError {
     Statement(String),
     #[error("database error: {0}")]
     Database(sqlx::Error),
+    /// Inside the store only: an attempt of a batch ingest that claimed its keys without
+    /// reading them met a key used already; it is rolled back and redone reading them.
+    /// `Store::ingest` never returns it.
+    #[error("an ingest met a key used already")]
+    KeyTaken,
 }
 
 impl From<sqlx::Error> for StoreError {

@@ -1,10 +1,19 @@
 //! Batch ingest: the debits of many accounts in ONE transaction, set-based. Where a
-//! debit batch of the batcher runs two statements per debit, an ingest runs four per
-//! call whatever its size: lock the accounts (sorted), read them with the keys named,
-//! reserve ledger ids, write everything (`ingest_write`: every key, every entry, each
-//! account row once). Between the read and the write, `holdfast_core::decide` decides
-//! every debit in order, exactly as for a single debit: each account's debits in the
-//! order given, each buffer check seeing the debits before it.
+//! debit batch of the batcher runs two statements per debit, an ingest runs three per
+//! call whatever its size: lock the accounts (sorted) and read their rows with the lock,
+//! read what else it needs once every lock is held (pockets, open jobs, the clock, the
+//! ledger ids), write everything (`ingest_write`: every key, every entry, each account
+//! row once). Between the read and the write, `holdfast_core::decide` decides every
+//! debit in order, exactly as for a single debit: each account's debits in the order
+//! given, each buffer check seeing the debits before it.
+//!
+//! The keys are claimed optimistically, as a single debit's are: the call does not read
+//! them before deciding, and the write claims them `ON CONFLICT DO NOTHING`. A key used
+//! already (a retry, or a duplicate in flight) leaves the write's count of claimed keys
+//! short: the attempt is rolled back and the call redone reading its keys first
+//! ([`Keys::ReadFirst`]), where a used key is a replay or a mismatch. A key repeated
+//! inside one call is a replay of its first use on either path (the decision remembers
+//! the keys it records).
 
 use std::collections::HashMap;
 
@@ -12,7 +21,7 @@ use holdfast_core::decide::{self, MoneyMove, Suspension};
 use holdfast_core::{AccountId, AccountSnapshot, MONEY, Micros, Refusal};
 use serde_json::json;
 
-use crate::account_state::{AccountState, IdemRecord};
+use crate::account_state::{AccountState, IdemRecord, account_id_of};
 use crate::db::Tx;
 use crate::error::StoreError;
 use crate::jobs::{UsedJobs, used_jobs};
@@ -26,7 +35,6 @@ use crate::{in_write_tx, params, statement};
 
 static LOCK_ACCOUNTS: Stmt = statement!("ingest_lock_accounts");
 static READ_ACCOUNTS: Stmt = statement!("ingest_read_accounts");
-static RESERVE_ENTRY_IDS: Stmt = statement!("ingest_reserve_entry_ids");
 static WRITE: Stmt = statement!("ingest_write");
 
 /// What the decision gave one debit of the call.
@@ -45,6 +53,20 @@ struct IngestWrite {
     suspensions: Vec<(String, Suspension, AccountSnapshot, i64)>,
     /// Low-balance crossings: (account, event type, data, time).
     crossings: Vec<(String, &'static str, serde_json::Value, i64)>,
+    /// The keys of the debits the decision refused, `[account, key]`: unread, such a key
+    /// may name an earlier debit, and then the answer is its replay.
+    refused_keys: Vec<[String; 2]>,
+}
+
+/// How an attempt of an ingest treats the keys the call names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keys {
+    /// Not read: the write claims them, and a key used already fails the attempt
+    /// ([`StoreError::KeyTaken`]), to be redone with [`Keys::ReadFirst`].
+    Claimed,
+    /// Read with the pockets before deciding: a key used already is a replay or a
+    /// mismatch, as for a single debit.
+    ReadFirst,
 }
 
 impl Store {
@@ -57,32 +79,47 @@ impl Store {
     ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
         let priced: Vec<Result<PricedDebit<'_>, Refusal>> =
             items.iter().map(|(_, r)| self.price_debit(r)).collect();
+        match self.ingest_attempt(items, &priced, Keys::Claimed).await {
+            Err(StoreError::KeyTaken) => {
+                self.ingest_attempt(items, &priced, Keys::ReadFirst).await
+            }
+            other => other,
+        }
+    }
+
+    /// One transaction of an ingest: lock and read, decide, write, answer.
+    async fn ingest_attempt(
+        &self,
+        items: &[(AccountId, DebitRequest)],
+        priced: &[Result<PricedDebit<'_>, Refusal>],
+        keys: Keys,
+    ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
         in_write_tx!(self, |tx| async {
             if items.iter().any(|(a, _)| a != &items[0].0) {
                 tx.across_accounts(CrossAccount::Ingest).await?;
             }
-            let mut states = lock_and_read(tx, items).await?;
+            let wanted = priced.iter().filter(|p| p.is_ok()).count();
+            let (mut states, ids) = lock_and_read(tx, items, keys, wanted).await?;
             // Only the debits that passed their checks (a job_ref with a NUL does not).
-            let refs = items.iter().zip(&priced).filter_map(|((a, _), p)| {
+            let refs = items.iter().zip(priced).filter_map(|((a, _), p)| {
                 Some((a.as_str(), p.as_ref().ok()?.req.job_ref.as_deref()?))
             });
             let jobs = used_jobs(tx, refs).await?;
-            // Ids under the locks: taken before them, another transaction's entry on one
-            // of these accounts could get a higher id yet commit first, and the ledger's
-            // order would not be the order of application (the audit finds it).
-            let wanted = priced.iter().filter(|p| p.is_ok()).count();
-            let mut ids = reserve_entry_ids(tx, wanted).await?.into_iter();
+            let mut ids = ids.into_iter();
             let mut write = IngestWrite::default();
             let mut decided = Vec::with_capacity(items.len());
-            for ((account, _), p) in items.iter().zip(&priced) {
+            for ((account, _), p) in items.iter().zip(priced) {
                 let state = states.get_mut(account);
                 decided.push(self.decide_one(state, p, &jobs, &mut ids, &mut write)?);
+            }
+            if keys == Keys::Claimed && any_key_used(tx, &write.refused_keys).await? {
+                return Err(StoreError::KeyTaken);
             }
             write.changes = states
                 .values_mut()
                 .filter_map(|s| s.change.take())
                 .collect();
-            apply(tx, &write).await?;
+            apply(tx, &write, keys).await?;
             let mut out = Vec::with_capacity(decided.len());
             for d in decided {
                 out.push(match d {
@@ -135,7 +172,11 @@ impl Store {
             .and_then(|()| decide::change_money(&state.snap, change))
         {
             Ok(after) => after,
-            Err(r) => return Ok(Decided::Refused(r)),
+            Err(r) => {
+                let account = state.account.to_string();
+                write.refused_keys.push([account, key.to_owned()]);
+                return Ok(Decided::Refused(r));
+            }
         };
         let entry_id = ids
             .next()
@@ -216,57 +257,108 @@ impl Ingesting {
     }
 }
 
-/// Locks the accounts the items name (sorted), then reads them current with the
-/// records of the keys named for each. An account that does not exist is absent.
+/// Locks the accounts the items name (sorted), reading their rows with the locks, then,
+/// every lock held, reads the rest of what the decisions stand on (with the records of
+/// the keys named when `keys` says so) and takes `wanted` ledger ids, in increasing
+/// order. An account that does not exist is absent.
 async fn lock_and_read(
     tx: &mut Tx,
     items: &[(AccountId, DebitRequest)],
-) -> Result<HashMap<AccountId, Ingesting>, StoreError> {
+    keys: Keys,
+    wanted: usize,
+) -> Result<(HashMap<AccountId, Ingesting>, Vec<i64>), StoreError> {
     let mut ids: Vec<&str> = items.iter().map(|(a, _)| a.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
-    let account_ids = json!(ids).to_string();
-    let keys: Vec<[&str; 2]> = items
-        .iter()
-        .map(|(a, r)| [a.as_str(), r.key.as_str()])
-        .collect();
-    let keys = json!(keys).to_string();
-    let locked = params! { account_ids: account_ids.as_str() };
-    tx.rows(&LOCK_ACCOUNTS, locked).await?;
-    let read = params! { account_ids: account_ids, keys: keys };
+    let locked = params! { account_ids: json!(ids).to_string() };
     let mut states = HashMap::with_capacity(ids.len());
-    for row in tx.rows(&READ_ACCOUNTS, read).await? {
-        let account = AccountId::parse(&row.text("account_id")?)
-            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    for row in tx.rows(&LOCK_ACCOUNTS, locked).await? {
+        let account = account_id_of(&row)?;
         let state = AccountState::from_row(&account, &row)?;
+        states.insert(account, state);
+    }
+    if states.is_empty() {
+        return Ok((HashMap::new(), Vec::new()));
+    }
+    let mut locked: Vec<&str> = states.keys().map(AccountId::as_str).collect();
+    locked.sort_unstable();
+    let named: Vec<[&str; 2]> = match keys {
+        Keys::Claimed => Vec::new(),
+        Keys::ReadFirst => items
+            .iter()
+            .map(|(a, r)| [a.as_str(), r.key.as_str()])
+            .collect(),
+    };
+    let read = params! {
+        account_ids: json!(locked).to_string(),
+        keys: json!(named).to_string(),
+        count: wanted as i64,
+    };
+    let rows = tx.rows(&READ_ACCOUNTS, read).await?;
+    let mut entry_ids = Vec::new();
+    for row in &rows {
+        if let Some(listed) = row.opt_text("entry_ids")? {
+            entry_ids = parse_ids(&listed)?;
+        }
+        let account = account_id_of(row)?;
+        let state = states
+            .get_mut(&account)
+            .ok_or_else(|| StoreError::Corrupt(format!("{account}: read, not locked")))?;
+        state.fill_from(row)?;
+        state.snap.now = row.int("now")?;
+    }
+    let states = states.into_iter().map(|(account, state)| {
         let start = (state.snap.balance, state.snap.total_spent);
         let ingesting = Ingesting {
             state,
             start,
             change: None,
         };
-        states.insert(account, ingesting);
-    }
-    Ok(states)
+        (account, ingesting)
+    });
+    Ok((states.collect(), entry_ids))
 }
 
-async fn reserve_entry_ids(tx: &mut Tx, count: usize) -> Result<Vec<i64>, StoreError> {
-    if count == 0 {
-        return Ok(Vec::new());
+/// Whether any of these `[account, key]` names a stored record (read with the accounts'
+/// other columns, taking no entry id).
+async fn any_key_used(tx: &mut Tx, keys: &[[String; 2]]) -> Result<bool, StoreError> {
+    if keys.is_empty() {
+        return Ok(false);
     }
-    let rows = tx
-        .rows(&RESERVE_ENTRY_IDS, params! { count: count as i64 })
-        .await?;
-    let mut ids = rows
-        .iter()
-        .map(|r| r.int("entry_id"))
+    let mut accounts: Vec<&str> = keys.iter().map(|[a, _]| a.as_str()).collect();
+    accounts.sort_unstable();
+    accounts.dedup();
+    let read = params! {
+        account_ids: json!(accounts).to_string(),
+        keys: json!(keys).to_string(),
+        count: 0i64,
+    };
+    for row in tx.rows(&READ_ACCOUNTS, read).await? {
+        if row.text("keys")? != "[]" {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The entry ids a read listed (`1,2,3`), in increasing order.
+fn parse_ids(listed: &str) -> Result<Vec<i64>, StoreError> {
+    let mut ids = listed
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.parse::<i64>()
+                .map_err(|e| StoreError::Corrupt(format!("entry id {s:?}: {e}")))
+        })
         .collect::<Result<Vec<i64>, _>>()?;
     ids.sort_unstable();
     Ok(ids)
 }
 
 /// Writes what was decided, checks every row was written, and emits the suspensions.
-async fn apply(tx: &mut Tx, write: &IngestWrite) -> Result<(), StoreError> {
+/// With [`Keys::Claimed`], a key some earlier call used leaves the count of claimed keys
+/// short: [`StoreError::KeyTaken`], and the caller rolls back and reads the keys.
+async fn apply(tx: &mut Tx, write: &IngestWrite, keys: Keys) -> Result<(), StoreError> {
     if write.items.is_empty() {
         return Ok(());
     }
@@ -283,6 +375,9 @@ async fn apply(tx: &mut Tx, write: &IngestWrite) -> Result<(), StoreError> {
     );
     let n = write.items.len() as i64;
     let expected = (n, n, write.changes.len() as i64);
+    if keys == Keys::Claimed && written.0 < n {
+        return Err(StoreError::KeyTaken);
+    }
     if written != expected {
         return Err(StoreError::Corrupt(format!(
             "an ingest wrote (keys, entries, accounts) {written:?}, decided {expected:?}; \
