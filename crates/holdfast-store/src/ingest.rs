@@ -80,9 +80,7 @@ impl Store {
         let priced: Vec<Result<PricedDebit<'_>, Refusal>> =
             items.iter().map(|(_, r)| self.price_debit(r)).collect();
         match self.ingest_attempt(items, &priced, Keys::Claimed).await {
-            Err(StoreError::KeyTaken) => {
-                self.ingest_attempt(items, &priced, Keys::ReadFirst).await
-            }
+            Err(StoreError::KeyTaken) => self.ingest_attempt(items, &priced, Keys::ReadFirst).await,
             other => other,
         }
     }

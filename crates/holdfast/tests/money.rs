@@ -740,6 +740,20 @@ fn refusal(e: StoreError) -> Refusal {
     }
 }
 
+/// An engine with these accounts (free plan), each topped up with `amount`.
+async fn funded(
+    b: holdfast::testing::Backend,
+    accounts: &[&str],
+    amount: &str,
+) -> Option<(TestDb, holdfast::Engine)> {
+    let (db, e) = engine(b).await?;
+    for id in accounts {
+        put(e.store(), id, "free").await;
+        top_up(e.store(), id, amount, "t").await;
+    }
+    Some((db, e))
+}
+
 /// The debits of an ingest call, `(account, key, amount)` each.
 fn ingest_items(items: &[(&str, &str, &str)]) -> Vec<(AccountId, DebitRequest)> {
     items
@@ -751,82 +765,74 @@ fn ingest_items(items: &[(&str, &str, &str)]) -> Vec<(AccountId, DebitRequest)> 
         .collect()
 }
 
-backend_test!(
-    ingest_replays_keys_an_earlier_call_used,
-    |b| async move {
-        let Some((_db, e)) = engine(b).await else {
-            return;
-        };
-        for id in ["r0", "r1"] {
-            put(e.store(), id, "free").await;
-            top_up(e.store(), id, "5.00", "t").await;
-        }
-        let first = [
-            ("r0", "k0", "0.10"),
-            ("r1", "k0", "0.20"),
-            ("r0", "k1", "0.30"),
-            ("r1", "k1", "0.40"),
-        ];
-        let applied: Vec<_> = e
-            .debit_many(&ingest_items(&first))
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|r| r.unwrap())
-            .collect();
-        assert!(applied.iter().all(|m| !m.replay));
-        // Full replay: the same call again answers every debit with its first entry and
-        // changes nothing.
-        let again = e.debit_many(&ingest_items(&first)).await.unwrap();
-        for (got, was) in again.into_iter().zip(&applied) {
-            let got = got.unwrap();
-            assert!(got.replay);
-            assert_eq!(got.entry, was.entry);
-        }
-        // Partial replay: used keys (one with another amount: a mismatch) among new ones,
-        // a new key twice (its second use is a replay of its first).
-        let mixed = [
-            ("r0", "k2", "0.50"),
-            ("r1", "k1", "0.40"),
-            ("r0", "k0", "0.90"),
-            ("r0", "k2", "0.50"),
-            ("r1", "k2", "0.60"),
-            ("r0", "k1", "0.30"),
-        ];
-        let got = e.debit_many(&ingest_items(&mixed)).await.unwrap();
-        let got: Vec<_> = got.into_iter().map(|r| r.map_err(refusal)).collect();
-        let m = |i: usize| got[i].as_ref().unwrap();
-        assert!(!m(0).replay && !m(4).replay);
-        assert_eq!((m(0).entry.delta, m(4).entry.delta), (-500_000, -600_000));
-        assert!(m(1).replay && m(3).replay && m(5).replay);
-        assert_eq!(m(1).entry, applied[3].entry);
-        assert_eq!(m(3).entry, m(0).entry);
-        assert_eq!(m(5).entry, applied[2].entry);
-        assert!(matches!(got[2], Err(Refusal::IdempotencyMismatch)));
-        // Each answer's account is the account as that debit left it (as a single
-        // debit's would be).
-        assert_eq!(m(0).account.balance, 5_000_000 - 400_000 - 500_000);
-        assert_eq!(m(4).account.balance, 5_000_000 - 600_000 - 600_000);
-        for (id, spent) in [("r0", 900_000), ("r1", 1_200_000)] {
-            let a = e.store().get_account(&acct(id)).await.unwrap();
-            assert_eq!((a.balance, a.total_spent), (5_000_000 - spent, spent), "{id}");
-        }
-        assert_clean(e.store()).await;
+backend_test!(ingest_replays_keys_an_earlier_call_used, |b| async move {
+    let Some((_db, e)) = funded(b, &["r0", "r1"], "5.00").await else {
+        return;
+    };
+    let first = [
+        ("r0", "k0", "0.10"),
+        ("r1", "k0", "0.20"),
+        ("r0", "k1", "0.30"),
+        ("r1", "k1", "0.40"),
+    ];
+    let applied: Vec<_> = e
+        .debit_many(&ingest_items(&first))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.unwrap())
+        .collect();
+    assert!(applied.iter().all(|m| !m.replay));
+    // Full replay: the same call again answers every debit with its first entry and
+    // changes nothing.
+    let again = e.debit_many(&ingest_items(&first)).await.unwrap();
+    for (got, was) in again.into_iter().zip(&applied) {
+        let got = got.unwrap();
+        assert!(got.replay);
+        assert_eq!(got.entry, was.entry);
     }
-);
+    // Partial replay: used keys (one with another amount: a mismatch) among new ones,
+    // a new key twice (its second use is a replay of its first).
+    let mixed = [
+        ("r0", "k2", "0.50"),
+        ("r1", "k1", "0.40"),
+        ("r0", "k0", "0.90"),
+        ("r0", "k2", "0.50"),
+        ("r1", "k2", "0.60"),
+        ("r0", "k1", "0.30"),
+    ];
+    let got = e.debit_many(&ingest_items(&mixed)).await.unwrap();
+    let m = |i: usize| got[i].as_ref().unwrap();
+    assert!(!m(0).replay && !m(4).replay);
+    assert_eq!((m(0).entry.delta, m(4).entry.delta), (-500_000, -600_000));
+    assert!(m(1).replay && m(3).replay && m(5).replay);
+    assert_eq!(m(1).entry, applied[3].entry);
+    assert_eq!(m(3).entry, m(0).entry);
+    assert_eq!(m(5).entry, applied[2].entry);
+    assert!(matches!(got[2], Err(Refusal::IdempotencyMismatch)));
+    // Each answer's account is the account as that debit left it (as a single
+    // debit's would be).
+    assert_eq!(m(0).account.balance, 5_000_000 - 400_000 - 500_000);
+    assert_eq!(m(4).account.balance, 5_000_000 - 600_000 - 600_000);
+    for (id, spent) in [("r0", 900_000), ("r1", 1_200_000)] {
+        let a = e.store().get_account(&acct(id)).await.unwrap();
+        assert_eq!(
+            (a.balance, a.total_spent),
+            (5_000_000 - spent, spent),
+            "{id}"
+        );
+    }
+    assert_clean(e.store()).await;
+});
 
 backend_test!(
     overlapping_ingest_calls_share_keys_and_accounts,
     |b| async move {
-        let Some((_db, e)) = engine(b).await else {
+        let accounts = ["o0", "o1", "o2"];
+        let Some((_db, e)) = funded(b, &accounts, "50.00").await else {
             return;
         };
         let e = std::sync::Arc::new(e);
-        let accounts = ["o0", "o1", "o2"];
-        for id in accounts {
-            put(e.store(), id, "free").await;
-            top_up(e.store(), id, "50.00", "t").await;
-        }
         // 16 calls at once of 12 debits of 0.10 each over the three accounts; call c uses
         // keys c .. c + 3 of each account, so neighbouring calls overlap in keys (and a
         // call names each of its keys once per account). Keys 0 to 18: 19 debits per
@@ -864,11 +870,17 @@ backend_test!(
         }
         assert_eq!(applied, 3 * 19);
         for (name, entry_id) in answers {
-            assert_eq!(entries[&name], entry_id, "{name}: a replay of another entry");
+            assert_eq!(
+                entries[&name], entry_id,
+                "{name}: a replay of another entry"
+            );
         }
         for id in accounts {
             let a = e.store().get_account(&acct(id)).await.unwrap();
-            assert_eq!((a.balance, a.total_spent), (50_000_000 - 1_900_000, 1_900_000));
+            assert_eq!(
+                (a.balance, a.total_spent),
+                (50_000_000 - 1_900_000, 1_900_000)
+            );
         }
         assert_clean(e.store()).await;
     }
