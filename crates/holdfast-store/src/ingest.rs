@@ -19,6 +19,7 @@ use std::collections::HashMap;
 
 use holdfast_core::decide::{self, MoneyMove, Suspension};
 use holdfast_core::{AccountId, AccountSnapshot, MONEY, Micros, Refusal};
+use serde::Serialize;
 use serde_json::json;
 
 use crate::account_state::{AccountState, IdemRecord, account_id_of};
@@ -48,14 +49,42 @@ enum Decided {
 /// What the call writes: the debits that apply, each account's sum, the suspensions.
 #[derive(Default)]
 struct IngestWrite {
-    items: Vec<serde_json::Value>,
-    changes: Vec<serde_json::Value>,
+    items: Vec<Item>,
+    changes: Vec<Change>,
     suspensions: Vec<(String, Suspension, AccountSnapshot, i64)>,
     /// Low-balance crossings: (account, event type, data, time).
     crossings: Vec<(String, &'static str, serde_json::Value, i64)>,
     /// The keys of the debits the decision refused, `[account, key]`: unread, such a key
     /// may name an earlier debit, and then the answer is its replay.
     refused_keys: Vec<[String; 2]>,
+}
+
+/// An applied debit as `ingest_write` reads it (`:items`): serialized as it is, not
+/// built as a `serde_json::Value` (fewer allocations per debit).
+#[derive(Serialize)]
+struct Item {
+    account_id: String,
+    key: String,
+    request_hash: String,
+    entry_id: i64,
+    delta: i64,
+    amount_after: i64,
+    available_after: i64,
+    buffer: i64,
+    #[serde(rename = "ref")]
+    reference: Option<String>,
+    now: i64,
+}
+
+/// An account's row as `ingest_write` changes it (`:changes`): the sum of its debits.
+#[derive(Serialize)]
+struct Change {
+    account_id: String,
+    delta: i64,
+    spent: i64,
+    suspended_at: Option<i64>,
+    balance_after: i64,
+    buffer: i64,
 }
 
 /// How an attempt of an ingest treats the keys the call names.
@@ -113,10 +142,7 @@ impl Store {
             if keys == Keys::Claimed && any_key_used(tx, &write.refused_keys).await? {
                 return Err(StoreError::KeyTaken);
             }
-            write.changes = states
-                .values_mut()
-                .filter_map(|s| s.change.take())
-                .collect();
+            write.changes = states.values().filter_map(Ingesting::change).collect();
             apply(tx, &write, keys).await?;
             let mut out = Vec::with_capacity(decided.len());
             for d in decided {
@@ -206,10 +232,26 @@ struct Ingesting {
     state: AccountState,
     /// Where the account stood when read: its change is the difference.
     start: (i64, i64),
-    change: Option<serde_json::Value>,
+    /// The buffer its last applied debit was checked against (`None`: none applied).
+    buffer: Option<i64>,
 }
 
 impl Ingesting {
+    /// The change of its row, once a debit applied.
+    fn change(&self) -> Option<Change> {
+        let buffer = self.buffer?;
+        let snap = &self.state.snap;
+        let (balance, spent) = self.start;
+        Some(Change {
+            account_id: self.state.account.to_string(),
+            delta: snap.balance - balance,
+            spent: snap.total_spent - spent,
+            suspended_at: snap.suspended_at,
+            balance_after: snap.balance,
+            buffer,
+        })
+    }
+
     /// Records an applied debit (its key, its entry, the account's change so far) and
     /// returns its entry.
     fn record(
@@ -223,18 +265,19 @@ impl Ingesting {
         let snap = &self.state.snap;
         let account = self.state.account.to_string();
         let available_after = snap.balance - snap.held;
-        write.items.push(json!({
-            "account_id": account, "key": p.req.key.as_str(), "request_hash": p.hash,
-            "entry_id": entry_id, "delta": change.delta_micros(), "amount_after": snap.balance,
-            "available_after": available_after, "buffer": buffer.0, "ref": p.req.job_ref,
-            "now": snap.now,
-        }));
-        let (balance, spent) = self.start;
-        self.change = Some(json!({
-            "account_id": account, "delta": snap.balance - balance,
-            "spent": snap.total_spent - spent, "suspended_at": snap.suspended_at,
-            "balance_after": snap.balance, "buffer": buffer.0,
-        }));
+        write.items.push(Item {
+            account_id: account.clone(),
+            key: p.req.key.as_str().to_owned(),
+            request_hash: p.hash.clone(),
+            entry_id,
+            delta: change.delta_micros(),
+            amount_after: snap.balance,
+            available_after,
+            buffer: buffer.0,
+            reference: p.req.job_ref.clone(),
+            now: snap.now,
+        });
+        self.buffer = Some(buffer.0);
         let record = IdemRecord {
             operation: "debit".to_owned(),
             request_hash: p.hash.clone(),
@@ -310,7 +353,7 @@ async fn lock_and_read(
         let ingesting = Ingesting {
             state,
             start,
-            change: None,
+            buffer: None,
         };
         (account, ingesting)
     });
@@ -339,6 +382,10 @@ async fn any_key_used(tx: &mut Tx, keys: &[[String; 2]]) -> Result<bool, StoreEr
     Ok(false)
 }
 
+fn to_json<T: Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Corrupt(format!("ingest: {e}")))
+}
+
 /// The entry ids a read listed (`1,2,3`), in increasing order.
 fn parse_ids(listed: &str) -> Result<Vec<i64>, StoreError> {
     let mut ids = listed
@@ -361,8 +408,8 @@ async fn apply(tx: &mut Tx, write: &IngestWrite, keys: Keys) -> Result<(), Store
         return Ok(());
     }
     let params = params! {
-        items: json!(write.items).to_string(),
-        changes: json!(write.changes).to_string(),
+        items: to_json(&write.items)?,
+        changes: to_json(&write.changes)?,
         actor: crate::actor::current(),
     };
     let row = tx.row(&WRITE, params).await?;

@@ -814,7 +814,18 @@ backend_test!(ingest_replays_keys_an_earlier_call_used, |b| async move {
     // debit's would be).
     assert_eq!(m(0).account.balance, 5_000_000 - 400_000 - 500_000);
     assert_eq!(m(4).account.balance, 5_000_000 - 600_000 - 600_000);
-    for (id, spent) in [("r0", 900_000), ("r1", 1_200_000)] {
+    // A retry the balance no longer covers is still the replay of its first use; a new
+    // key for the same debit is refused.
+    let big = [("r1", "k3", "3.00")];
+    let was = e.debit_many(&ingest_items(&big)).await.unwrap();
+    let was = was.into_iter().next().unwrap().unwrap();
+    let retried = [("r1", "k3", "3.00"), ("r1", "k4", "3.00")];
+    let got = e.debit_many(&ingest_items(&retried)).await.unwrap();
+    let first = got[0].as_ref().unwrap();
+    assert!(first.replay);
+    assert_eq!(first.entry, was.entry);
+    assert!(matches!(got[1], Err(Refusal::InsufficientFunds)));
+    for (id, spent) in [("r0", 900_000), ("r1", 4_200_000)] {
         let a = e.store().get_account(&acct(id)).await.unwrap();
         assert_eq!(
             (a.balance, a.total_spent),
