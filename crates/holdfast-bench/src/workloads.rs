@@ -49,7 +49,7 @@ pub fn account_name(i: u64) -> String {
     format!("b{i}")
 }
 
-fn random_account(accounts: u64) -> String {
+pub(crate) fn random_account(accounts: u64) -> String {
     account_name(rand::random_range(0..accounts.max(1)))
 }
 
@@ -123,7 +123,7 @@ pub fn floor_debit(floor: &FloorPool, accounts: u64, names: &Arc<Names>) -> Op {
 
 /// How many times a lifecycle asks for a job before it counts as an error: a lease can
 /// find nothing when another client holds the only queued job's row lock.
-const LEASE_TRIES: u32 = 5;
+pub(crate) const LEASE_TRIES: u32 = 5;
 
 pub fn engine_lifecycle(engine: &Engine, accounts: u64, names: &Arc<Names>) -> Op {
     let engine = engine.clone();
@@ -227,7 +227,7 @@ pub fn http_lifecycle(
 }
 
 /// The keep-alive client of the HTTP workloads.
-fn http_client() -> anyhow::Result<reqwest::Client> {
+pub(crate) fn http_client() -> anyhow::Result<reqwest::Client> {
     Ok(reqwest::Client::builder()
         .pool_max_idle_per_host(256)
         .timeout(Duration::from_secs(30))
@@ -236,7 +236,7 @@ fn http_client() -> anyhow::Result<reqwest::Client> {
 
 /// POSTs `body`; an answer whose status is not in `ok` fails, naming `what` with the
 /// status and body.
-async fn post(
+pub(crate) async fn post(
     client: &reqwest::Client,
     url: String,
     auth: &str,

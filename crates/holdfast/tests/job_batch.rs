@@ -301,3 +301,162 @@ backend_test!(
         assert_clean(single.store()).await;
     }
 );
+
+/// What the workers saw: every job leased (none twice) and every job they finished, by
+/// its account: (charged money, finished).
+#[derive(Default)]
+struct Seen {
+    leased: BTreeSet<String>,
+    twice: Vec<String>,
+    charged: BTreeMap<String, i64>,
+}
+
+/// A worker: leases up to 7 jobs at once and finishes them in batches (a partial
+/// capture, a full one, a fail, and each job's repeat), until the lane is empty. A slow
+/// worker's lease (1 s) runs out before it finishes, for the sweeper to take.
+async fn batch_worker(e: Engine, n: usize, seen: Arc<Mutex<Seen>>) {
+    let slow = n == 0;
+    let w = holdfast::WorkerId::parse(&format!("w{n}")).unwrap();
+    loop {
+        let leases = e
+            .lease_many("video", &w, if slow { 1 } else { 60 }, 7)
+            .await
+            .unwrap();
+        if leases.is_empty() {
+            return;
+        }
+        {
+            let mut s = seen.lock().unwrap();
+            for l in &leases {
+                if !s.leased.insert(l.job.job_id.clone()) {
+                    s.twice.push(l.job.job_id.clone());
+                }
+            }
+        }
+        if slow {
+            tokio::time::sleep(Duration::from_millis(1_100)).await;
+        }
+        let item = |l: &Lease, capture| CompleteJob {
+            job: job_id(&l.job.job_id),
+            lease_token: l.lease_token.clone(),
+            capture,
+        };
+        let (fails, completes): (Vec<&Lease>, Vec<&Lease>) = leases
+            .iter()
+            .partition(|l| l.job.job_id.ends_with(['0', '1', '2']));
+        let mut items: Vec<CompleteJob> = completes
+            .iter()
+            .enumerate()
+            .map(|(i, l)| item(l, (i % 2 == 0).then(|| money(100_000))))
+            .collect();
+        items.extend(items.clone()); // each a repeat
+        let fails: Vec<FailJob> = fails
+            .iter()
+            .map(|l| FailJob {
+                job: job_id(&l.job.job_id),
+                lease_token: l.lease_token.clone(),
+                reason: None,
+            })
+            .collect();
+        let done = e.complete_many(&items).await.unwrap();
+        let failed = if fails.is_empty() {
+            vec![]
+        } else {
+            e.fail_many(&fails).await.unwrap()
+        };
+        let (first, repeats) = done.split_at(completes.len());
+        if !slow {
+            let shapes = |a: &[Result<Job, StoreError>]| a.iter().map(shape).collect::<Vec<_>>();
+            assert_eq!(
+                shapes(first),
+                shapes(repeats),
+                "a repeat answers as the first call"
+            );
+        }
+        let mut s = seen.lock().unwrap();
+        for answer in done.into_iter().take(completes.len()).chain(failed) {
+            match answer {
+                Ok(job) => {
+                    let money: i64 = job.charged.iter().map(|c| c.amount).sum();
+                    assert!(job.status == JobStatus::Succeeded || job.status == JobStatus::Failed);
+                    *s.charged.entry(job.account_id).or_default() += money;
+                }
+                // Only the slow worker's jobs may have been swept or have lost their lease.
+                Err(StoreError::Refused(Refusal::LeaseLost | Refusal::AlreadyFinished)) if slow => {
+                }
+                Err(e) => panic!("worker {n}: {e:?}"),
+            }
+        }
+    }
+}
+
+backend_test!(
+    workers_leasing_and_finishing_in_batches_finish_every_job_once,
+    |b| async move {
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        let accounts: [&'static str; 3] = ["r0", "r1", "r2"];
+        let mut jobs = 0;
+        for a in accounts {
+            funded(&e, a, 1_000, "100.00").await;
+        }
+        // Submits race the workers: 3 accounts x 30 jobs, each account's from its own task.
+        let submitters: Vec<_> = accounts
+            .into_iter()
+            .map(|a| {
+                let e = e.clone();
+                tokio::spawn(async move { videos(&e, a, 30).await })
+            })
+            .collect();
+        for s in submitters {
+            jobs += s.await.unwrap().len();
+        }
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let sweeper = {
+            let e = e.clone();
+            tokio::spawn(async move {
+                for _ in 0..30 {
+                    e.sweep(100).await.unwrap();
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            })
+        };
+        let workers: Vec<_> = (0..6)
+            .map(|n| tokio::spawn(batch_worker(e.clone(), n, seen.clone())))
+            .collect();
+        for w in workers {
+            w.await.unwrap();
+        }
+        sweeper.await.unwrap();
+        tokio::time::sleep(Duration::from_millis(1_100)).await;
+        e.sweep(1_000).await.unwrap();
+        let seen = seen.lock().unwrap();
+        assert!(seen.twice.is_empty(), "leased twice: {:?}", seen.twice);
+        assert_eq!(seen.leased.len(), jobs, "every job leased once");
+        // One end per job: its event (the feed may still be stamping the last ones).
+        let mut ends = 0;
+        for _ in 0..100 {
+            ends = 0;
+            for t in ["job.succeeded", "job.failed", "job.expired"] {
+                ends += events_of(e.store(), t, 0).await.len();
+            }
+            if ends >= jobs {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(ends, jobs, "one end event per job");
+        for a in accounts {
+            let v = e.store().get_account(&acct(a)).await.unwrap();
+            let charged = seen.charged.get(a).copied().unwrap_or(0);
+            assert_eq!((v.held, v.open_jobs), (0, 0), "{a}: every job finished");
+            assert_eq!(
+                (v.balance, v.total_spent),
+                (100_000_000 - charged, charged),
+                "{a}"
+            );
+        }
+        assert_clean(e.store()).await;
+    }
+);
