@@ -187,8 +187,10 @@ fn fail_item(at: usize, item: serde_json::Value) -> ApiResult<FailJob> {
     })
 }
 
-/// Completes many jobs in one call, each as `POST /v1/jobs/{job_id}/complete`; the
-/// well-formed items in one transaction when they can be.
+/// Completes many jobs in one call, each as `POST /v1/jobs/{job_id}/complete`.
+///
+/// The well-formed items are finished in one transaction when they can be (one commit for
+/// the batch); each still answers exactly as its single call would.
 #[utoipa::path(post, path = "/v1/jobs/complete", tag = "workers",
     request_body = CompleteBatchRequest,
     responses(
@@ -207,8 +209,10 @@ pub async fn complete_many(
     each_item(req.items, complete_item, run).await
 }
 
-/// Fails many jobs in one call, each as `POST /v1/jobs/{job_id}/fail`; the well-formed
-/// items in one transaction when they can be.
+/// Fails many jobs in one call, each as `POST /v1/jobs/{job_id}/fail`.
+///
+/// The well-formed items are finished in one transaction when they can be (one commit for
+/// the batch); each still answers exactly as its single call would.
 #[utoipa::path(post, path = "/v1/jobs/fail", tag = "workers",
     request_body = FailBatchRequest,
     responses(
