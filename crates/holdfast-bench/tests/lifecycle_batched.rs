@@ -21,7 +21,10 @@ fn run(backend: &str) -> Result<serde_json::Value, String> {
         .map_err(|e| e.to_string())?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
-        return Err(format!("{stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+        return Err(format!(
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
     }
     serde_json::from_str(&stdout).map_err(|e| format!("{e}: {stdout}"))
 }

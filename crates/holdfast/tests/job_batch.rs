@@ -431,7 +431,7 @@ backend_test!(
         sweeper.await.unwrap();
         tokio::time::sleep(Duration::from_millis(1_100)).await;
         e.sweep(1_000).await.unwrap();
-        let seen = seen.lock().unwrap();
+        let seen = std::mem::take(&mut *seen.lock().unwrap());
         assert!(seen.twice.is_empty(), "leased twice: {:?}", seen.twice);
         assert_eq!(seen.leased.len(), jobs, "every job leased once");
         // One end per job: its event (the feed may still be stamping the last ones).
