@@ -11,7 +11,7 @@ use holdfast::{AccountId, CompleteJob, Engine, IdempotencyKey, JobId, Submit, Wo
 use serde_json::json;
 
 use crate::driver::Op;
-use crate::workloads::{KIND, LEASE_TRIES, Names, http_client, post, random_account};
+use crate::workloads::{KIND, LEASE_TRIES, Names, http_op, random_account};
 
 /// Jobs per client op: submitted together, then leased and completed in batches.
 pub const JOBS_PER_OP: usize = 50;
@@ -77,28 +77,21 @@ pub fn http_lifecycle_batched(
     accounts: u64,
     names: &Arc<Names>,
 ) -> anyhow::Result<Op> {
-    let client = http_client()?;
-    let base = base.to_owned();
-    let auth = format!("Bearer {key}");
     let names = names.clone();
-    Ok(Arc::new(move |c, _| {
-        let (client, base, auth, names) =
-            (client.clone(), base.clone(), auth.clone(), names.clone());
-        Box::pin(async move {
+    http_op(base, key, move |http, c| {
+        let names = names.clone();
+        async move {
             let submits = (0..JOBS_PER_OP).map(|_| {
                 let body = json!({ "account_id": random_account(accounts), "kind": KIND, "idempotency_key": names.key() });
-                post(&client, format!("{base}/v1/jobs"), &auth, body, &[201], "submit")
+                http.post("/v1/jobs", body, &[201], "submit")
             });
             try_join_all(submits).await?;
             let (mut done, mut empty) = (0, 0);
             while done < JOBS_PER_OP {
                 let body = json!({ "worker_id": format!("w{c}"), "lease_seconds": 60, "wait_ms": 0, "max_jobs": JOBS_PER_OP - done });
-                let url = format!("{base}/v1/lanes/{KIND}/lease");
-                let r: serde_json::Value = post(&client, url, &auth, body, &[200], "lease")
-                    .await?
-                    .json()
-                    .await?;
-                let items = lease_items(&r)?;
+                let path = format!("/v1/lanes/{KIND}/lease");
+                let r = http.post(&path, body, &[200], "lease").await?;
+                let items = lease_items(&r.json().await?)?;
                 if items.is_empty() {
                     empty += 1;
                     if empty == LEASE_TRIES {
@@ -107,17 +100,13 @@ pub fn http_lifecycle_batched(
                     continue;
                 }
                 done += items.len();
-                let url = format!("{base}/v1/jobs/complete");
                 let body = json!({ "items": items });
-                let answer: serde_json::Value = post(&client, url, &auth, body, &[200], "complete")
-                    .await?
-                    .json()
-                    .await?;
-                check_results(&answer)?;
+                let r = http.post("/v1/jobs/complete", body, &[200], "complete");
+                check_results(&r.await?.json().await?)?;
             }
             Ok(())
-        })
-    }))
+        }
+    })
 }
 
 /// The complete items of a batched lease's answer: `{job_id, lease_token}` per job.

@@ -49,8 +49,8 @@ pub struct FailJob {
 /// run alone after its batch failed, that item's own error).
 pub type JobAnswers = Vec<Result<Job, StoreError>>;
 
-/// An item of a batched finishing call: the job it names, and the single call, in the
-/// batch's transaction or in one of its own.
+/// An item of a batched finishing call: the job it names, and its single call in the
+/// batch's transaction; alone, the same call in a transaction of its own.
 trait FinishItem: Sync {
     fn job(&self) -> &JobId;
 
@@ -63,7 +63,9 @@ trait FinishItem: Sync {
     fn finish_alone<'a>(
         &'a self,
         store: &'a Store,
-    ) -> impl Future<Output = Result<Job, StoreError>> + Send + 'a;
+    ) -> impl Future<Output = Result<Job, StoreError>> + Send + 'a {
+        async move { in_write_tx!(store, |tx| self.finish_in(store, tx)) }
+    }
 }
 
 impl FinishItem for CompleteJob {
@@ -78,13 +80,6 @@ impl FinishItem for CompleteJob {
     ) -> impl Future<Output = Result<Job, StoreError>> + Send + 'a {
         store.complete_in(tx, &self.job, &self.lease_token, self.capture.as_deref())
     }
-
-    fn finish_alone<'a>(
-        &'a self,
-        store: &'a Store,
-    ) -> impl Future<Output = Result<Job, StoreError>> + Send + 'a {
-        store.complete(&self.job, &self.lease_token, self.capture.as_deref())
-    }
 }
 
 impl FinishItem for FailJob {
@@ -98,13 +93,6 @@ impl FinishItem for FailJob {
         tx: &'a mut Tx,
     ) -> impl Future<Output = Result<Job, StoreError>> + Send + 'a {
         store.fail_in(tx, &self.job, &self.lease_token, self.reason.as_deref())
-    }
-
-    fn finish_alone<'a>(
-        &'a self,
-        store: &'a Store,
-    ) -> impl Future<Output = Result<Job, StoreError>> + Send + 'a {
-        store.fail(&self.job, &self.lease_token, self.reason.as_deref())
     }
 }
 
