@@ -460,3 +460,65 @@ backend_test!(
         assert_clean(e.store()).await;
     }
 );
+
+backend_test!(
+    a_batch_that_fails_as_a_whole_is_finished_one_by_one,
+    |b| async move {
+        let Some((db, e)) = engine(b).await else {
+            return;
+        };
+        funded(&e, "u1", 10, "10.00").await;
+        funded(&e, "u2", 10, "10.00").await;
+        let mut jobs = videos(&e, "u1", 2).await;
+        jobs.extend(videos(&e, "u2", 2).await);
+        let mut leases = e.lease_many("video", &worker(), 60, 4).await.unwrap();
+        leases.sort_by_key(|l| jobs.iter().position(|j| *j == l.job.job_id));
+        // Job 2's stored hold is unreadable: its item fails with a store error, not a
+        // refusal, which rolls the batch back; then each item runs alone.
+        let bad = &jobs[2];
+        behind_the_back(
+            &db,
+            &format!("UPDATE jobs SET hold = '{{}}' WHERE job_id = '{bad}'"),
+        )
+        .await;
+        let items: Vec<CompleteJob> = leases
+            .iter()
+            .map(|l| CompleteJob {
+                job: job_id(&l.job.job_id),
+                lease_token: l.lease_token.clone(),
+                capture: None,
+            })
+            .collect();
+        let answers = e.complete_many(&items).await.unwrap();
+        let shapes: Vec<String> = answers.iter().map(shape).collect();
+        for (i, s) in shapes.iter().enumerate() {
+            if i == 2 {
+                assert!(matches!(answers[2], Err(StoreError::Corrupt(_))), "{s}");
+            } else {
+                assert!(s.starts_with("Succeeded"), "{i}: {s}");
+            }
+        }
+        // Nothing of the failed batch stayed, nothing was done twice.
+        let v1 = e.store().get_account(&acct("u1")).await.unwrap();
+        assert_eq!((v1.balance, v1.held, v1.open_jobs), (9_000_000, 0, 0));
+        let v2 = e.store().get_account(&acct("u2")).await.unwrap();
+        assert_eq!((v2.balance, v2.held, v2.open_jobs), (9_500_000, 500_000, 1));
+        assert_eq!(events_of(e.store(), "job.succeeded", 3).await.len(), 3);
+        // Mended, the job completes as usual.
+        let hold = r#"[{"pocket":"money","amount":500000}]"#;
+        behind_the_back(
+            &db,
+            &format!("UPDATE jobs SET hold = '{hold}' WHERE job_id = '{bad}'"),
+        )
+        .await;
+        let again = e.complete_many(&items).await.unwrap();
+        assert!(
+            again
+                .iter()
+                .all(|a| a.as_ref().unwrap().status == JobStatus::Succeeded)
+        );
+        let v2 = e.store().get_account(&acct("u2")).await.unwrap();
+        assert_eq!((v2.balance, v2.held, v2.open_jobs), (9_000_000, 0, 0));
+        assert_clean(e.store()).await;
+    }
+);
