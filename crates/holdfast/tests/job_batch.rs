@@ -25,6 +25,15 @@ async fn funded(e: &Engine, id: &str, limit: i64, amount: &str) {
     top_up(e.store(), id, amount, &format!("t-{id}")).await;
 }
 
+/// The item that completes a leased job with its token.
+fn complete_of(l: &Lease, capture: Option<Vec<PocketAmount>>) -> CompleteJob {
+    CompleteJob {
+        job: job_id(&l.job.job_id),
+        lease_token: l.lease_token.clone(),
+        capture,
+    }
+}
+
 /// `n` video jobs of `account`, one after the other (so oldest first is this order).
 async fn videos(e: &Engine, account: &str, n: usize) -> Vec<String> {
     let mut jobs = Vec::new();
@@ -111,14 +120,7 @@ backend_test!(
             .complete(&job_id(&one.job.job_id), &two.lease_token, None)
             .await;
         assert_eq!(refused(wrong), Refusal::LeaseLost);
-        let items: Vec<CompleteJob> = all
-            .iter()
-            .map(|l| CompleteJob {
-                job: job_id(&l.job.job_id),
-                lease_token: l.lease_token.clone(),
-                capture: None,
-            })
-            .collect();
+        let items: Vec<CompleteJob> = all.iter().map(|l| complete_of(l, None)).collect();
         for answer in e.complete_many(&items).await.unwrap() {
             assert_eq!(answer.unwrap().status, JobStatus::Succeeded);
         }
@@ -336,18 +338,13 @@ async fn batch_worker(e: Engine, n: usize, seen: Arc<Mutex<Seen>>) {
         if slow {
             tokio::time::sleep(Duration::from_millis(1_100)).await;
         }
-        let item = |l: &Lease, capture| CompleteJob {
-            job: job_id(&l.job.job_id),
-            lease_token: l.lease_token.clone(),
-            capture,
-        };
         let (fails, completes): (Vec<&Lease>, Vec<&Lease>) = leases
             .iter()
             .partition(|l| l.job.job_id.ends_with(['0', '1', '2']));
         let mut items: Vec<CompleteJob> = completes
             .iter()
             .enumerate()
-            .map(|(i, l)| item(l, (i % 2 == 0).then(|| money(100_000))))
+            .map(|(i, l)| complete_of(l, (i % 2 == 0).then(|| money(100_000))))
             .collect();
         items.extend(items.clone()); // each a repeat
         let fails: Vec<FailJob> = fails
@@ -481,14 +478,7 @@ backend_test!(
             &format!("UPDATE jobs SET hold = '{{}}' WHERE job_id = '{bad}'"),
         )
         .await;
-        let items: Vec<CompleteJob> = leases
-            .iter()
-            .map(|l| CompleteJob {
-                job: job_id(&l.job.job_id),
-                lease_token: l.lease_token.clone(),
-                capture: None,
-            })
-            .collect();
+        let items: Vec<CompleteJob> = leases.iter().map(|l| complete_of(l, None)).collect();
         let answers = e.complete_many(&items).await.unwrap();
         let shapes: Vec<String> = answers.iter().map(shape).collect();
         for (i, s) in shapes.iter().enumerate() {
