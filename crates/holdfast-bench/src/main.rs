@@ -1,6 +1,7 @@
 //! `holdfast-bench`: every engine path against its raw-SQL floor, in the same run, on the
 //! same database, interleaved. See the crate README and BENCHMARKS.md.
 
+mod batched;
 mod bigdb;
 mod console;
 mod cpu;
@@ -35,6 +36,9 @@ enum Workload {
     Lifecycle,
     /// The same lifecycle through the HTTP server (started in-process) over real sockets.
     HttpLifecycle,
+    /// 50 submits at once, then `lease_many` and `complete_many` until 50 jobs are done,
+    /// library and HTTP, with the single `lifecycle` (engine) measured beside them.
+    LifecycleBatched,
     /// The sweeper over `--sweep-jobs` in-progress jobs whose lease expired.
     Sweep,
     /// Batch ingest: calls of `--ingest-batch` debits over `--ingest-accounts` accounts,
@@ -217,6 +221,7 @@ fn workloads(args: &Args) -> Vec<Workload> {
                 Workload::DebitHot,
                 Workload::Lifecycle,
                 Workload::HttpLifecycle,
+                Workload::LifecycleBatched,
                 Workload::Sweep,
                 Workload::Ingest,
             ]);
@@ -449,6 +454,9 @@ async fn run_workload(args: &Args, w: Workload, target: &Target) -> anyhow::Resu
             )
             .await
         }
+        Workload::LifecycleBatched => {
+            lifecycle_batched(args, &probe, &engine, accounts, &names, target.backend).await
+        }
         Workload::Sweep => sweep(args, &probe, &engine, &floor, &names, target.backend).await,
         Workload::Ingest => {
             let ctx = (&probe, &engine, &floor, &names);
@@ -584,6 +592,56 @@ async fn http_lifecycle(
         }
     ));
     out.rss_mb = rss;
+    Ok(out)
+}
+
+/// `lifecycle-batched`: the library and HTTP batched lifecycles (50 jobs per call) and the
+/// single engine lifecycle, interleaved; the note compares them in jobs per second.
+async fn lifecycle_batched(
+    args: &Args,
+    probe: &CpuProbe,
+    engine: &Engine,
+    accounts: u64,
+    names: &Arc<Names>,
+    backend: Backend,
+) -> anyhow::Result<Outcome> {
+    let (server, base, key) = start_server(engine).await?;
+    let sides = vec![
+        (
+            "engine-batched".to_owned(),
+            batched::engine_lifecycle_batched(engine, accounts, names),
+        ),
+        (
+            "http-batched".to_owned(),
+            batched::http_lifecycle_batched(&base, &key, accounts, names)?,
+        ),
+        (
+            "single".to_owned(),
+            workloads::engine_lifecycle(engine, accounts, names),
+        ),
+    ];
+    let samples = interleave(args, probe, &sides).await;
+    server.shutdown().await?;
+    let audit = engine.store().audit().await?;
+    let unit = "calls (of 50 jobs; single: jobs)";
+    let mut out = outcome(Workload::LifecycleBatched, backend, &sides, samples, unit);
+    out.ratio = None;
+    out.cpu_ratio = None;
+    let per_op = batched::JOBS_PER_OP as f64;
+    let rate = |i: usize| out.sides[i].summary.per_second;
+    let (lib, web, single) = (rate(0) * per_op, rate(1) * per_op, rate(2));
+    let over = |x: f64| if single > 0.0 { x / single } else { 0.0 };
+    out.note = Some(format!(
+        "jobs/s: engine-batched {lib:.0}, http-batched {web:.0}, single {single:.0}; batched / \
+         single = {:.2}, http-batched / single = {:.2}; audit after: {}",
+        over(lib),
+        over(web),
+        if audit.is_empty() {
+            "clean".to_owned()
+        } else {
+            format!("{} VIOLATIONS", audit.len())
+        }
+    ));
     Ok(out)
 }
 

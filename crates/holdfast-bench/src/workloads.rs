@@ -49,7 +49,7 @@ pub fn account_name(i: u64) -> String {
     format!("b{i}")
 }
 
-fn random_account(accounts: u64) -> String {
+pub(crate) fn random_account(accounts: u64) -> String {
     account_name(rand::random_range(0..accounts.max(1)))
 }
 
@@ -123,7 +123,7 @@ pub fn floor_debit(floor: &FloorPool, accounts: u64, names: &Arc<Names>) -> Op {
 
 /// How many times a lifecycle asks for a job before it counts as an error: a lease can
 /// find nothing when another client holds the only queued job's row lock.
-const LEASE_TRIES: u32 = 5;
+pub(crate) const LEASE_TRIES: u32 = 5;
 
 pub fn engine_lifecycle(engine: &Engine, accounts: u64, names: &Arc<Names>) -> Op {
     let engine = engine.clone();
@@ -183,29 +183,17 @@ pub fn http_lifecycle(
     accounts: u64,
     names: &Arc<Names>,
 ) -> anyhow::Result<Op> {
-    let client = http_client()?;
-    let base = base.to_owned();
-    let auth = format!("Bearer {key}");
     let names = names.clone();
-    Ok(Arc::new(move |c, _| {
-        let (client, base, auth, names) =
-            (client.clone(), base.clone(), auth.clone(), names.clone());
-        Box::pin(async move {
+    http_op(base, key, move |http, c| {
+        let names = names.clone();
+        async move {
             let body = json!({ "account_id": random_account(accounts), "kind": KIND, "idempotency_key": names.key() });
-            post(
-                &client,
-                format!("{base}/v1/jobs"),
-                &auth,
-                body,
-                &[201],
-                "submit",
-            )
-            .await?;
+            http.post("/v1/jobs", body, &[201], "submit").await?;
             for _ in 0..LEASE_TRIES {
                 let body =
                     json!({ "worker_id": format!("w{c}"), "lease_seconds": 60, "wait_ms": 0 });
-                let url = format!("{base}/v1/lanes/{KIND}/lease");
-                let r = post(&client, url, &auth, body, &[200, 204], "lease").await?;
+                let path = format!("/v1/lanes/{KIND}/lease");
+                let r = http.post(&path, body, &[200, 204], "lease").await?;
                 if r.status().as_u16() == 204 {
                     continue;
                 }
@@ -217,13 +205,58 @@ pub fn http_lifecycle(
                     .as_str()
                     .context("lease without token")?;
                 let body = json!({ "lease_token": token });
-                let url = format!("{base}/v1/jobs/{job}/complete");
-                post(&client, url, &auth, body, &[200], "complete").await?;
+                let path = format!("/v1/jobs/{job}/complete");
+                http.post(&path, body, &[200], "complete").await?;
                 return Ok(());
             }
             bail!("no job to lease")
+        }
+    })
+}
+
+/// What a client of an HTTP workload needs: the keep-alive client, the server's base URL
+/// and the key.
+#[derive(Clone)]
+pub struct Http {
+    client: reqwest::Client,
+    base: String,
+    auth: String,
+}
+
+impl Http {
+    fn new(base: &str, key: &str) -> anyhow::Result<Http> {
+        Ok(Http {
+            client: http_client()?,
+            base: base.to_owned(),
+            auth: format!("Bearer {key}"),
         })
-    }))
+    }
+
+    /// POSTs `body` to `path` of the server (see [`post`]).
+    pub async fn post(
+        &self,
+        path: &str,
+        body: serde_json::Value,
+        ok: &[u16],
+        what: &str,
+    ) -> anyhow::Result<reqwest::Response> {
+        let url = format!("{}{path}", self.base);
+        post(&self.client, url, &self.auth, body, ok, what).await
+    }
+}
+
+/// An operation over HTTP: `run` gets the connection and the client's index on each call.
+pub fn http_op<F, Fut>(base: &str, key: &str, run: F) -> anyhow::Result<Op>
+where
+    F: Fn(Http, usize) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = anyhow::Result<()>> + Send + 'static,
+{
+    let http = Http::new(base, key)?;
+    Ok(Arc::new(
+        move |c, _| -> std::pin::Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send>> {
+            Box::pin(run(http.clone(), c))
+        },
+    ))
 }
 
 /// The keep-alive client of the HTTP workloads.

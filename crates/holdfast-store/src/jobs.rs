@@ -538,29 +538,27 @@ impl Store {
         worker: &WorkerId,
         lease_seconds: i64,
     ) -> Result<Option<Lease>, StoreError> {
-        if !self.card().is_lane(lane) {
-            return Err(Refusal::UnknownLane(lane.to_owned()).into());
-        }
-        decide::check_lease_seconds(lease_seconds, self.card().timeouts.stale_after_seconds)?;
+        self.check_lease_ask(lane, lease_seconds)?;
         let token = new_lease_token();
         in_write_tx!(self, |tx| async {
             let params = params! {
                 lane: lane, lease_token: token.as_str(), lease_seconds: lease_seconds,
                 worker_id: worker.as_str(), actor: crate::actor::current(),
             };
-            let Some(row) = tx.maybe_row(&LEASE_JOB, params).await? else {
-                return Ok(None);
-            };
-            let job = job_from(&row)?.job;
-            let lease_expires_at = job
-                .lease_expires_at
-                .ok_or_else(|| StoreError::Corrupt("lease without expiry".into()))?;
-            Ok(Some(Lease {
-                job,
-                lease_token: token.clone(),
-                lease_expires_at,
-            }))
+            match tx.maybe_row(&LEASE_JOB, params).await? {
+                Some(row) => Ok(Some(lease_from(&row)?)),
+                None => Ok(None),
+            }
         })
+    }
+
+    /// A lease's lane and length, as the rate card allows them.
+    pub(crate) fn check_lease_ask(&self, lane: &str, lease_seconds: i64) -> Result<(), StoreError> {
+        if !self.card().is_lane(lane) {
+            return Err(Refusal::UnknownLane(lane.to_owned()).into());
+        }
+        decide::check_lease_seconds(lease_seconds, self.card().timeouts.stale_after_seconds)?;
+        Ok(())
     }
 
     /// Extends a valid lease by its length; tells the worker whether a cancel was asked.
@@ -589,19 +587,31 @@ impl Store {
         capture: Option<&[PocketAmount]>,
     ) -> Result<Job, StoreError> {
         in_write_tx!(self, |tx| async {
-            let (mut state, row) = lock_job(tx, job).await?;
-            let lines = decide::resolve_capture(&row.job.hold, capture)?;
-            if let FinishCall::Repeat = check_lease(&row, token, FinishedBy::Complete, &state)? {
-                return Ok(row.job);
-            }
-            let finish = Finish {
-                status: decide::complete_status(row.job.cancel_requested),
-                capture: lines.iter().map(|l| l.capture).sum(),
-                finished_by: FinishedBy::Complete,
-                reason: None,
-            };
-            finish_job(tx, self.card(), &mut state, &row.job, finish).await
+            self.complete_in(tx, job, token, capture).await
         })
+    }
+
+    /// [`Store::complete`] in a transaction of the caller's. A refusal is decided before
+    /// anything is written, so it leaves the transaction usable.
+    pub(crate) async fn complete_in(
+        &self,
+        tx: &mut Tx,
+        job: &JobId,
+        token: &str,
+        capture: Option<&[PocketAmount]>,
+    ) -> Result<Job, StoreError> {
+        let (mut state, row) = lock_job(tx, job).await?;
+        let lines = decide::resolve_capture(&row.job.hold, capture)?;
+        if let FinishCall::Repeat = check_lease(&row, token, FinishedBy::Complete, &state)? {
+            return Ok(row.job);
+        }
+        let finish = Finish {
+            status: decide::complete_status(row.job.cancel_requested),
+            capture: lines.iter().map(|l| l.capture).sum(),
+            finished_by: FinishedBy::Complete,
+            reason: None,
+        };
+        finish_job(tx, self.card(), &mut state, &row.job, finish).await
     }
 
     /// Fails a job with its lease: the hold is released, nothing is charged.
@@ -612,18 +622,29 @@ impl Store {
         reason: Option<&str>,
     ) -> Result<Job, StoreError> {
         in_write_tx!(self, |tx| async {
-            let (mut state, row) = lock_job(tx, job).await?;
-            if let FinishCall::Repeat = check_lease(&row, token, FinishedBy::Fail, &state)? {
-                return Ok(row.job);
-            }
-            let finish = Finish {
-                status: JobStatus::Failed,
-                capture: 0,
-                finished_by: FinishedBy::Fail,
-                reason,
-            };
-            finish_job(tx, self.card(), &mut state, &row.job, finish).await
+            self.fail_in(tx, job, token, reason).await
         })
+    }
+
+    /// [`Store::fail`] in a transaction of the caller's; a refusal writes nothing.
+    pub(crate) async fn fail_in(
+        &self,
+        tx: &mut Tx,
+        job: &JobId,
+        token: &str,
+        reason: Option<&str>,
+    ) -> Result<Job, StoreError> {
+        let (mut state, row) = lock_job(tx, job).await?;
+        if let FinishCall::Repeat = check_lease(&row, token, FinishedBy::Fail, &state)? {
+            return Ok(row.job);
+        }
+        let finish = Finish {
+            status: JobStatus::Failed,
+            capture: 0,
+            finished_by: FinishedBy::Fail,
+            reason,
+        };
+        finish_job(tx, self.card(), &mut state, &row.job, finish).await
     }
 
     /// Cancels a job: queued → canceled with the hold released, in one atomic step;
@@ -697,7 +718,24 @@ async fn submit_replay(
     }))
 }
 
-fn new_lease_token() -> String {
+/// The lease a leasing statement wrote: the job as it is now, its token and expiry.
+pub(crate) fn lease_from(row: &Row) -> Result<Lease, StoreError> {
+    let leased = job_from(row)?;
+    let lease_expires_at = leased
+        .job
+        .lease_expires_at
+        .ok_or_else(|| StoreError::Corrupt("lease without expiry".into()))?;
+    let lease_token = leased
+        .lease_token
+        .ok_or_else(|| StoreError::Corrupt("lease without token".into()))?;
+    Ok(Lease {
+        job: leased.job,
+        lease_token,
+        lease_expires_at,
+    })
+}
+
+pub(crate) fn new_lease_token() -> String {
     let bytes: [u8; 32] = rand::random();
     hex::encode(bytes)
 }

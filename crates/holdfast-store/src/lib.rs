@@ -6,7 +6,8 @@
 //! Must never: take a decision of its own (those live in `holdfast-core::decide`), or
 //! write a balance without its ledger entry in the same transaction.
 //!
-//! Layout: one module per aggregate — [`accounts`], [`money`], [`jobs`], [`refunds`]
+//! Layout: one module per aggregate — [`accounts`], [`money`], [`jobs`] (and
+//! [`job_batch`], its batched worker calls), [`refunds`]
 //! (job refunds, grants), [`events`],
 //! [`webhooks`], [`keys`], [`passes`] (sweeper, notices), [`reactivate`], [`reconcile`],
 //! [`retention`] (prune), [`audit`] — over a small shared layer: [`store`] (the transaction and its retries),
@@ -29,6 +30,7 @@ pub mod export;
 pub mod failover;
 pub mod group;
 pub mod ingest;
+pub mod job_batch;
 pub mod jobs;
 pub mod keys;
 pub mod listing;
@@ -54,6 +56,7 @@ pub use error::StoreError;
 pub use events::EventFilter;
 pub use export::LedgerFilter;
 pub use holdfast_core::decide::Usage;
+pub use job_batch::{CompleteJob, FailJob, JobAnswers, MAX_JOB_BATCH};
 pub use jobs::{CancelOutcome, Submit};
 pub use keys::key_hash;
 pub use listing::{AccountFilter, AccountPage, AccountStatus, JobFilter};

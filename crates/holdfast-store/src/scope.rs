@@ -31,10 +31,16 @@ pub enum CrossAccount {
     QueueDeliveries,
     /// A dispatcher claims the due deliveries of an endpoint (the oldest of each account).
     ClaimDeliveries,
+    /// A worker's batched lease: the oldest leasable jobs of a lane, of any accounts, in
+    /// one statement.
+    LeaseJobs,
+    /// A worker's batched complete or fail: its jobs, of any accounts, finished in one
+    /// transaction (one commit for many answers).
+    FinishJobs,
 }
 
 impl CrossAccount {
-    pub const ALL: [CrossAccount; 7] = [
+    pub const ALL: [CrossAccount; 9] = [
         CrossAccount::DebitBatch,
         CrossAccount::Ingest,
         CrossAccount::StampEvents,
@@ -42,6 +48,8 @@ impl CrossAccount {
         CrossAccount::Prune,
         CrossAccount::QueueDeliveries,
         CrossAccount::ClaimDeliveries,
+        CrossAccount::LeaseJobs,
+        CrossAccount::FinishJobs,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -53,6 +61,8 @@ impl CrossAccount {
             CrossAccount::Prune => "prune",
             CrossAccount::QueueDeliveries => "queue_deliveries",
             CrossAccount::ClaimDeliveries => "claim_deliveries",
+            CrossAccount::LeaseJobs => "lease_jobs",
+            CrossAccount::FinishJobs => "finish_jobs",
         }
     }
 }

@@ -40,9 +40,10 @@ pub use holdfast_store::stats::{LaneCount, Stats};
 pub use holdfast_store::webhooks::DeadDelivery;
 pub use holdfast_store::{
     AccountFilter, AccountPage, AccountStatus, AccountView, AllowanceView, ApiKey, Banned,
-    CancelOutcome, CreditKind, Event, EventFilter, Grant, Granted, Heartbeat, Job, JobFilter,
-    JobRefund, JobRefunded, Lease, LedgerEntry, LedgerFilter, MoneyResult, PRUNE_CHUNK, Page,
-    PassReport, PruneReport, PutAccount, StoreError, Submit, Submitted, Usage, Violation, key_hash,
+    CancelOutcome, CompleteJob, CreditKind, Event, EventFilter, FailJob, Grant, Granted, Heartbeat,
+    Job, JobAnswers, JobFilter, JobRefund, JobRefunded, Lease, LedgerEntry, LedgerFilter,
+    MoneyResult, PRUNE_CHUNK, Page, PassReport, PruneReport, PutAccount, StoreError, Submit,
+    Submitted, Usage, Violation, key_hash,
 };
 
 // Opening a store by hand, and a debit as the batcher hands it to the store.

@@ -134,6 +134,25 @@ async fn mixed_scenario(e: &Engine) {
             _ => {} // left in progress
         }
     }
+    // Batched worker calls across accounts: one lease statement, one finishing transaction.
+    for a in ["acct_0", "acct_1"] {
+        e.submit(&submit_req(a, "image", &format!("jb-{a}")))
+            .await
+            .unwrap();
+    }
+    let leases = e.lease_many("image", &worker(), 60, 10).await.unwrap();
+    assert_eq!(leases.len(), 2);
+    let items: Vec<holdfast::CompleteJob> = leases
+        .iter()
+        .map(|l| holdfast::CompleteJob {
+            job: job_id(&l.job.job_id),
+            lease_token: l.lease_token.clone(),
+            capture: None,
+        })
+        .collect();
+    for answer in e.complete_many(&items).await.unwrap() {
+        answer.unwrap();
+    }
     let queued = e
         .submit(&submit_req("acct_5", "image", "j-cancel"))
         .await

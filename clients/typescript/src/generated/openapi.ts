@@ -425,7 +425,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Completes many jobs in one call, each as `POST /v1/jobs/{job_id}/complete`. */
+        /**
+         * Completes many jobs in one call, each as `POST /v1/jobs/{job_id}/complete`.
+         * @description The well-formed items are finished in one transaction when they can be (one commit for
+         *     the batch); each still answers exactly as its single call would.
+         */
         post: operations["complete_many"];
         delete?: never;
         options?: never;
@@ -442,7 +446,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Fails many jobs in one call, each as `POST /v1/jobs/{job_id}/fail`. */
+        /**
+         * Fails many jobs in one call, each as `POST /v1/jobs/{job_id}/fail`.
+         * @description The well-formed items are finished in one transaction when they can be (one commit for
+         *     the batch); each still answers exactly as its single call would.
+         */
         post: operations["fail_many"];
         delete?: never;
         options?: never;

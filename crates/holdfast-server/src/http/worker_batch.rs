@@ -2,9 +2,12 @@
 //! [`MAX_ITEMS`] jobs each, so a pool that handles many small jobs pays one round trip
 //! per batch. Each item is exactly the single call (same fencing by lease token, same
 //! charges, same events), answered in its place; a bad item never stops the others.
+//! The well-formed items are finished in one transaction when they can be
+//! ([`holdfast::Store::complete_many`]); a malformed item is its own 422.
 
 use axum::Json;
 use axum::extract::State;
+use holdfast::{CompleteJob, FailJob, JobAnswers, StoreError};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -18,7 +21,7 @@ use super::wire::JobBody;
 use super::workers::{CaptureLine, capture_lines, checked_reason};
 
 /// Most jobs one batched call may carry (and one lease may hand out).
-pub const MAX_ITEMS: usize = 100;
+pub const MAX_ITEMS: usize = holdfast::store::MAX_JOB_BATCH;
 
 /// `{"items": [...]}`: 1 to 100 jobs to complete.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -111,21 +114,46 @@ fn items_in_range(items: &[serde_json::Value]) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Runs `one` on each item in order (1 to [`MAX_ITEMS`] of them), each answer in its
-/// place; a database outage ends the call (see [`item_result`]).
-async fn each_item<F, Fut>(
+/// Parses each item in order (1 to [`MAX_ITEMS`] of them): a malformed one is answered
+/// in its place, the well-formed ones go to `run` together, and each answer comes back
+/// to its place; a database outage ends the call (see [`item_result`]).
+async fn each_item<T, P, R, Fut>(
     items: Vec<serde_json::Value>,
-    one: F,
+    parse: P,
+    run: R,
 ) -> ApiResult<Json<JobBatchResults>>
 where
-    F: Fn(usize, serde_json::Value) -> Fut,
-    Fut: Future<Output = ApiResult<holdfast::Job>>,
+    P: Fn(usize, serde_json::Value) -> ApiResult<T>,
+    R: FnOnce(Vec<T>) -> Fut,
+    Fut: Future<Output = Result<JobAnswers, StoreError>>,
 {
     items_in_range(&items)?;
-    let mut results = Vec::with_capacity(items.len());
+    let mut answers: Vec<Option<ApiResult<holdfast::Job>>> = Vec::with_capacity(items.len());
+    let (mut parsed, mut places) = (Vec::new(), Vec::new());
     for (at, item) in items.into_iter().enumerate() {
-        results.push(item_result(one(at, item).await)?);
+        match parse(at, item) {
+            Ok(item) => {
+                parsed.push(item);
+                places.push(at);
+                answers.push(None);
+            }
+            Err(e) => answers.push(Some(Err(e))),
+        }
     }
+    if !parsed.is_empty() {
+        let done = run(parsed).await?;
+        for (at, answer) in places.into_iter().zip(done) {
+            answers[at] = Some(answer.map_err(ApiError::from));
+        }
+    }
+    let results = answers
+        .into_iter()
+        .map(|a| {
+            let a =
+                a.ok_or_else(|| ApiError::from(StoreError::Corrupt("an item unanswered".into())))?;
+            item_result(a)
+        })
+        .collect::<ApiResult<Vec<_>>>()?;
     Ok(Json(JobBatchResults { results }))
 }
 
@@ -139,29 +167,30 @@ fn item_result(r: Result<holdfast::Job, ApiError>) -> ApiResult<JobItemResult> {
     }
 }
 
-async fn complete_one(
-    s: &AppState,
-    at: usize,
-    item: serde_json::Value,
-) -> ApiResult<holdfast::Job> {
+fn complete_item(at: usize, item: serde_json::Value) -> ApiResult<CompleteJob> {
     let item: CompleteItem = parse_value(&format!("items[{at}]"), item)?;
     let capture = item.capture.map(capture_lines).transpose()?;
-    let id = job_id(&item.job_id)?;
-    Ok(s.engine
-        .complete(&id, &item.lease_token, capture.as_deref())
-        .await?)
+    Ok(CompleteJob {
+        job: job_id(&item.job_id)?,
+        lease_token: item.lease_token,
+        capture,
+    })
 }
 
-async fn fail_one(s: &AppState, at: usize, item: serde_json::Value) -> ApiResult<holdfast::Job> {
+fn fail_item(at: usize, item: serde_json::Value) -> ApiResult<FailJob> {
     let item: FailItem = parse_value(&format!("items[{at}]"), item)?;
     checked_reason(item.reason.as_deref())?;
-    let id = job_id(&item.job_id)?;
-    Ok(s.engine
-        .fail(&id, &item.lease_token, item.reason.as_deref())
-        .await?)
+    Ok(FailJob {
+        job: job_id(&item.job_id)?,
+        lease_token: item.lease_token,
+        reason: item.reason,
+    })
 }
 
 /// Completes many jobs in one call, each as `POST /v1/jobs/{job_id}/complete`.
+///
+/// The well-formed items are finished in one transaction when they can be (one commit for
+/// the batch); each still answers exactly as its single call would.
 #[utoipa::path(post, path = "/v1/jobs/complete", tag = "workers",
     request_body = CompleteBatchRequest,
     responses(
@@ -176,10 +205,14 @@ pub async fn complete_many(
     State(s): State<AppState>,
     Body(req): Body<CompleteBatchRequest>,
 ) -> ApiResult<Json<JobBatchResults>> {
-    each_item(req.items, |at, item| complete_one(&s, at, item)).await
+    let run = |items: Vec<CompleteJob>| async move { s.engine.complete_many(&items).await };
+    each_item(req.items, complete_item, run).await
 }
 
 /// Fails many jobs in one call, each as `POST /v1/jobs/{job_id}/fail`.
+///
+/// The well-formed items are finished in one transaction when they can be (one commit for
+/// the batch); each still answers exactly as its single call would.
 #[utoipa::path(post, path = "/v1/jobs/fail", tag = "workers",
     request_body = FailBatchRequest,
     responses(
@@ -194,5 +227,6 @@ pub async fn fail_many(
     State(s): State<AppState>,
     Body(req): Body<FailBatchRequest>,
 ) -> ApiResult<Json<JobBatchResults>> {
-    each_item(req.items, |at, item| fail_one(&s, at, item)).await
+    let run = |items: Vec<FailJob>| async move { s.engine.fail_many(&items).await };
+    each_item(req.items, fail_item, run).await
 }

@@ -149,17 +149,17 @@ async fn lease_waiting(s: &AppState, lane: &str, ask: &LeaseAsk) -> ApiResult<Op
 }
 
 /// Up to `max` jobs of a lane: the first waited for as a single lease is, the others only
-/// if they are leasable right away.
+/// if they are leasable right away, all of them in one statement.
 async fn lease_many(s: &AppState, lane: &str, ask: &LeaseAsk, max: usize) -> ApiResult<Vec<Lease>> {
-    let mut jobs = Vec::new();
-    if let Some(first) = lease_waiting(s, lane, ask).await? {
-        jobs.push(first);
-    }
-    while !jobs.is_empty() && jobs.len() < max {
-        match s.engine.lease(lane, &ask.worker, ask.lease_seconds).await? {
-            Some(lease) => jobs.push(lease),
-            None => break,
-        }
+    let Some(first) = lease_waiting(s, lane, ask).await? else {
+        return Ok(Vec::new());
+    };
+    let mut jobs = vec![first];
+    if max > 1 {
+        let more = s
+            .engine
+            .lease_many(lane, &ask.worker, ask.lease_seconds, max - 1);
+        jobs.extend(more.await?);
     }
     Ok(jobs)
 }

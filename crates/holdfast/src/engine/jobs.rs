@@ -3,7 +3,8 @@
 
 use holdfast_core::{JobId, PocketAmount, WorkerId};
 use holdfast_store::{
-    CancelOutcome, Heartbeat, Job, JobFilter, Lease, StoreError, Submit, Submitted,
+    CancelOutcome, CompleteJob, FailJob, Heartbeat, Job, JobAnswers, JobFilter, Lease, StoreError,
+    Submit, Submitted,
 };
 
 use super::Engine;
@@ -70,5 +71,32 @@ impl Engine {
         reason: Option<&str>,
     ) -> Result<Job, StoreError> {
         self.store.fail(job, token, reason).await
+    }
+
+    /// Up to `max_jobs` (1 to 100) of the oldest leasable jobs of `lane`, in one
+    /// statement, each with its own lease; none when there are none now (this does not
+    /// wait).
+    pub async fn lease_many(
+        &self,
+        lane: &str,
+        worker: &WorkerId,
+        lease_seconds: i64,
+        max_jobs: usize,
+    ) -> Result<Vec<Lease>, StoreError> {
+        self.store
+            .lease_many(lane, worker, lease_seconds, max_jobs)
+            .await
+    }
+
+    /// Completes 1 to 100 jobs, each exactly as [`Engine::complete`], in one transaction
+    /// when it can; one answer per item, in order.
+    pub async fn complete_many(&self, items: &[CompleteJob]) -> Result<JobAnswers, StoreError> {
+        self.store.complete_many(items).await
+    }
+
+    /// Fails 1 to 100 jobs, each exactly as [`Engine::fail`], in one transaction when it
+    /// can; one answer per item, in order.
+    pub async fn fail_many(&self, items: &[FailJob]) -> Result<JobAnswers, StoreError> {
+        self.store.fail_many(items).await
     }
 }

@@ -92,6 +92,9 @@ def sync_detailed(
 ) -> Response[ErrorBody | JobBatchResults]:
     """Completes many jobs in one call, each as `POST /v1/jobs/{job_id}/complete`.
 
+     The well-formed items are finished in one transaction when they can be (one commit for
+    the batch); each still answers exactly as its single call would.
+
     Args:
         body (CompleteBatchRequest): `{"items": [...]}`: 1 to 100 jobs to complete.
 
@@ -121,6 +124,9 @@ def sync(
 ) -> ErrorBody | JobBatchResults | None:
     """Completes many jobs in one call, each as `POST /v1/jobs/{job_id}/complete`.
 
+     The well-formed items are finished in one transaction when they can be (one commit for
+    the batch); each still answers exactly as its single call would.
+
     Args:
         body (CompleteBatchRequest): `{"items": [...]}`: 1 to 100 jobs to complete.
 
@@ -144,6 +150,9 @@ async def asyncio_detailed(
     body: CompleteBatchRequest,
 ) -> Response[ErrorBody | JobBatchResults]:
     """Completes many jobs in one call, each as `POST /v1/jobs/{job_id}/complete`.
+
+     The well-formed items are finished in one transaction when they can be (one commit for
+    the batch); each still answers exactly as its single call would.
 
     Args:
         body (CompleteBatchRequest): `{"items": [...]}`: 1 to 100 jobs to complete.
@@ -171,6 +180,9 @@ async def asyncio(
     body: CompleteBatchRequest,
 ) -> ErrorBody | JobBatchResults | None:
     """Completes many jobs in one call, each as `POST /v1/jobs/{job_id}/complete`.
+
+     The well-formed items are finished in one transaction when they can be (one commit for
+    the batch); each still answers exactly as its single call would.
 
     Args:
         body (CompleteBatchRequest): `{"items": [...]}`: 1 to 100 jobs to complete.

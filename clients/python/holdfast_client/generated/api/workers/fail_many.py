@@ -92,6 +92,9 @@ def sync_detailed(
 ) -> Response[ErrorBody | JobBatchResults]:
     """Fails many jobs in one call, each as `POST /v1/jobs/{job_id}/fail`.
 
+     The well-formed items are finished in one transaction when they can be (one commit for
+    the batch); each still answers exactly as its single call would.
+
     Args:
         body (FailBatchRequest): `{"items": [...]}`: 1 to 100 jobs to fail.
 
@@ -121,6 +124,9 @@ def sync(
 ) -> ErrorBody | JobBatchResults | None:
     """Fails many jobs in one call, each as `POST /v1/jobs/{job_id}/fail`.
 
+     The well-formed items are finished in one transaction when they can be (one commit for
+    the batch); each still answers exactly as its single call would.
+
     Args:
         body (FailBatchRequest): `{"items": [...]}`: 1 to 100 jobs to fail.
 
@@ -144,6 +150,9 @@ async def asyncio_detailed(
     body: FailBatchRequest,
 ) -> Response[ErrorBody | JobBatchResults]:
     """Fails many jobs in one call, each as `POST /v1/jobs/{job_id}/fail`.
+
+     The well-formed items are finished in one transaction when they can be (one commit for
+    the batch); each still answers exactly as its single call would.
 
     Args:
         body (FailBatchRequest): `{"items": [...]}`: 1 to 100 jobs to fail.
@@ -171,6 +180,9 @@ async def asyncio(
     body: FailBatchRequest,
 ) -> ErrorBody | JobBatchResults | None:
     """Fails many jobs in one call, each as `POST /v1/jobs/{job_id}/fail`.
+
+     The well-formed items are finished in one transaction when they can be (one commit for
+    the batch); each still answers exactly as its single call would.
 
     Args:
         body (FailBatchRequest): `{"items": [...]}`: 1 to 100 jobs to fail.
