@@ -754,6 +754,12 @@ async fn funded(
     Some((db, e))
 }
 
+/// The account's balance and total spent after debits of `spent` from `funded`.
+async fn assert_spent(e: &holdfast::Engine, id: &str, funded: i64, spent: i64) {
+    let a = e.store().get_account(&acct(id)).await.unwrap();
+    assert_eq!((a.balance, a.total_spent), (funded - spent, spent), "{id}");
+}
+
 /// The debits of an ingest call, `(account, key, amount)` each.
 fn ingest_items(items: &[(&str, &str, &str)]) -> Vec<(AccountId, DebitRequest)> {
     items
@@ -825,14 +831,8 @@ backend_test!(ingest_replays_keys_an_earlier_call_used, |b| async move {
     assert!(first.replay);
     assert_eq!(first.entry, was.entry);
     assert!(matches!(got[1], Err(Refusal::InsufficientFunds)));
-    for (id, spent) in [("r0", 900_000), ("r1", 4_200_000)] {
-        let a = e.store().get_account(&acct(id)).await.unwrap();
-        assert_eq!(
-            (a.balance, a.total_spent),
-            (5_000_000 - spent, spent),
-            "{id}"
-        );
-    }
+    assert_spent(&e, "r0", 5_000_000, 900_000).await;
+    assert_spent(&e, "r1", 5_000_000, 4_200_000).await;
     assert_clean(e.store()).await;
 });
 
@@ -887,11 +887,7 @@ backend_test!(
             );
         }
         for id in accounts {
-            let a = e.store().get_account(&acct(id)).await.unwrap();
-            assert_eq!(
-                (a.balance, a.total_spent),
-                (50_000_000 - 1_900_000, 1_900_000)
-            );
+            assert_spent(&e, id, 50_000_000, 1_900_000).await;
         }
         assert_clean(e.store()).await;
     }
