@@ -6,7 +6,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use holdfast::{Lease, MONEY, Micros, PocketAmount, Refusal, WorkerId};
+use holdfast::{Lease, MONEY, Micros, PocketAmount, Refusal, StoreError, WorkerId};
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 use utoipa::ToSchema;
@@ -122,9 +122,19 @@ fn lease_ask(s: &AppState, req: LeaseRequest) -> Result<LeaseAsk, ApiError> {
     })
 }
 
-/// Tries to lease until a job comes, `wait` passes or the server shuts down. Wakes at
-/// once on a submit to this lane in this process, and polls for other processes' jobs.
-async fn lease_waiting(s: &AppState, lane: &str, ask: &LeaseAsk) -> ApiResult<Option<Lease>> {
+/// Tries `try_lease` until it leases something, `wait` passes or the server shuts down.
+/// Wakes at once on a submit to this lane in this process, and polls for other
+/// processes' jobs.
+async fn lease_waiting<T, F, Fut>(
+    s: &AppState,
+    lane: &str,
+    ask: &LeaseAsk,
+    try_lease: F,
+) -> ApiResult<Option<T>>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<Option<T>, StoreError>>,
+{
     let deadline = Instant::now() + ask.wait;
     let notify = s.engine.lane_notify(lane);
     let mut shutdown = s.shutdown.clone();
@@ -132,8 +142,8 @@ async fn lease_waiting(s: &AppState, lane: &str, ask: &LeaseAsk) -> ApiResult<Op
         let notified = notify.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
-        if let Some(lease) = s.engine.lease(lane, &ask.worker, ask.lease_seconds).await? {
-            return Ok(Some(lease));
+        if let Some(leased) = try_lease().await? {
+            return Ok(Some(leased));
         }
         let now = Instant::now();
         if now >= deadline || *shutdown.borrow() {
@@ -148,20 +158,17 @@ async fn lease_waiting(s: &AppState, lane: &str, ask: &LeaseAsk) -> ApiResult<Op
     }
 }
 
-/// Up to `max` jobs of a lane: the first waited for as a single lease is, the others only
-/// if they are leasable right away, all of them in one statement.
+/// Up to `max` jobs of a lane in one statement: waited for as a single lease is until
+/// at least one is leasable, then every one leasable at that moment (at most `max`).
 async fn lease_many(s: &AppState, lane: &str, ask: &LeaseAsk, max: usize) -> ApiResult<Vec<Lease>> {
-    let Some(first) = lease_waiting(s, lane, ask).await? else {
-        return Ok(Vec::new());
-    };
-    let mut jobs = vec![first];
-    if max > 1 {
-        let more = s
+    let leased = lease_waiting(s, lane, ask, || async {
+        let jobs = s
             .engine
-            .lease_many(lane, &ask.worker, ask.lease_seconds, max - 1);
-        jobs.extend(more.await?);
-    }
-    Ok(jobs)
+            .lease_many(lane, &ask.worker, ask.lease_seconds, max)
+            .await?;
+        Ok((!jobs.is_empty()).then_some(jobs))
+    });
+    Ok(leased.await?.unwrap_or_default())
 }
 
 /// One lease, or several when `max_jobs` was given.
@@ -217,7 +224,8 @@ async fn leased(s: &AppState, lane: &str, ask: &LeaseAsk) -> ApiResult<Response>
         let jobs = jobs.into_iter().map(LeaseBody::from).collect();
         return Ok(Json(LeaseAnswer::Many(LeaseBatchBody { jobs })).into_response());
     }
-    Ok(match lease_waiting(s, lane, ask).await? {
+    let one = || s.engine.lease(lane, &ask.worker, ask.lease_seconds);
+    Ok(match lease_waiting(s, lane, ask, one).await? {
         Some(lease) => Json(LeaseAnswer::One(Box::new(lease.into()))).into_response(),
         None => StatusCode::NO_CONTENT.into_response(),
     })
