@@ -106,10 +106,26 @@ impl Store {
         &self,
         items: &[(AccountId, DebitRequest)],
     ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
+        self.apply_debits(items, CrossAccount::Ingest).await
+    }
+
+    /// [`Store::ingest`] for the debits that `why` brings together (a batch ingest, or
+    /// the batcher's group commit: see [`Store::debit_many`]).
+    pub(crate) async fn apply_debits(
+        &self,
+        items: &[(AccountId, DebitRequest)],
+        why: CrossAccount,
+    ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
         let priced: Vec<Result<PricedDebit<'_>, Refusal>> =
             items.iter().map(|(_, r)| self.price_debit(r)).collect();
-        match self.ingest_attempt(items, &priced, Keys::Claimed).await {
-            Err(StoreError::KeyTaken) => self.ingest_attempt(items, &priced, Keys::ReadFirst).await,
+        match self
+            .ingest_attempt(items, &priced, Keys::Claimed, why)
+            .await
+        {
+            Err(StoreError::KeyTaken) => {
+                self.ingest_attempt(items, &priced, Keys::ReadFirst, why)
+                    .await
+            }
             other => other,
         }
     }
@@ -120,10 +136,11 @@ impl Store {
         items: &[(AccountId, DebitRequest)],
         priced: &[Result<PricedDebit<'_>, Refusal>],
         keys: Keys,
+        why: CrossAccount,
     ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
         in_write_tx!(self, |tx| async {
             if items.iter().any(|(a, _)| a != &items[0].0) {
-                tx.across_accounts(CrossAccount::Ingest).await?;
+                tx.across_accounts(why).await?;
             }
             let wanted = priced.iter().filter(|p| p.is_ok()).count();
             let (mut states, ids) = lock_and_read(tx, items, keys, wanted).await?;

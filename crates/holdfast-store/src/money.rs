@@ -3,8 +3,6 @@
 //! work: lock the account, let `holdfast_core::decide` decide, write it with its ledger
 //! entry and events, commit.
 
-use std::collections::HashMap;
-
 use holdfast_core::decide::{self, MoneyMove, Usage};
 use holdfast_core::{AccountId, IdempotencyKey, Micros, Refusal};
 use serde_json::json;
@@ -173,85 +171,32 @@ impl Store {
         account: &AccountId,
         requests: &[DebitRequest],
     ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
-        let mut results = self
-            .debit_batches(&[(account.clone(), requests.to_vec())])
-            .await?;
-        results
-            .pop()
-            .ok_or_else(|| StoreError::Corrupt("a batch answered no account".into()))
+        let priced: Vec<Result<PricedDebit<'_>, Refusal>> =
+            requests.iter().map(|r| self.price_debit(r)).collect();
+        in_write_tx!(self, |tx| async {
+            self.debit_account_in(tx, account, requests, &priced).await
+        })
     }
 
-    /// Debits of any accounts in ONE transaction, answered in the order given: each
-    /// account's debits apply in that order, each exactly as a single debit (its own
-    /// buffer check, entry, key and refusal; a key repeated in the call is a replay of its
-    /// first use). The outer error fails the transaction as a whole: nothing is written.
+    /// Debits of any accounts in ONE transaction, answered in the order given: the debit
+    /// batcher's group commit. Applied set-based, as a batch ingest is ([`Store::ingest`]:
+    /// three statements per call whatever its size), each debit exactly as a single debit
+    /// (its own buffer check, entry, key and refusal; each account's debits in the order
+    /// given; a key repeated in the call is a replay of its first use). The outer error
+    /// fails the transaction as a whole: nothing is written.
     pub async fn debit_many(
         &self,
         items: &[(AccountId, DebitRequest)],
     ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
-        let mut groups: Vec<(AccountId, Vec<DebitRequest>)> = Vec::new();
-        let mut group_of: HashMap<&AccountId, usize> = HashMap::new();
-        // Where each item's answer is: (its account's group, its place in the group).
-        let mut places = Vec::with_capacity(items.len());
-        for (account, req) in items {
-            let g = *group_of.entry(account).or_insert_with(|| {
-                groups.push((account.clone(), Vec::new()));
-                groups.len() - 1
-            });
-            places.push((g, groups[g].1.len()));
-            groups[g].1.push(req.clone());
-        }
-        let mut answers: Vec<Vec<Option<Result<MoneyResult, Refusal>>>> = self
-            .debit_batches(&groups)
-            .await?
-            .into_iter()
-            .map(|group| group.into_iter().map(Some).collect())
-            .collect();
-        places
-            .into_iter()
-            .map(|(g, i)| {
-                answers
-                    .get_mut(g)
-                    .and_then(|group| group.get_mut(i))
-                    .and_then(Option::take)
-                    .ok_or_else(|| {
-                        StoreError::Corrupt(format!("debit {i} of group {g} unanswered"))
-                    })
-            })
-            .collect()
+        self.apply_debits(items, CrossAccount::DebitBatch).await
     }
 
-    /// [`Store::debit_batch`] for several accounts in ONE transaction (group commit). The
-    /// accounts are locked in sorted order, so two such transactions never deadlock;
-    /// results come back in the order of `groups`.
-    pub async fn debit_batches(
-        &self,
-        groups: &[(AccountId, Vec<DebitRequest>)],
-    ) -> Result<Vec<Vec<Result<MoneyResult, Refusal>>>, StoreError> {
-        let priced: Vec<Vec<Result<PricedDebit<'_>, Refusal>>> = groups
-            .iter()
-            .map(|(_, requests)| requests.iter().map(|r| self.price_debit(r)).collect())
-            .collect();
-        let mut order: Vec<usize> = (0..groups.len()).collect();
-        order.sort_by(|&a, &b| groups[a].0.as_str().cmp(groups[b].0.as_str()));
-        in_write_tx!(self, |tx| async {
-            if groups.len() > 1 {
-                // A batch of one account's debits is an ordinary transaction.
-                tx.across_accounts(CrossAccount::DebitBatch).await?;
-            }
-            let mut out: Vec<Vec<Result<MoneyResult, Refusal>>> = vec![Vec::new(); groups.len()];
-            for &i in &order {
-                out[i] = self.debit_account_in(tx, &groups[i], &priced[i]).await?;
-            }
-            Ok(out)
-        })
-    }
-
-    /// One account's debits of a batch, in the batch's transaction.
+    /// One account's debits, in the caller's transaction.
     async fn debit_account_in(
         &self,
         tx: &mut Tx,
-        (account, requests): &(AccountId, Vec<DebitRequest>),
+        account: &AccountId,
+        requests: &[DebitRequest],
         priced: &[Result<PricedDebit<'_>, Refusal>],
     ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
         let keys: Vec<&str> = requests.iter().map(|r| r.key.as_str()).collect();

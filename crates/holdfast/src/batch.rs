@@ -3,9 +3,10 @@
 //! debit whose stream has nothing in flight goes straight through, on its caller's task, as
 //! a transaction of its own: without contention batching adds no latency. Debits that
 //! arrive while their stream's transaction is in flight wait in the stream's queue and are
-//! applied together in its next transaction ([`Store::debit_batches`]): each account's
-//! debits in arrival order, each debit with its own buffer check, ledger entry,
-//! idempotency key and result. A hot account's debits share one lock and one commit; many
+//! applied together in its next transaction ([`Store::debit_many`]), set-based as a batch
+//! ingest is: three statements whatever the batch's size, each account's debits in
+//! arrival order, each debit with its own buffer check, ledger entry, idempotency key and
+//! result. A hot account's debits share one lock, one write and one commit; many
 //! accounts' debits share one commit.
 //!
 //! What queues behind a debit that went straight through is handed to a task of its own

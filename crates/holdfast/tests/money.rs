@@ -567,27 +567,36 @@ backend_test!(
             job_ref: None,
             actor: holdfast::actor::LIBRARY.into(),
         };
-        // Given out of order, with an unknown account among them.
-        let groups = vec![
-            (acct("c"), vec![req("0.30", "c1"), req("0.30", "c1")]),
-            (acct("nobody"), vec![req("0.10", "n1")]),
-            (acct("a"), vec![req("5.00", "a1"), req("0.20", "a2")]),
-            (acct("b"), vec![req("0.40", "b1")]),
+        // Given out of order, with an unknown account and one account's debits split.
+        let items = vec![
+            (acct("c"), req("0.30", "c1")),
+            (acct("nobody"), req("0.10", "n1")),
+            (acct("a"), req("5.00", "a1")),
+            (acct("c"), req("0.30", "c1")),
+            (acct("b"), req("0.40", "b1")),
+            (acct("a"), req("0.20", "a2")),
         ];
-        let results = s.debit_batches(&groups).await.unwrap();
-        assert_eq!(results.len(), 4);
-        assert!(!results[0][0].as_ref().unwrap().replay);
-        assert!(results[0][1].as_ref().unwrap().replay);
+        let results = s.debit_many(&items).await.unwrap();
+        assert_eq!(results.len(), 6);
+        assert!(!results[0].as_ref().unwrap().replay);
+        assert_eq!(results[1].as_ref().unwrap_err(), &Refusal::AccountNotFound);
         assert_eq!(
-            results[1][0].as_ref().unwrap_err(),
-            &Refusal::AccountNotFound
-        );
-        assert_eq!(
-            results[2][0].as_ref().unwrap_err(),
+            results[2].as_ref().unwrap_err(),
             &Refusal::InsufficientFunds
         );
-        assert_eq!(results[2][1].as_ref().unwrap().account.account_id, "a");
-        assert_eq!(results[3][0].as_ref().unwrap().account.account_id, "b");
+        // A key repeated in the call is a replay of its first use, answered in its place.
+        let replay = results[3].as_ref().unwrap();
+        assert!(replay.replay);
+        assert_eq!(
+            replay.entry.entry_id,
+            results[0].as_ref().unwrap().entry.entry_id
+        );
+        assert_eq!(results[4].as_ref().unwrap().account.account_id, "b");
+        let a2 = results[5].as_ref().unwrap();
+        assert_eq!(
+            (a2.account.account_id.as_str(), a2.account.balance),
+            ("a", 800_000)
+        );
         for (id, balance) in [("a", 800_000), ("b", 600_000), ("c", 700_000)] {
             assert_eq!(s.get_account(&acct(id)).await.unwrap().balance, balance);
         }
