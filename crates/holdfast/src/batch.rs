@@ -1,7 +1,10 @@
 //! Batching (group commit), the TigerBeetle lesson on our database. Debits are spread
 //! over a few streams by account (one stream on SQLite, whose writers take turns anyway). A
 //! debit whose stream has nothing in flight goes straight through, on its caller's task, as
-//! a transaction of its own: without contention batching adds no latency. Debits that
+//! a transaction of its own: without contention batching adds no latency. So does, on
+//! PostgreSQL, a debit whose stream is busy while no debit waits in any stream (light
+//! load: up to as many such at once as there are streams), rather than wait a whole
+//! transaction to be batched with nothing. Other debits that
 //! arrive while their stream's transaction is in flight wait in the stream's queue and are
 //! applied together in its next transaction ([`Store::debit_many`]), set-based as a batch
 //! ingest is: three statements whatever the batch's size, each account's debits in
@@ -54,10 +57,24 @@ struct Waiting {
     reply: Reply,
 }
 
-/// Per stream with a transaction in flight: the debits waiting for it to finish.
+/// Per stream with a transaction in flight: the debits waiting for it to finish, and the
+/// accounts that transaction writes; and the accounts of the debits passing busy streams.
 #[derive(Default)]
 struct Queues {
     waiting: HashMap<u64, Vec<Waiting>>,
+    writing: HashMap<u64, Vec<AccountId>>,
+    passing: Vec<AccountId>,
+}
+
+/// What a debit does on arrival.
+enum Turn {
+    /// Its stream had nothing in flight: straight through, and the stream is its own.
+    Lead,
+    /// Its stream is busy but nothing waits anywhere (light load): straight through
+    /// beside it, not waiting a transaction for nothing.
+    Pass,
+    /// Under load: into the stream's next batch.
+    Wait(oneshot::Receiver<Result<MoneyResult, StoreError>>),
 }
 
 #[derive(Clone, Default)]
@@ -101,40 +118,67 @@ impl DebitBatcher {
             return store.debit_one(account, &req).await;
         }
         let stream = self.stream_of(store, account);
-        let (reply, answer) = oneshot::channel();
-        let lead = {
+        let turn = {
             let mut q = self.queues.lock().unwrap_or_else(|e| e.into_inner());
+            let may_pass = q.passing.len() < self.passing_limit(store)
+                && q.waiting.values().all(Vec::is_empty)
+                && !q.passing.contains(account)
+                // Not beside a transaction of the same account: that one would wait for
+                // the lock, and batch with it instead.
+                && !q.writing.get(&stream).is_some_and(|w| w.contains(account));
             match q.waiting.get_mut(&stream) {
+                None => {
+                    q.waiting.insert(stream, Vec::new());
+                    q.writing.insert(stream, vec![account.clone()]);
+                    Turn::Lead
+                }
+                Some(_) if may_pass => {
+                    q.passing.push(account.clone());
+                    Turn::Pass
+                }
                 // A transaction is in flight for this stream: wait for the next batch.
                 Some(queue) => {
+                    let (reply, answer) = oneshot::channel();
                     queue.push(Waiting {
                         account: account.clone(),
                         req: req.clone(),
                         reply,
                     });
-                    false
-                }
-                None => {
-                    q.waiting.insert(stream, Vec::new());
-                    true
+                    Turn::Wait(answer)
                 }
             }
         };
-        if lead {
-            // Nothing in flight: straight through, on the caller's own task. What queues
-            // behind it meanwhile is handed to a task of its own when it ends (or when the
-            // caller goes away mid-flight).
-            let _hand_over = HandOver {
-                batcher: self.clone(),
-                store: store.clone(),
-                stream,
-            };
-            return store.debit_one(account, &req).await;
+        match turn {
+            Turn::Lead => {
+                // Nothing in flight: straight through, on the caller's own task. What
+                // queues behind it meanwhile is handed to a task of its own when it ends
+                // (or when the caller goes away mid-flight).
+                let _hand_over = HandOver {
+                    batcher: self.clone(),
+                    store: store.clone(),
+                    stream,
+                };
+                store.debit_one(account, &req).await
+            }
+            Turn::Pass => {
+                let _passed = Passing(self.clone(), account.clone());
+                store.debit_one(account, &req).await
+            }
+            Turn::Wait(answer) => match answer.await {
+                Ok(result) => result,
+                // The batch task went away: answer this debit on its own.
+                Err(_) => store.debit_one(account, &req).await,
+            },
         }
-        match answer.await {
-            Ok(result) => result,
-            // The batch task went away: answer this debit on its own.
-            Err(_) => store.debit_one(account, &req).await,
+    }
+
+    /// How many debits may pass busy streams at once: as many as there are streams on
+    /// PostgreSQL (so light load runs up to twice as many transactions as streams); none
+    /// on SQLite, whose writers queue at its write gate anyway.
+    fn passing_limit(&self, store: &Store) -> usize {
+        match store.dialect() {
+            Dialect::Sqlite => 0,
+            Dialect::Postgres => self.opts.postgres_streams as usize,
         }
     }
 
@@ -147,10 +191,14 @@ impl DebitBatcher {
         queue.retain(|w| !w.reply.is_closed());
         if queue.is_empty() {
             q.waiting.remove(&stream);
+            q.writing.remove(&stream);
             return None;
         }
         let take = queue.len().min(self.opts.max_batch);
-        Some(queue.drain(..take).collect())
+        let batch: Vec<Waiting> = queue.drain(..take).collect();
+        let accounts = batch.iter().map(|w| w.account.clone()).collect();
+        q.writing.insert(stream, accounts);
+        Some(batch)
     }
 
     /// Frees a stream, dropping whatever waits in it (each waiting debit then answers
@@ -158,6 +206,7 @@ impl DebitBatcher {
     fn release(&self, stream: u64) {
         let mut q = self.queues.lock().unwrap_or_else(|e| e.into_inner());
         q.waiting.remove(&stream);
+        q.writing.remove(&stream);
     }
 
     /// Runs batches of `stream` until its queue is empty.
@@ -168,6 +217,19 @@ impl DebitBatcher {
                 Some(next) => batch = next,
                 None => return,
             }
+        }
+    }
+}
+
+/// Held by a debit passing a busy stream: when it ends (or its caller goes away), it no
+/// longer counts as passing.
+struct Passing(DebitBatcher, AccountId);
+
+impl Drop for Passing {
+    fn drop(&mut self) {
+        let mut q = self.0.queues.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = q.passing.iter().position(|a| a == &self.1) {
+            q.passing.swap_remove(i);
         }
     }
 }
