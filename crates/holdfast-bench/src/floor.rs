@@ -21,6 +21,33 @@ pub const JOB_MICROS: i64 = 500_000;
 pub const JOB_HOLD: &str = r#"[{"pocket":"money","amount":500000}]"#;
 const HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
+/// The engine's statements of a debit, as holdfast-store runs them on PostgreSQL.
+static ENGINE_LOCK: holdfast::store::statement::Stmt = std::sync::LazyLock::new(|| {
+    let text = include_str!("../../holdfast-store/sql/postgres/lock_account.sql");
+    holdfast::store::statement::Statement::load("lock_account", text, text)
+});
+static ENGINE_WRITE: holdfast::store::statement::Stmt = std::sync::LazyLock::new(|| {
+    let text = include_str!("../../holdfast-store/sql/postgres/write_money.sql");
+    holdfast::store::statement::Statement::load("write_money", text, text)
+});
+
+/// One of the engine's statements, its arguments bound in order, as a plain sqlx query.
+fn engine_query(
+    stmt: &'static holdfast::store::statement::Statement,
+    params: holdfast::store::statement::Params,
+) -> anyhow::Result<sqlx::query::Query<'static, sqlx::Postgres, sqlx::postgres::PgArguments>> {
+    use holdfast::store::db::{Arg, Dialect};
+    let (text, args) = stmt.bind(Dialect::Postgres, params)?;
+    let mut q = sqlx::query(text);
+    for a in args {
+        q = match a {
+            Arg::Int(v) => q.bind(v),
+            Arg::Text(v) => q.bind(v),
+        };
+    }
+    Ok(q)
+}
+
 #[derive(Clone)]
 pub enum FloorPool {
     Postgres(PgPool),
@@ -158,6 +185,41 @@ impl FloorPool {
                 .execute(&mut *tx)
                 .await?;
         });
+        Ok(())
+    }
+
+    /// The engine's own two statements of a debit on PostgreSQL (`lock_account`, then
+    /// `write_money`, loaded from holdfast-store's files), driven by plain sqlx: no
+    /// batcher, no decision beyond the balance arithmetic, no answer built. Beside the
+    /// engine and the floor it tells what the engine's SQL costs from what the engine's
+    /// path around it costs.
+    pub async fn debit_engine_sql(&self, account: &str, key: &str) -> anyhow::Result<()> {
+        use holdfast::store::params;
+        let FloorPool::Postgres(pool) = self else {
+            bail!("the engine's debit statements are measured on PostgreSQL only");
+        };
+        let mut tx = pool.begin().await?;
+        let lock = params! { account_id: account, keys: "[]" };
+        let row = engine_query(&ENGINE_LOCK, lock)?
+            .fetch_one(&mut *tx)
+            .await?;
+        let balance: i64 = row.try_get("balance")?;
+        let held: i64 = row.try_get("held")?;
+        let write = params! {
+            account_id: account, key: key, kind: "debit", request_hash: HASH,
+            delta_micros: -DEBIT_MICROS, credited_micros: 0, spent_micros: DEBIT_MICROS,
+            suspended_at: None::<i64>, guard_micros: BUFFER_MICROS,
+            amount_after: balance - DEBIT_MICROS,
+            available_after: balance - held - DEBIT_MICROS,
+            buffer_micros: BUFFER_MICROS, reference: None::<String>,
+            now: row.try_get::<i64, _>("now")?, actor: None::<String>,
+        };
+        let row = engine_query(&ENGINE_WRITE, write)?
+            .fetch_one(&mut *tx)
+            .await?;
+        row.try_get::<Option<i64>, _>("entry_id")?
+            .context("the engine's write refused the debit")?;
+        tx.commit().await?;
         Ok(())
     }
 

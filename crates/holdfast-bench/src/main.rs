@@ -478,8 +478,9 @@ async fn run_workload(args: &Args, w: Workload, target: &Target) -> anyhow::Resu
     })
 }
 
-/// The sides of `debit`, `debit-hot` (engine, engine with a job ref, floor) and
-/// `lifecycle` (engine, floor), and the unit of their operations.
+/// The sides of `debit`, `debit-hot` (engine, engine with a job ref, floor; `debit` on
+/// PostgreSQL also the engine's statements without the engine) and `lifecycle` (engine,
+/// floor), and the unit of their operations.
 fn closed_loop_sides(
     w: Workload,
     engine: &Engine,
@@ -500,7 +501,7 @@ fn closed_loop_sides(
         ];
         return (sides, "lifecycles");
     }
-    let sides = vec![
+    let mut sides = vec![
         (
             "engine".to_owned(),
             workloads::engine_debit(engine, accounts, names, false),
@@ -514,6 +515,13 @@ fn closed_loop_sides(
             workloads::floor_debit(floor, accounts, names),
         ),
     ];
+    if w == Workload::Debit && matches!(floor, FloorPool::Postgres(_)) {
+        // The engine's statements without the engine (PostgreSQL only: SQLite's money
+        // write is four statements in one call, whose rows the engine reads its own way).
+        let sql = workloads::floor_debit_engine_sql(floor, accounts, names);
+        // Before the floor, which stays last (the ratios divide by the last side).
+        sides.insert(sides.len() - 1, ("engine-sql".to_owned(), sql));
+    }
     (sides, "debits")
 }
 
