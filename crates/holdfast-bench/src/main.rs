@@ -512,13 +512,13 @@ fn closed_loop_sides(
         ),
         (
             "floor".to_owned(),
-            workloads::floor_debit(floor, accounts, names),
+            workloads::floor_debit(floor, accounts, names, false),
         ),
     ];
     if w == Workload::Debit && matches!(floor, FloorPool::Postgres(_)) {
         // The engine's statements without the engine (PostgreSQL only: SQLite's money
         // write is four statements in one call, whose rows the engine reads its own way).
-        let sql = workloads::floor_debit_engine_sql(floor, accounts, names);
+        let sql = workloads::floor_debit(floor, accounts, names, true);
         // Before the floor, which stays last (the ratios divide by the last side).
         sides.insert(sides.len() - 1, ("engine-sql".to_owned(), sql));
     }

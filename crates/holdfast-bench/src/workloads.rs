@@ -111,28 +111,21 @@ pub fn engine_debit(engine: &Engine, accounts: u64, names: &Arc<Names>, job_ref:
     })
 }
 
-/// The engine's own debit statements without the engine ([`FloorPool::debit_engine_sql`]).
-pub fn floor_debit_engine_sql(floor: &FloorPool, accounts: u64, names: &Arc<Names>) -> Op {
+/// The floor's debit; with `engine_sql` the engine's own debit statements without the
+/// engine instead ([`FloorPool::debit_engine_sql`], PostgreSQL).
+pub fn floor_debit(floor: &FloorPool, accounts: u64, names: &Arc<Names>, engine_sql: bool) -> Op {
     let floor = floor.clone();
     let names = names.clone();
     Arc::new(move |_, _| {
         let floor = floor.clone();
         let names = names.clone();
         Box::pin(async move {
-            floor
-                .debit_engine_sql(&random_account(accounts), &names.key())
-                .await
+            let (account, key) = (random_account(accounts), names.key());
+            match engine_sql {
+                false => floor.debit(&account, &key).await,
+                true => floor.debit_engine_sql(&account, &key).await,
+            }
         })
-    })
-}
-
-pub fn floor_debit(floor: &FloorPool, accounts: u64, names: &Arc<Names>) -> Op {
-    let floor = floor.clone();
-    let names = names.clone();
-    Arc::new(move |_, _| {
-        let floor = floor.clone();
-        let names = names.clone();
-        Box::pin(async move { floor.debit(&random_account(accounts), &names.key()).await })
     })
 }
 
