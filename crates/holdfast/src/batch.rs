@@ -4,13 +4,13 @@
 //! a transaction of its own: without contention batching adds no latency. So does, on
 //! PostgreSQL, a debit whose stream is busy while no debit waits in any stream (light
 //! load: up to as many such at once as there are streams), rather than wait a whole
-//! transaction to be batched with nothing. Other debits that
-//! arrive while their stream's transaction is in flight wait in the stream's queue and are
-//! applied together in its next transaction ([`Store::debit_many`]), set-based as a batch
-//! ingest is: three statements whatever the batch's size, each account's debits in
-//! arrival order, each debit with its own buffer check, ledger entry, idempotency key and
-//! result. A hot account's debits share one lock, one write and one commit; many
-//! accounts' debits share one commit.
+//! transaction to be batched with nothing. Other debits that arrive while their stream's
+//! transaction is in flight wait in the stream's queue and are applied together in its
+//! next transaction ([`Store::debit_many`]), set-based as a batch ingest is: three
+//! statements whatever the batch's size, each account's debits in arrival order, each
+//! debit with its own buffer check, ledger entry, idempotency key and result. A hot
+//! account's debits share one lock, one write and one commit; many accounts' debits share
+//! one commit.
 //!
 //! What queues behind a debit that went straight through is handed to a task of its own
 //! when that debit ends or when its caller goes away (a client that hangs up), so no
@@ -120,32 +120,29 @@ impl DebitBatcher {
         let stream = self.stream_of(store, account);
         let turn = {
             let mut q = self.queues.lock().unwrap_or_else(|e| e.into_inner());
-            let may_pass = q.passing.len() < self.passing_limit(store)
+            let busy = q.waiting.contains_key(&stream);
+            if !busy {
+                q.waiting.insert(stream, Vec::new());
+                q.writing.insert(stream, vec![account.clone()]);
+                Turn::Lead
+            } else if q.passing.len() < self.passing_limit(store)
                 && q.waiting.values().all(Vec::is_empty)
                 && !q.passing.contains(account)
                 // Not beside a transaction of the same account: that one would wait for
                 // the lock, and batch with it instead.
-                && !q.writing.get(&stream).is_some_and(|w| w.contains(account));
-            match q.waiting.get_mut(&stream) {
-                None => {
-                    q.waiting.insert(stream, Vec::new());
-                    q.writing.insert(stream, vec![account.clone()]);
-                    Turn::Lead
-                }
-                Some(_) if may_pass => {
-                    q.passing.push(account.clone());
-                    Turn::Pass
-                }
+                && !q.writing.get(&stream).is_some_and(|w| w.contains(account))
+            {
+                q.passing.push(account.clone());
+                Turn::Pass
+            } else {
                 // A transaction is in flight for this stream: wait for the next batch.
-                Some(queue) => {
-                    let (reply, answer) = oneshot::channel();
-                    queue.push(Waiting {
-                        account: account.clone(),
-                        req: req.clone(),
-                        reply,
-                    });
-                    Turn::Wait(answer)
-                }
+                let (reply, answer) = oneshot::channel();
+                q.waiting.entry(stream).or_default().push(Waiting {
+                    account: account.clone(),
+                    req: req.clone(),
+                    reply,
+                });
+                Turn::Wait(answer)
             }
         };
         match turn {
