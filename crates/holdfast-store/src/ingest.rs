@@ -1,6 +1,6 @@
-//! Batch ingest: the debits of many accounts in ONE transaction, set-based. Where a
-//! debit batch of the batcher runs two statements per debit, an ingest runs three per
-//! call whatever its size: lock the accounts (sorted) and read their rows with the lock,
+//! Batch ingest: the debits of many accounts in ONE transaction, set-based (also the
+//! debit batcher's group commit, [`Store::debit_many`]). Three statements per call
+//! whatever its size: lock the accounts (sorted) and read their rows with the lock,
 //! read what else it needs once every lock is held (pockets, open jobs, the clock, the
 //! ledger ids), write everything (`ingest_write`: every key, every entry, each account
 //! row once). Between the read and the write, `holdfast_core::decide` decides every
