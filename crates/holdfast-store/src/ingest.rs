@@ -1,21 +1,24 @@
 //! Batch ingest: the debits of many accounts in ONE transaction, set-based (also the
-//! debit batcher's group commit, [`Store::debit_many`]). Three statements per call
-//! whatever its size: lock the accounts (sorted) and read their rows with the lock,
-//! read what else it needs once every lock is held (pockets, open jobs, the clock, the
-//! ledger ids), write everything (`ingest_write`: every key, every entry, each account
-//! row once). Between the read and the write, `holdfast_core::decide` decides every
-//! debit in order, exactly as for a single debit: each account's debits in the order
-//! given, each buffer check seeing the debits before it.
+//! debit batcher's group commit, [`Store::debit_many`]). Two statements per call
+//! whatever its size: lock the accounts (sorted) and read their rows with the locks,
+//! then, every lock held, the clock and the call's ledger ids (`ingest_lock_accounts`);
+//! write everything (`ingest_write`: every key, every entry, each account row once,
+//! reading the pockets and open jobs for the answers). Between the two,
+//! `holdfast_core::decide` decides every debit in order, exactly as for a single debit:
+//! each account's debits in the order given, each buffer check seeing the debits before
+//! it. The answers' account views are built after the commit, from each account's
+//! state and where each debit left it, so the locks are not held while they are built.
 //!
 //! The keys are claimed optimistically, as a single debit's are: the call does not read
 //! them before deciding, and the write claims them `ON CONFLICT DO NOTHING`. A key used
 //! already (a retry, or a duplicate in flight) leaves the write's count of claimed keys
 //! short: the attempt is rolled back and the call redone reading its keys first
-//! ([`Keys::ReadFirst`]), where a used key is a replay or a mismatch. A key repeated
-//! inside one call is a replay of its first use on either path (the decision remembers
-//! the keys it records).
+//! ([`Keys::ReadFirst`], a third statement), where a used key is a replay or a
+//! mismatch. A key repeated inside one call is a replay of its first use on either path
+//! (the decision remembers the keys it records).
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 use holdfast_core::decide::{self, MoneyMove, Suspension};
 use holdfast_core::{AccountId, AccountSnapshot, MONEY, Micros, Refusal};
@@ -26,7 +29,7 @@ use crate::account_state::{AccountState, IdemRecord, account_id_of};
 use crate::db::Tx;
 use crate::error::StoreError;
 use crate::jobs::{UsedJobs, used_jobs};
-use crate::model::{LedgerEntry, MoneyResult};
+use crate::model::{AccountView, LedgerEntry, MoneyResult};
 use crate::money::{DebitRequest, PricedDebit};
 use crate::scope::CrossAccount;
 use crate::statement::Stmt;
@@ -40,10 +43,45 @@ static WRITE: Stmt = statement!("ingest_write");
 
 /// What the decision gave one debit of the call.
 enum Decided {
-    Applied(MoneyResult),
-    /// An earlier use of the key: its entry, with the account as it was at this point.
-    Replay(i64, crate::model::AccountView),
+    /// Applied: its entry, and where it left its account.
+    Applied(LedgerEntry, Point),
+    /// An earlier use of the key: that entry's id, and where its account stood then.
+    Replay(i64, Point),
     Refused(Refusal),
+}
+
+/// A debit's answer as the transaction leaves it: the entry (a replay's read back) and
+/// where the account stood, or the refusal. Its account view is built after the commit.
+type Answer = Result<(LedgerEntry, Point, bool), Refusal>;
+
+/// Where an account stood at one debit of the call: the part of its view that a debit
+/// moves (a debit changes neither its held money, its pockets nor its open jobs).
+#[derive(Debug, Clone, Copy)]
+struct Point {
+    balance: i64,
+    total_spent: i64,
+    suspended_at: Option<i64>,
+}
+
+impl Point {
+    fn of(state: &AccountState) -> Point {
+        Point {
+            balance: state.snap.balance,
+            total_spent: state.snap.total_spent,
+            suspended_at: state.snap.suspended_at,
+        }
+    }
+
+    /// The account's view at this point, from its view after the call.
+    fn view(self, after: &AccountView) -> AccountView {
+        AccountView {
+            balance: self.balance,
+            available: self.balance - after.held,
+            total_spent: self.total_spent,
+            suspended_at: self.suspended_at,
+            ..after.clone()
+        }
+    }
 }
 
 /// What the call writes: the debits that apply, each account's sum, the suspensions.
@@ -118,7 +156,7 @@ impl Store {
     ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
         let priced: Vec<Result<PricedDebit<'_>, Refusal>> =
             items.iter().map(|(_, r)| self.price_debit(r)).collect();
-        match self
+        let (answers, states) = match self
             .ingest_attempt(items, &priced, Keys::Claimed, why)
             .await
         {
@@ -127,17 +165,41 @@ impl Store {
                     .await
             }
             other => other,
+        }?;
+        // Committed: each account's view after the call (once), then each answer's.
+        let mut after: HashMap<&AccountId, AccountView> = HashMap::new();
+        let mut out = Vec::with_capacity(answers.len());
+        for ((account, _), answer) in items.iter().zip(answers) {
+            let (entry, point, replay) = match answer {
+                Ok(applied) => applied,
+                Err(refused) => {
+                    out.push(Err(refused));
+                    continue;
+                }
+            };
+            let view = match after.entry(account) {
+                Entry::Occupied(known) => known.into_mut(),
+                Entry::Vacant(new) => new.insert(read_state(&states, account)?.view(self.card())?),
+            };
+            let account = point.view(view);
+            out.push(Ok(MoneyResult {
+                entry,
+                account,
+                replay,
+            }));
         }
+        Ok(out)
     }
 
-    /// One transaction of an ingest: lock and read, decide, write, answer.
+    /// One transaction of an ingest: lock and read, decide, write; what it answers, and
+    /// the accounts' states after it (for the answers' views).
     async fn ingest_attempt(
         &self,
         items: &[(AccountId, DebitRequest)],
         priced: &[Result<PricedDebit<'_>, Refusal>],
         keys: Keys,
         why: CrossAccount,
-    ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
+    ) -> Result<(Vec<Answer>, HashMap<AccountId, Ingesting>), StoreError> {
         in_write_tx!(self, |tx| async {
             if items.iter().any(|(a, _)| a != &items[0].0) {
                 tx.across_accounts(why).await?;
@@ -160,20 +222,25 @@ impl Store {
                 return Err(StoreError::KeyTaken);
             }
             write.changes = states.values().filter_map(Ingesting::change).collect();
-            apply(tx, &write, keys).await?;
+            apply(tx, &write, keys, &mut states).await?;
             let mut out = Vec::with_capacity(decided.len());
             for d in decided {
                 out.push(match d {
-                    Decided::Applied(m) => Ok(m),
-                    Decided::Replay(entry_id, account) => Ok(MoneyResult {
-                        entry: read_entry(tx, entry_id).await?,
-                        account,
-                        replay: true,
-                    }),
+                    Decided::Applied(entry, point) => Ok((entry, point, false)),
+                    Decided::Replay(entry_id, point) => {
+                        Ok((read_entry(tx, entry_id).await?, point, true))
+                    }
                     Decided::Refused(r) => Err(r),
                 });
             }
-            Ok(out)
+            // Every account answered must have its pockets and open jobs read: the
+            // views are built after the commit, where an error could no longer undo it.
+            for ((account, _), answer) in items.iter().zip(&out) {
+                if answer.is_ok() {
+                    read_state(&states, account)?.open_jobs()?;
+                }
+            }
+            Ok((out, states))
         })
     }
 
@@ -202,7 +269,7 @@ impl Store {
                 let entry_id = record
                     .entry_id
                     .ok_or_else(|| StoreError::Corrupt(format!("key {key:?}: no entry")))?;
-                return Ok(Decided::Replay(entry_id, state.view(self.card())?));
+                return Ok(Decided::Replay(entry_id, Point::of(state)));
             }
             Ok(None) => {}
         }
@@ -236,12 +303,19 @@ impl Store {
             let suspension = (account, after.suspension, ing.state.snap.clone(), entry_id);
             write.suspensions.push(suspension);
         }
-        Ok(Decided::Applied(MoneyResult {
-            entry,
-            account: ing.state.view(self.card())?,
-            replay: false,
-        }))
+        Ok(Decided::Applied(entry, Point::of(&ing.state)))
     }
+}
+
+/// The state of an account the call answered, which must have been read.
+fn read_state<'s>(
+    states: &'s HashMap<AccountId, Ingesting>,
+    account: &AccountId,
+) -> Result<&'s AccountState, StoreError> {
+    states
+        .get(account)
+        .map(|ing| &ing.state)
+        .ok_or_else(|| StoreError::Corrupt(format!("{account}: answered, not read")))
 }
 
 /// An account of the call: its state as the decisions move it, and its row's change.
@@ -315,10 +389,10 @@ impl Ingesting {
     }
 }
 
-/// Locks the accounts the items name (sorted), reading their rows with the locks, then,
-/// every lock held, reads the rest of what the decisions stand on (with the records of
-/// the keys named when `keys` says so) and takes `wanted` ledger ids, in increasing
-/// order. An account that does not exist is absent.
+/// Locks the accounts the items name (sorted), reading their rows with the locks, the
+/// clock and `wanted` ledger ids (in increasing order) once every lock is held, and the
+/// records of the keys named when `keys` says so. An account that does not exist is
+/// absent.
 async fn lock_and_read(
     tx: &mut Tx,
     items: &[(AccountId, DebitRequest)],
@@ -328,42 +402,35 @@ async fn lock_and_read(
     let mut ids: Vec<&str> = items.iter().map(|(a, _)| a.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
-    let locked = params! { account_ids: json!(ids).to_string() };
+    let locked = params! { account_ids: json!(ids).to_string(), count: wanted as i64 };
     let mut states = HashMap::with_capacity(ids.len());
+    let mut entry_ids = Vec::new();
     for row in tx.rows(&LOCK_ACCOUNTS, locked).await? {
+        if let Some(listed) = row.opt_text("entry_ids")? {
+            entry_ids = parse_ids(&listed)?;
+        }
         let account = account_id_of(&row)?;
         let state = AccountState::from_row(&account, &row)?;
         states.insert(account, state);
     }
-    if states.is_empty() {
-        return Ok((HashMap::new(), Vec::new()));
-    }
-    let mut locked: Vec<&str> = states.keys().map(AccountId::as_str).collect();
-    locked.sort_unstable();
-    let named: Vec<[&str; 2]> = match keys {
-        Keys::Claimed => Vec::new(),
-        Keys::ReadFirst => items
+    if keys == Keys::ReadFirst && !states.is_empty() {
+        let mut locked: Vec<&str> = states.keys().map(AccountId::as_str).collect();
+        locked.sort_unstable();
+        let named: Vec<[&str; 2]> = items
             .iter()
             .map(|(a, r)| [a.as_str(), r.key.as_str()])
-            .collect(),
-    };
-    let read = params! {
-        account_ids: json!(locked).to_string(),
-        keys: json!(named).to_string(),
-        count: wanted as i64,
-    };
-    let rows = tx.rows(&READ_ACCOUNTS, read).await?;
-    let mut entry_ids = Vec::new();
-    for row in &rows {
-        if let Some(listed) = row.opt_text("entry_ids")? {
-            entry_ids = parse_ids(&listed)?;
+            .collect();
+        let read = params! {
+            account_ids: json!(locked).to_string(),
+            keys: json!(named).to_string(),
+        };
+        for row in tx.rows(&READ_ACCOUNTS, read).await? {
+            let account = account_id_of(&row)?;
+            let state = states
+                .get_mut(&account)
+                .ok_or_else(|| StoreError::Corrupt(format!("{account}: read, not locked")))?;
+            state.fill_from(&row)?;
         }
-        let account = account_id_of(row)?;
-        let state = states
-            .get_mut(&account)
-            .ok_or_else(|| StoreError::Corrupt(format!("{account}: read, not locked")))?;
-        state.fill_from(row)?;
-        state.snap.now = row.int("now")?;
     }
     let states = states.into_iter().map(|(account, state)| {
         let start = (state.snap.balance, state.snap.total_spent);
@@ -378,7 +445,7 @@ async fn lock_and_read(
 }
 
 /// Whether any of these `[account, key]` names a stored record (read with the accounts'
-/// other columns, taking no entry id).
+/// pockets and open jobs).
 async fn any_key_used(tx: &mut Tx, keys: &[[String; 2]]) -> Result<bool, StoreError> {
     if keys.is_empty() {
         return Ok(false);
@@ -389,7 +456,6 @@ async fn any_key_used(tx: &mut Tx, keys: &[[String; 2]]) -> Result<bool, StoreEr
     let read = params! {
         account_ids: json!(accounts).to_string(),
         keys: json!(keys).to_string(),
-        count: 0i64,
     };
     for row in tx.rows(&READ_ACCOUNTS, read).await? {
         if row.text("keys")? != "[]" {
@@ -417,10 +483,16 @@ fn parse_ids(listed: &str) -> Result<Vec<i64>, StoreError> {
     Ok(ids)
 }
 
-/// Writes what was decided, checks every row was written, and emits the suspensions.
-/// With [`Keys::Claimed`], a key some earlier call used leaves the count of claimed keys
+/// Writes what was decided, checks every row was written, takes the pockets and open
+/// jobs the write read (PostgreSQL) into `states`, and emits the suspensions. With
+/// [`Keys::Claimed`], a key some earlier call used leaves the count of claimed keys
 /// short: [`StoreError::KeyTaken`], and the caller rolls back and reads the keys.
-async fn apply(tx: &mut Tx, write: &IngestWrite, keys: Keys) -> Result<(), StoreError> {
+async fn apply(
+    tx: &mut Tx,
+    write: &IngestWrite,
+    keys: Keys,
+    states: &mut HashMap<AccountId, Ingesting>,
+) -> Result<(), StoreError> {
     if write.items.is_empty() {
         return Ok(());
     }
@@ -429,7 +501,17 @@ async fn apply(tx: &mut Tx, write: &IngestWrite, keys: Keys) -> Result<(), Store
         changes: to_json(&write.changes)?,
         actor: crate::actor::current(),
     };
-    let row = tx.row(&WRITE, params).await?;
+    let rows = tx.rows(&WRITE, params).await?;
+    let row = rows
+        .first()
+        .ok_or_else(|| StoreError::Corrupt("an ingest's write answered nothing".into()))?;
+    for row in rows.iter().filter(|row| row.has("allowances")) {
+        let account = account_id_of(row)?;
+        let ing = states
+            .get_mut(&account)
+            .ok_or_else(|| StoreError::Corrupt(format!("{account}: written, not locked")))?;
+        ing.state.fill_from(row)?;
+    }
     let written = (
         row.int("keys_claimed")?,
         row.int("entries_written")?,

@@ -24,7 +24,7 @@ static LEASE_JOBS: Stmt = statement!("lease_jobs");
 static ACCOUNTS_OF_JOBS: Stmt = statement!("accounts_of_jobs");
 /// Locks accounts in sorted order of id (the lock order of every multi-account
 /// transaction); the batch ingest's statement, shared.
-static LOCK_ACCOUNTS: Stmt = statement!("ingest_lock_accounts");
+static LOCK_ACCOUNTS: Stmt = statement!("lock_accounts");
 
 /// Most jobs one batched call leases, completes or fails.
 pub const MAX_JOB_BATCH: usize = 100;

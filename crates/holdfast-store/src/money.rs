@@ -180,7 +180,7 @@ impl Store {
 
     /// Debits of any accounts in ONE transaction, answered in the order given: the debit
     /// batcher's group commit. Applied set-based, as a batch ingest is ([`Store::ingest`]:
-    /// three statements per call whatever its size), each debit exactly as a single debit
+    /// two statements per call whatever its size), each debit exactly as a single debit
     /// (its own buffer check, entry, key and refusal; each account's debits in the order
     /// given; a key repeated in the call is a replay of its first use). The outer error
     /// fails the transaction as a whole: nothing is written.

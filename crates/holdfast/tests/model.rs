@@ -306,7 +306,16 @@ fn check_ingest(backend: Backend, cases: u32) {
             let got = rt.block_on(engine.debit_many(&requests)).expect("ingest");
             prop_assert_eq!(got.len(), items.len());
             for (j, ((a, op), r)) in items.iter().zip(got).enumerate() {
+                // The account as each answer shows it: where its debits so far left it.
+                let shown = r.as_ref().ok().map(|m| {
+                    let v = &m.account;
+                    (v.balance, v.available, v.total_spent, v.suspended_at.is_some())
+                });
                 prop_assert_eq!(outcome(r), models[*a].apply(op), "call {} item {} {:?}", round, j, op);
+                let m = &models[*a];
+                if let Some(shown) = shown {
+                    prop_assert_eq!(shown, (m.balance, m.balance, m.spent, m.suspended), "view of call {} item {}", round, j);
+                }
             }
         }
         for (a, id) in accounts.iter().enumerate() {

@@ -3,6 +3,9 @@
 -- once (the sum of its debits). Every account row carries its guard: it is written only
 -- when the balance it ends at is the one decided and stays within the buffer, so a wrong
 -- decision leaves a count short, which the caller reports as corruption (rolled back).
+-- One row per changed account, each with the counts, and the account's allowance
+-- pockets and open jobs for the answers (this statement's snapshot postdates every lock
+-- wait; a debit changes neither).
 --
 -- :items    the debits, a JSON array of objects: account_id, key, request_hash,
 --           entry_id, delta, amount_after, available_after, buffer, ref, now (the
@@ -50,6 +53,14 @@ changed_account AS (
        AND accounts.balance - accounts.held + change.delta >= -change.buffer
     RETURNING 1
 )
-SELECT (SELECT COUNT(*) FROM claimed_key) AS keys_claimed,
-       (SELECT COUNT(*) FROM new_entry) AS entries_written,
-       (SELECT COUNT(*) FROM changed_account) AS accounts_changed
+SELECT counts.*,
+       change.account_id,
+       (SELECT COALESCE(json_agg(json_build_array(pocket, remaining, held, cycle_started_at) ORDER BY pocket), '[]')::text
+          FROM allowances WHERE allowances.account_id = change.account_id) AS allowances,
+       (SELECT COUNT(*) FROM jobs
+         WHERE jobs.account_id = change.account_id
+           AND status IN ('queued', 'in_progress')) AS open_jobs
+  FROM (SELECT (SELECT COUNT(*) FROM claimed_key) AS keys_claimed,
+               (SELECT COUNT(*) FROM new_entry) AS entries_written,
+               (SELECT COUNT(*) FROM changed_account) AS accounts_changed) AS counts
+  CROSS JOIN change
