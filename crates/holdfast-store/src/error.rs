@@ -14,8 +14,9 @@ pub enum StoreError {
     /// The database cannot be reached (connection refused or lost, pool timed out).
     #[error("database unavailable: {0}")]
     Unavailable(String),
-    /// SQLite could not write: its disk is full (SQLITE_FULL). Nothing of the transaction
-    /// was kept; the write may be retried under the same key once space is freed.
+    /// The database could not write: its disk is full (SQLite's SQLITE_FULL, PostgreSQL's
+    /// disk_full, 53100). Nothing of the transaction was kept; the write may be retried
+    /// under the same key once space is freed.
     #[error("the database's disk is full: {0}")]
     DiskFull(String),
     /// A deadlock, serialization failure or busy database that outlasted the retries.
@@ -49,14 +50,17 @@ impl From<sqlx::Error> for StoreError {
             | sqlx::Error::WorkerCrashed
             | sqlx::Error::Tls(_) => StoreError::Unavailable(e.to_string()),
             // The server cannot take this write now: a standby (read_only_sql_transaction,
-            // 25006, after a failover), a lost connection (class 08), a server shutting
-            // down or starting up (57P01-57P03). The client retries under the same key.
+            // 25006, after a failover), a lost connection (class 08), no connection slot
+            // left (too_many_connections, 53300), a server shutting down or starting up
+            // (57P01-57P03). The client retries under the same key.
             sqlx::Error::Database(db) if db.code().is_some_and(|c| server_unavailable(&c)) => {
                 StoreError::Unavailable(e.to_string())
             }
             // SQLITE_FULL (13): the disk (or the file's size limit) is full. SQLite undid
-            // the transaction; the write can be retried once there is space.
-            sqlx::Error::Database(db) if db.code().as_deref() == Some("13") => {
+            // the transaction; the write can be retried once there is space. PostgreSQL's
+            // disk_full (53100: a table or index file that cannot grow) fails the
+            // statement, and with it the transaction, the same way.
+            sqlx::Error::Database(db) if matches!(db.code().as_deref(), Some("13" | "53100")) => {
                 StoreError::DiskFull(e.to_string())
             }
             // PostgreSQL refuses a NUL in text (22021): a client's text, not a fault.
@@ -72,7 +76,9 @@ impl From<sqlx::Error> for StoreError {
 
 /// PostgreSQL's SQLSTATEs for a server that cannot serve this transaction now.
 fn server_unavailable(code: &str) -> bool {
-    code == "25006" || code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03")
+    code == "25006"
+        || code.starts_with("08")
+        || matches!(code, "53300" | "57P01" | "57P02" | "57P03")
 }
 
 impl StoreError {
