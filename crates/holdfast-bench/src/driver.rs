@@ -29,6 +29,8 @@ pub struct Sample {
     pub first_error: Option<String>,
     /// CPU used by the bench process and the database server during the slices.
     pub cpu: CpuTime,
+    /// Operations per second of each closed-loop slice, in the order run.
+    pub slice_rates: Vec<f64>,
 }
 
 impl Sample {
@@ -41,6 +43,7 @@ impl Sample {
             self.first_error = other.first_error;
         }
         self.cpu.merge(other.cpu);
+        self.slice_rates.extend(other.slice_rates);
     }
 
     /// One timed operation (used by passes that are not closed loops, like the sweeper).
@@ -77,6 +80,7 @@ impl Sample {
             max_ms: l.last().map_or(0.0, |m| f64::from(*m) / 1000.0),
             first_error: self.first_error.clone(),
             cpu: self.cpu.per_op(self.ops, secs),
+            slices_per_second: self.slice_rates.clone(),
         }
     }
 }
@@ -96,6 +100,10 @@ pub struct Summary {
     pub first_error: Option<String>,
     /// CPU per operation: the bench process, the database server, both.
     pub cpu: CpuPerOp,
+    /// The rate of each slice (closed-loop workloads), in the order run: a side whose
+    /// slices differ much more than the others' moved during the run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub slices_per_second: Vec<f64>,
 }
 
 /// Runs `op` from `clients` concurrent clients for `duration`.
@@ -142,5 +150,9 @@ pub async fn closed_loop(op: Op, clients: usize, duration: Duration) -> Sample {
         }
     }
     total.elapsed = start.elapsed();
+    let secs = total.elapsed.as_secs_f64();
+    if secs > 0.0 {
+        total.slice_rates = vec![total.ops as f64 / secs];
+    }
     total
 }

@@ -828,6 +828,14 @@ fn print_sides(o: &Outcome) {
         if let Some(e) = &m.first_error {
             println!("         first error: {e}");
         }
+        if m.slices_per_second.len() > 1 {
+            let rates: Vec<String> = m
+                .slices_per_second
+                .iter()
+                .map(|r| format!("{r:.0}"))
+                .collect();
+            println!("{:<14} per slice /s: {}", "", rates.join(" "));
+        }
     }
     println!(
         "cpu_cli / cpu_db / cpu_all: µs of CPU per op of the bench process, the PostgreSQL \
