@@ -9,9 +9,8 @@
 //! next transaction ([`Store::debit_many`]), set-based as a batch ingest is: two
 //! statements whatever the batch's size, each account's debits in arrival order, each
 //! debit with its own buffer check, ledger entry, idempotency key and result (a batch of
-//! one is applied as a single debit). A hot
-//! account's debits share one lock, one write and one commit; many accounts' debits share
-//! one commit.
+//! one is applied as a single debit). A hot account's debits share one lock, one write
+//! and one commit; many accounts' debits share one commit.
 //!
 //! What queues behind a debit that went straight through is handed to a task of its own
 //! when that debit ends or when its caller goes away (a client that hangs up), so no
@@ -262,19 +261,8 @@ impl Drop for HandOver {
 }
 
 /// Applies a batch in one transaction ([`Store::debit_many`]: each account's debits in
-/// arrival order; a batch of one debit as a single debit, whose two statements cost less
-/// than the set-based ones). When the transaction fails as a whole, each debit is
-/// answered on its own.
-async fn run_batch(store: &Store, mut batch: Vec<Waiting>) {
-    if batch.len() == 1 {
-        let Waiting {
-            account,
-            req,
-            reply,
-        } = batch.remove(0);
-        let _ = reply.send(store.debit_one(&account, &req).await);
-        return;
-    }
+/// arrival order). When the transaction fails as a whole, each debit is answered on its own.
+async fn run_batch(store: &Store, batch: Vec<Waiting>) {
     let (items, replies): (Vec<(AccountId, DebitRequest)>, Vec<Reply>) = batch
         .into_iter()
         .map(|w| ((w.account, w.req), w.reply))
