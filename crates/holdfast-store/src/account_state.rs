@@ -171,6 +171,14 @@ impl AccountState {
         self.fill_from(&row)
     }
 
+    /// Reads the pockets (and open jobs) unless a statement read them with the lock.
+    pub async fn read_pockets(&mut self, tx: &mut Tx) -> Result<(), StoreError> {
+        if self.pockets_read {
+            return Ok(());
+        }
+        self.look_up(tx, &[]).await
+    }
+
     /// Reads the pockets and open jobs again, after the lock, so that they are current.
     pub async fn confirm(&mut self, tx: &mut Tx) -> Result<(), StoreError> {
         self.look_up(tx, &[]).await?;
@@ -404,8 +412,8 @@ pub(crate) async fn lock_job_with_account<T>(
     let account = account_id_of(&row)?;
     let (job, needs_pockets) = read(&row)?;
     let mut state = AccountState::from_row(&account, &row)?;
-    if needs_pockets && !state.pockets_read {
-        state.look_up(tx, &[]).await?;
+    if needs_pockets {
+        state.read_pockets(tx).await?;
     }
     Ok((state, job))
 }

@@ -4,27 +4,40 @@
 //! events, the same refusals. A batch that fails as a whole for a reason other than a
 //! refusal is rolled back and its items are run one by one, so one bad item never fails
 //! the others and nothing is lost or done twice.
+//!
+//! A batched complete or fail is set-based: one statement locks every account and job
+//! (`lock_jobs_and_accounts`), `holdfast_core::decide` decides each item in request order
+//! on its account's state as the items before it left it (the single call's decision,
+//! [`complete_step`] / [`fail_step`] and [`plan_finish_write`]), and one statement writes
+//! every job, entry, event and account row (`finish_jobs`). Where an item's finish
+//! causes an event besides the job's own (a suspension, a low-balance crossing) or the
+//! batch names a job twice, the decided items are instead written one by one in the same
+//! transaction, as the single calls write them, so those events keep their order.
 
-use std::collections::BTreeSet;
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
-use holdfast_core::decide::PocketAmount;
-use holdfast_core::{JobId, Refusal, WorkerId};
+use holdfast_core::decide::{PocketAmount, Suspension};
+use holdfast_core::{AccountId, JobId, MONEY, RateCard, Refusal, WorkerId};
 use serde_json::json;
 
+use crate::account_state::{AccountState, account_id_of};
 use crate::db::Tx;
 use crate::error::StoreError;
-use crate::jobs::{lease_from, new_lease_token};
+use crate::jobs::{
+    Finish, FinishWrite, JobRow, complete_step, fail_step, job_from, lease_from, new_lease_token,
+    plan_finish_write,
+};
 use crate::model::{Job, Lease};
 use crate::scope::CrossAccount;
 use crate::statement::Stmt;
 use crate::store::Store;
+use crate::writes::crossing_event;
 use crate::{in_write_tx, params, statement};
 
 static LEASE_JOBS: Stmt = statement!("lease_jobs");
-static ACCOUNTS_OF_JOBS: Stmt = statement!("accounts_of_jobs");
-/// Locks accounts in sorted order of id (the lock order of every multi-account
-/// transaction); the batch ingest's statement, shared.
-static LOCK_ACCOUNTS: Stmt = statement!("lock_accounts");
+static LOCK_JOBS_AND_ACCOUNTS: Stmt = statement!("lock_jobs_and_accounts");
+static FINISH_JOBS: Stmt = statement!("finish_jobs");
 
 /// Most jobs one batched call leases, completes or fails.
 pub const MAX_JOB_BATCH: usize = 100;
@@ -54,6 +67,9 @@ pub type JobAnswers = Vec<Result<Job, StoreError>>;
 trait FinishItem: Sync {
     fn job(&self) -> &JobId;
 
+    /// How the single call decides on the job locked as `row`: `None` for a repeat.
+    fn step(&self, row: &JobRow, state: &AccountState) -> Result<Option<Finish<'_>>, Refusal>;
+
     fn finish_in<'a>(
         &'a self,
         store: &'a Store,
@@ -73,6 +89,10 @@ impl FinishItem for CompleteJob {
         &self.job
     }
 
+    fn step(&self, row: &JobRow, state: &AccountState) -> Result<Option<Finish<'_>>, Refusal> {
+        complete_step(row, state, &self.lease_token, self.capture.as_deref())
+    }
+
     fn finish_in<'a>(
         &'a self,
         store: &'a Store,
@@ -85,6 +105,10 @@ impl FinishItem for CompleteJob {
 impl FinishItem for FailJob {
     fn job(&self) -> &JobId {
         &self.job
+    }
+
+    fn step(&self, row: &JobRow, state: &AccountState) -> Result<Option<Finish<'_>>, Refusal> {
+        fail_step(row, state, &self.lease_token, self.reason.as_deref())
     }
 
     fn finish_in<'a>(
@@ -177,10 +201,12 @@ impl Store {
         }
     }
 
-    /// One transaction: the accounts of the jobs are read, then locked in sorted order
-    /// (so two batches never deadlock), then each item runs as its single call does, in
-    /// request order. A refusal is decided before its item writes anything, so it is
-    /// that item's answer and the transaction goes on; any other error fails it all.
+    /// One transaction: every job and its account locked in one statement (accounts
+    /// first, in sorted order, so two batches never deadlock), each item decided in
+    /// request order, then everything written in one statement (or, where that would
+    /// reorder events, one by one: see the module). A refusal is decided before its item
+    /// writes anything, so it is that item's answer and the transaction goes on; any
+    /// other error fails it all.
     async fn finish_batch<T: FinishItem>(
         &self,
         items: &[T],
@@ -188,28 +214,214 @@ impl Store {
         let job_ids: Vec<&str> = items.iter().map(|i| i.job().as_str()).collect();
         let job_ids = json!(job_ids).to_string();
         in_write_tx!(self, |tx| async {
-            let rows = tx
-                .rows(&ACCOUNTS_OF_JOBS, params! { job_ids: job_ids.as_str() })
-                .await?;
-            let accounts = rows
-                .iter()
-                .map(|r| r.text("account_id"))
-                .collect::<Result<BTreeSet<String>, _>>()?;
-            if accounts.len() > 1 {
+            if items.len() > 1 {
                 tx.across_accounts(CrossAccount::FinishJobs).await?;
             }
-            let accounts = json!(accounts).to_string();
-            tx.rows(&LOCK_ACCOUNTS, params! { account_ids: accounts.as_str() })
-                .await?;
-            let mut answers = Vec::with_capacity(items.len());
-            for item in items {
-                answers.push(match item.finish_in(self, tx).await {
-                    Ok(job) => Ok(job),
-                    Err(StoreError::Refused(r)) => Err(r),
-                    Err(e) => return Err(e),
-                });
+            let mut locked = Locked::read(tx, &job_ids).await?;
+            match decide_batch(self.card(), items, &mut locked)? {
+                Some(decided) => write_batch(tx, decided).await,
+                None => self.finish_one_by_one(tx, items).await,
             }
-            Ok(answers)
         })
     }
+
+    /// Each item as its single call, in request order, in the batch's transaction.
+    async fn finish_one_by_one<T: FinishItem>(
+        &self,
+        tx: &mut Tx,
+        items: &[T],
+    ) -> Result<Vec<Result<Job, Refusal>>, StoreError> {
+        let mut answers = Vec::with_capacity(items.len());
+        for item in items {
+            answers.push(match item.finish_in(self, tx).await {
+                Ok(job) => Ok(job),
+                Err(StoreError::Refused(r)) => Err(r),
+                Err(e) => return Err(e),
+            });
+        }
+        Ok(answers)
+    }
+}
+
+/// The jobs of a batch and their accounts, locked and read.
+struct Locked {
+    jobs: HashMap<String, JobRow>,
+    accounts: HashMap<String, AccountState>,
+}
+
+impl Locked {
+    /// Locks and reads the jobs (JSON array `job_ids`) and their accounts, and the
+    /// pockets of the accounts whose jobs hold one.
+    async fn read(tx: &mut Tx, job_ids: &str) -> Result<Locked, StoreError> {
+        let rows = tx
+            .rows(&LOCK_JOBS_AND_ACCOUNTS, params! { job_ids: job_ids })
+            .await?;
+        let mut locked = Locked {
+            jobs: HashMap::with_capacity(rows.len()),
+            accounts: HashMap::new(),
+        };
+        for row in &rows {
+            let job = job_from(row)?;
+            if let Entry::Vacant(new) = locked.accounts.entry(job.job.account_id.clone()) {
+                let account: AccountId = account_id_of(row)?;
+                new.insert(AccountState::from_row(&account, row)?);
+            }
+            locked.jobs.insert(job.job.job_id.clone(), job);
+        }
+        for job in locked.jobs.values() {
+            if job.job.hold.iter().any(|l| l.pocket != MONEY) {
+                let state = account_of(&mut locked.accounts, &job.job)?;
+                state.read_pockets(tx).await?;
+            }
+        }
+        Ok(locked)
+    }
+}
+
+fn account_of<'s>(
+    accounts: &'s mut HashMap<String, AccountState>,
+    job: &Job,
+) -> Result<&'s mut AccountState, StoreError> {
+    accounts
+        .get_mut(&job.account_id)
+        .ok_or_else(|| StoreError::Corrupt(format!("job {}: its account not locked", job.job_id)))
+}
+
+/// An item's answer as decided, before the write.
+#[allow(clippy::large_enum_variant)] // one per item of a batch, moved once into the answer
+enum Decided {
+    /// Its job as it was (a repeat), or the refusal.
+    Answered(Result<Job, Refusal>),
+    /// Finished: the job, to be read back from the write.
+    Written(String),
+}
+
+/// Every item decided, in request order, and what the finished ones write.
+struct DecidedBatch {
+    answers: Vec<Decided>,
+    writes: Vec<FinishWrite>,
+}
+
+/// Decides each item on its account's state, and its job, as the items before it left
+/// them, exactly as its single call decides. `None` when the batch is to be written one
+/// by one: a finish causes an event besides the job's own.
+fn decide_batch<T: FinishItem>(
+    card: &RateCard,
+    items: &[T],
+    locked: &mut Locked,
+) -> Result<Option<DecidedBatch>, StoreError> {
+    let mut decided = DecidedBatch {
+        answers: Vec::with_capacity(items.len()),
+        writes: Vec::with_capacity(items.len()),
+    };
+    for item in items {
+        let Some(row) = locked.jobs.get_mut(item.job().as_str()) else {
+            decided
+                .answers
+                .push(Decided::Answered(Err(Refusal::JobNotFound)));
+            continue;
+        };
+        let state = account_of(&mut locked.accounts, &row.job)?;
+        let answer = match decide_item(card, item, row, state)? {
+            Step::Refused(refused) => Decided::Answered(Err(refused)),
+            // A repeat of an item before it in this batch: the job as that one wrote it.
+            Step::Repeat if decided.writes.iter().any(|w| w.job_id == row.job.job_id) => {
+                Decided::Written(row.job.job_id.clone())
+            }
+            Step::Repeat => Decided::Answered(Ok(row.job.clone())),
+            Step::Finish(write) => {
+                decided.writes.push(write);
+                Decided::Written(row.job.job_id.clone())
+            }
+            Step::OneByOne => return Ok(None),
+        };
+        decided.answers.push(answer);
+    }
+    Ok(Some(decided))
+}
+
+/// What one item does.
+#[allow(clippy::large_enum_variant)] // returned once per item, never stored
+enum Step {
+    Refused(Refusal),
+    Repeat,
+    /// Its write.
+    Finish(FinishWrite),
+    /// It causes an event besides the job's own: the batch goes one by one.
+    OneByOne,
+}
+
+/// Decides one item as its single call does; a finish is applied to the account's state
+/// and the job's row, so the items after it see it.
+fn decide_item<T: FinishItem>(
+    card: &RateCard,
+    item: &T,
+    row: &mut JobRow,
+    state: &mut AccountState,
+) -> Result<Step, StoreError> {
+    let finish = match item.step(row, state) {
+        Err(refused) => return Ok(Step::Refused(refused)),
+        Ok(None) => return Ok(Step::Repeat),
+        Ok(Some(finish)) => finish,
+    };
+    let (plan, write) = match plan_finish_write(card, state, &row.job, &finish) {
+        Err(StoreError::Refused(refused)) => return Ok(Step::Refused(refused)),
+        Err(e) => return Err(e),
+        Ok(planned) => planned,
+    };
+    let before = state.snap.available_money();
+    let after = plan.after.available_money();
+    let suspends = plan
+        .money
+        .as_ref()
+        .is_some_and(|m| m.suspension != Suspension::Unchanged);
+    if suspends || crossing_event(card, &plan.after, before, after).is_some() {
+        return Ok(Step::OneByOne);
+    }
+    state.snap = plan.after;
+    row.job.status = finish.status;
+    row.finished_by = Some(finish.finished_by.as_str().to_owned());
+    Ok(Step::Finish(write))
+}
+
+/// Writes the finished jobs in one statement and checks each was written as decided
+/// (its row, and one capture entry when it was charged); answers in request order.
+async fn write_batch(
+    tx: &mut Tx,
+    decided: DecidedBatch,
+) -> Result<Vec<Result<Job, Refusal>>, StoreError> {
+    let mut written = HashMap::with_capacity(decided.writes.len());
+    if !decided.writes.is_empty() {
+        let items = serde_json::to_string(&decided.writes)
+            .map_err(|e| StoreError::Corrupt(format!("finish_jobs: {e}")))?;
+        for row in tx.rows(&FINISH_JOBS, params! { items: items }).await? {
+            let captures = row.int("captures")?;
+            let job = job_from(&row)?.job;
+            written.insert(job.job_id.clone(), (job, captures));
+        }
+    }
+    for write in &decided.writes {
+        let charged = i64::from(write.entry_delta != 0);
+        match written.get(&write.job_id) {
+            Some((_, captures)) if *captures == charged => {}
+            other => {
+                return Err(StoreError::Corrupt(format!(
+                    "finishing job {} in a batch wrote {:?} (captures), decided {charged}",
+                    write.job_id,
+                    other.map(|(_, c)| c)
+                )));
+            }
+        }
+    }
+    let mut answers = Vec::with_capacity(decided.answers.len());
+    for answer in decided.answers {
+        answers.push(match answer {
+            Decided::Answered(answer) => answer,
+            Decided::Written(job_id) => match written.get(&job_id) {
+                Some((job, _)) => Ok(job.clone()),
+                None => return Err(StoreError::Corrupt(format!("job {job_id}: not written"))),
+            },
+        });
+    }
+    Ok(answers)
 }

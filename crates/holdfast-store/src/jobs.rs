@@ -157,8 +157,10 @@ pub(crate) struct Finish<'a> {
     pub reason: Option<&'a str>,
 }
 
-/// The parameters of `finish_job.sql`.
-struct FinishWrite {
+/// The parameters of `finish_job.sql`, and one item of `finish_jobs.sql` (by the same
+/// names).
+#[derive(serde::Serialize)]
+pub(crate) struct FinishWrite {
     account_id: String,
     balance_delta_micros: i64,
     money_held_delta_micros: i64,
@@ -168,11 +170,11 @@ struct FinishWrite {
     pocket_held_delta: i64,
     pocket_remaining_delta: i64,
     entry_pocket: Option<String>,
-    entry_delta: i64,
+    pub(crate) entry_delta: i64,
     entry_amount_after: i64,
     entry_available_after: Option<i64>,
     entry_buffer_micros: Option<i64>,
-    job_id: String,
+    pub(crate) job_id: String,
     now: i64,
     status: &'static str,
     charged: String,
@@ -253,16 +255,14 @@ impl FinishWrite {
     }
 }
 
-/// Finishes a job under its account's lock, as `core::decide::plan_finish` decides:
-/// releases its hold, takes the capture, writes status, charge, who finished it and the
-/// event in one statement. Returns the job as written.
-pub(crate) async fn finish_job(
-    tx: &mut Tx,
+/// What finishing `job` writes, as `core::decide::plan_finish` decides it on the
+/// account's state: releases its hold, takes the capture.
+pub(crate) fn plan_finish_write(
     card: &RateCard,
-    state: &mut AccountState,
+    state: &AccountState,
     job: &Job,
-    f: Finish<'_>,
-) -> Result<Job, StoreError> {
+    f: &Finish<'_>,
+) -> Result<(decide::FinishPlan, FinishWrite), StoreError> {
     let buffer = state.snap.buffer(card);
     let plan =
         decide::plan_finish(&state.snap, &job.hold, f.capture, buffer).map_err(|e| match e {
@@ -271,7 +271,21 @@ pub(crate) async fn finish_job(
                 StoreError::Corrupt(format!("job {}: {what}", job.job_id))
             }
         })?;
-    let write = FinishWrite::new(job, &plan, &f)?;
+    let write = FinishWrite::new(job, &plan, f)?;
+    Ok((plan, write))
+}
+
+/// Finishes a job under its account's lock, as [`plan_finish_write`] decides: writes
+/// status, charge, who finished it and the event in one statement, then the suspension
+/// and low-balance events it causes. Returns the job as written.
+pub(crate) async fn finish_job(
+    tx: &mut Tx,
+    card: &RateCard,
+    state: &mut AccountState,
+    job: &Job,
+    f: Finish<'_>,
+) -> Result<Job, StoreError> {
+    let (plan, write) = plan_finish_write(card, state, job, &f)?;
     let rows = tx.rows(&FINISH_JOB, write.params()).await?;
     let [row] = rows.as_slice() else {
         return Err(StoreError::Corrupt(format!(
@@ -601,17 +615,10 @@ impl Store {
         capture: Option<&[PocketAmount]>,
     ) -> Result<Job, StoreError> {
         let (mut state, row) = lock_job(tx, job).await?;
-        let lines = decide::resolve_capture(&row.job.hold, capture)?;
-        if let FinishCall::Repeat = check_lease(&row, token, FinishedBy::Complete, &state)? {
-            return Ok(row.job);
+        match complete_step(&row, &state, token, capture)? {
+            None => Ok(row.job),
+            Some(finish) => finish_job(tx, self.card(), &mut state, &row.job, finish).await,
         }
-        let finish = Finish {
-            status: decide::complete_status(row.job.cancel_requested),
-            capture: lines.iter().map(|l| l.capture).sum(),
-            finished_by: FinishedBy::Complete,
-            reason: None,
-        };
-        finish_job(tx, self.card(), &mut state, &row.job, finish).await
     }
 
     /// Fails a job with its lease: the hold is released, nothing is charged.
@@ -635,16 +642,10 @@ impl Store {
         reason: Option<&str>,
     ) -> Result<Job, StoreError> {
         let (mut state, row) = lock_job(tx, job).await?;
-        if let FinishCall::Repeat = check_lease(&row, token, FinishedBy::Fail, &state)? {
-            return Ok(row.job);
+        match fail_step(&row, &state, token, reason)? {
+            None => Ok(row.job),
+            Some(finish) => finish_job(tx, self.card(), &mut state, &row.job, finish).await,
         }
-        let finish = Finish {
-            status: JobStatus::Failed,
-            capture: 0,
-            finished_by: FinishedBy::Fail,
-            reason,
-        };
-        finish_job(tx, self.card(), &mut state, &row.job, finish).await
     }
 
     /// Cancels a job: queued → canceled with the hold released, in one atomic step;
@@ -679,6 +680,45 @@ impl Store {
             }
         })
     }
+}
+
+/// How a worker's complete with `token` (and `capture`, at most the hold) ends the job
+/// locked as `row`: `None` for a repeat of it, which changes nothing.
+pub(crate) fn complete_step(
+    row: &JobRow,
+    state: &AccountState,
+    token: &str,
+    capture: Option<&[PocketAmount]>,
+) -> Result<Option<Finish<'static>>, Refusal> {
+    let lines = decide::resolve_capture(&row.job.hold, capture)?;
+    if let FinishCall::Repeat = check_lease(row, token, FinishedBy::Complete, state)? {
+        return Ok(None);
+    }
+    Ok(Some(Finish {
+        status: decide::complete_status(row.job.cancel_requested),
+        capture: lines.iter().map(|l| l.capture).sum(),
+        finished_by: FinishedBy::Complete,
+        reason: None,
+    }))
+}
+
+/// How a worker's fail with `token` ends the job locked as `row` (its hold released,
+/// nothing charged): `None` for a repeat of it.
+pub(crate) fn fail_step<'a>(
+    row: &JobRow,
+    state: &AccountState,
+    token: &str,
+    reason: Option<&'a str>,
+) -> Result<Option<Finish<'a>>, Refusal> {
+    if let FinishCall::Repeat = check_lease(row, token, FinishedBy::Fail, state)? {
+        return Ok(None);
+    }
+    Ok(Some(Finish {
+        status: JobStatus::Failed,
+        capture: 0,
+        finished_by: FinishedBy::Fail,
+        reason,
+    }))
 }
 
 /// The core's verdict on a finishing call's lease.

@@ -512,3 +512,223 @@ backend_test!(
         assert_clean(e.store()).await;
     }
 );
+
+/// An account's events as `type job-index` in feed order, once at least `n` are visible
+/// (on PostgreSQL the feed shows an event once older transactions have ended).
+async fn feed_of(e: &Engine, account: &str, jobs: &[String], n: usize) -> Vec<String> {
+    let filter = holdfast::EventFilter {
+        limit: 1000,
+        account_id: Some(account.into()),
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    for _ in 0..200 {
+        out = e.events(&filter).await.unwrap().items;
+        if out.len() >= n {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    out.iter()
+        .map(|ev| {
+            let job = ev
+                .job_id
+                .as_ref()
+                .and_then(|j| jobs.iter().position(|x| x == j));
+            format!("{} {job:?}", ev.event_type)
+        })
+        .collect()
+}
+
+/// Video jobs, all leased, on a card with a low-balance line of 1.00: `low` (1.50 of
+/// money, three jobs holding it all, then 0.50 of usage within the 1.00 buffer), whose
+/// third capture takes its balance below zero and suspends it; `up` (1.90, two jobs: 0.90 available), where
+/// releasing a hold whole (a capture of 0) takes available to 1.40, across the line;
+/// `rich` (10.00, two jobs). Returns the jobs in submit order and their leases.
+async fn crossing_twin(b: Backend) -> Option<(TestDb, Engine, Vec<String>, Vec<Lease>)> {
+    let card = card_with(&[(
+        "[plans.free]\nbuffer = \"1.00\"",
+        "[plans.free]\nbuffer = \"1.00\"\nlow_balance = \"1.00\"",
+    )]);
+    let (db, e) = engine_with(b, card).await?;
+    let mut jobs = Vec::new();
+    for (account, money, n) in [("low", "1.50", 3), ("up", "1.90", 2), ("rich", "10.00", 2)] {
+        funded(&e, account, 10, money).await;
+        jobs.extend(videos(&e, account, n).await);
+    }
+    let usage = Usage::Amount(usd("0.50"));
+    e.debit(&acct("low"), &usage, &key("low-usage"), None)
+        .await
+        .unwrap();
+    let mut leases = e.lease_many("video", &worker(), 60, 7).await.unwrap();
+    leases.sort_by_key(|l| jobs.iter().position(|j| *j == l.job.job_id));
+    Some((db, e, jobs, leases))
+}
+
+backend_test!(
+    a_batch_whose_captures_cross_the_line_and_suspend_keeps_the_events_in_order,
+    |b| async move {
+        let Some((_db1, batched, jobs1, leases1)) = crossing_twin(b).await else {
+            return;
+        };
+        let (_db2, single, jobs2, leases2) = crossing_twin(b).await.unwrap();
+        // (job, capture), the accounts interleaved: low 0 1 2, up 3 4, rich 5 6.
+        let order = [
+            (0, None),
+            (3, Some(0)),
+            (5, None),
+            (1, None),
+            (4, None),
+            (2, None),
+            (6, None),
+        ];
+        let items: Vec<CompleteJob> = order
+            .iter()
+            .map(|&(i, c)| complete_of(&leases1[i], c.map(money)))
+            .collect();
+        let got: Vec<String> = batched
+            .complete_many(&items)
+            .await
+            .unwrap()
+            .iter()
+            .map(shape)
+            .collect();
+        let mut want = Vec::new();
+        for &(i, c) in &order {
+            let (l, capture) = (&leases2[i], c.map(money));
+            let job = job_id(&l.job.job_id);
+            let answer = single.complete(&job, &l.lease_token, capture.as_deref());
+            want.push(shape(&answer.await));
+        }
+        assert_eq!(got, want);
+        for account in ["low", "up", "rich"] {
+            let g = batched.store().get_account(&acct(account)).await.unwrap();
+            let w = single.store().get_account(&acct(account)).await.unwrap();
+            assert_eq!(
+                (g.balance, g.held, g.total_spent, g.suspended_at.is_some()),
+                (w.balance, w.held, w.total_spent, w.suspended_at.is_some())
+            );
+            let want_feed = feed_of(&single, account, &jobs2, 1).await;
+            let got_feed = feed_of(&batched, account, &jobs1, want_feed.len()).await;
+            assert_eq!(got_feed, want_feed, "{account}");
+        }
+        // The scenario has what it is about.
+        let low = feed_of(&single, "low", &jobs2, 1).await;
+        assert!(
+            low.iter().any(|e| e.starts_with("account.suspended")),
+            "{low:#?}"
+        );
+        let up = feed_of(&single, "up", &jobs2, 1).await;
+        let recovered = up
+            .iter()
+            .rposition(|e| e.starts_with("account.balance_recovered"));
+        let first_end = up.iter().position(|e| e.starts_with("job.succeeded"));
+        // Recovered right after the first job's end, before the second's.
+        assert_eq!(recovered, first_end.map(|i| i + 1), "{up:#?}");
+        assert_clean(batched.store()).await;
+        assert_clean(single.store()).await;
+    }
+);
+
+/// Jobs that hold allowance pockets (text: a daily message; image: a daily image, then
+/// money once the pocket is empty) or nothing (ci), of two accounts, all leased, in
+/// submit order.
+async fn pocket_twin(b: Backend) -> Option<(TestDb, Engine, Vec<Lease>)> {
+    let (db, e) = engine(b).await?;
+    let mut jobs = Vec::new();
+    for account in ["p1", "p2"] {
+        funded(&e, account, 20, "1.00").await;
+        for (i, kind) in ["text", "image", "image", "image", "image", "ci", "text"]
+            .iter()
+            .enumerate()
+        {
+            let k = format!("{account}-{i}");
+            jobs.push(
+                e.submit(&submit_req(account, kind, &k))
+                    .await
+                    .unwrap()
+                    .job
+                    .job_id,
+            );
+        }
+    }
+    let mut leases = Vec::new();
+    for lane in ["text", "image", "runners"] {
+        leases.extend(e.lease_many(lane, &worker(), 60, 20).await.unwrap());
+    }
+    leases.sort_by_key(|l| jobs.iter().position(|j| *j == l.job.job_id));
+    assert_eq!(leases.len(), jobs.len());
+    Some((db, e, leases))
+}
+
+/// The batch of the pocket scenario: each job completed (whole, or taking nothing from
+/// its pocket) or failed, the accounts interleaved.
+fn pocket_items(leases: &[Lease]) -> (Vec<CompleteJob>, Vec<FailJob>) {
+    let pocket = |l: &Lease, amount| {
+        let pocket = l.job.hold[0].pocket.clone();
+        Some(vec![PocketAmount { pocket, amount }])
+    };
+    let mut completes = Vec::new();
+    let mut fails = Vec::new();
+    for (i, l) in leases.iter().enumerate() {
+        match i % 7 {
+            1 => completes.push(complete_of(l, pocket(l, 0))),
+            3 => fails.push(FailJob {
+                job: job_id(&l.job.job_id),
+                lease_token: l.lease_token.clone(),
+                reason: None,
+            }),
+            _ => completes.push(complete_of(l, None)),
+        }
+    }
+    (completes, fails)
+}
+
+backend_test!(
+    a_batch_of_jobs_holding_pockets_or_nothing_answers_what_the_single_calls_answer,
+    |b| async move {
+        let Some((_db1, batched, leases1)) = pocket_twin(b).await else {
+            return;
+        };
+        let (_db2, single, leases2) = pocket_twin(b).await.unwrap();
+        let (completes, fails) = pocket_items(&leases1);
+        let mut got: Vec<String> = batched
+            .complete_many(&completes)
+            .await
+            .unwrap()
+            .iter()
+            .map(shape)
+            .collect();
+        got.extend(batched.fail_many(&fails).await.unwrap().iter().map(shape));
+        let (completes, fails) = pocket_items(&leases2);
+        let mut want = Vec::new();
+        for c in &completes {
+            want.push(shape(
+                &single
+                    .complete(&c.job, &c.lease_token, c.capture.as_deref())
+                    .await,
+            ));
+        }
+        for f in &fails {
+            want.push(shape(&single.fail(&f.job, &f.lease_token, None).await));
+        }
+        assert_eq!(got, want);
+        assert!(got.iter().any(|g| g.contains("daily_images")), "{got:#?}");
+        assert!(got.iter().any(|g| g.contains("money")), "{got:#?}");
+        for account in ["p1", "p2"] {
+            let mut g = batched.store().get_account(&acct(account)).await.unwrap();
+            let mut w = single.store().get_account(&acct(account)).await.unwrap();
+            for v in [&mut g, &mut w] {
+                v.last_active_at = None;
+                v.created_at = 0;
+                for p in v.allowances.values_mut() {
+                    (p.cycle_started_at, p.refills_at) = (0, None);
+                }
+            }
+            assert_eq!(g, w, "{account}");
+            assert_eq!(g.held, 0);
+        }
+        assert_clean(batched.store()).await;
+        assert_clean(single.store()).await;
+    }
+);
