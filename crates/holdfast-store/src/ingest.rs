@@ -409,7 +409,36 @@ async fn lock_and_read(
     keys: Keys,
     wanted: usize,
 ) -> Result<(HashMap<AccountId, Ingesting>, Vec<i64>), StoreError> {
-    let mut ids: Vec<&str> = items.iter().map(|(a, _)| a.as_str()).collect();
+    let named: Vec<[&str; 2]> = items
+        .iter()
+        .map(|(a, r)| [a.as_str(), r.key.as_str()])
+        .collect();
+    let read_keys = (keys == Keys::ReadFirst).then_some(named.as_slice());
+    let (states, entry_ids) = lock_accounts_and_read(tx, &named, read_keys, wanted).await?;
+    let states = states.into_iter().map(|(account, state)| {
+        let start = (state.snap.balance, state.snap.total_spent);
+        let ingesting = Ingesting {
+            state,
+            start,
+            buffer: None,
+        };
+        (account, ingesting)
+    });
+    Ok((states.collect(), entry_ids))
+}
+
+/// Locks the accounts of `named` (`[account, key]` pairs) in sorted order, reading
+/// their rows with the locks, the clock and `wanted` ledger ids (in increasing order)
+/// once every lock is held; with `keys`, then also each account's pockets, open jobs
+/// and the records of those keys, read after the locks (so current). An account that
+/// does not exist is absent.
+pub(crate) async fn lock_accounts_and_read(
+    tx: &mut Tx,
+    named: &[[&str; 2]],
+    keys: Option<&[[&str; 2]]>,
+    wanted: usize,
+) -> Result<(HashMap<AccountId, AccountState>, Vec<i64>), StoreError> {
+    let mut ids: Vec<&str> = named.iter().map(|[a, _]| *a).collect();
     ids.sort_unstable();
     ids.dedup();
     let locked = params! { account_ids: json!(ids).to_string(), count: wanted as i64 };
@@ -423,16 +452,14 @@ async fn lock_and_read(
         let state = AccountState::from_row(&account, &row)?;
         states.insert(account, state);
     }
-    if keys == Keys::ReadFirst && !states.is_empty() {
+    if let Some(keys) = keys
+        && !states.is_empty()
+    {
         let mut locked: Vec<&str> = states.keys().map(AccountId::as_str).collect();
         locked.sort_unstable();
-        let named: Vec<[&str; 2]> = items
-            .iter()
-            .map(|(a, r)| [a.as_str(), r.key.as_str()])
-            .collect();
         let read = params! {
             account_ids: json!(locked).to_string(),
-            keys: json!(named).to_string(),
+            keys: json!(keys).to_string(),
         };
         for row in tx.rows(&READ_ACCOUNTS, read).await? {
             let account = account_id_of(&row)?;
@@ -442,16 +469,7 @@ async fn lock_and_read(
             state.fill_from(&row)?;
         }
     }
-    let states = states.into_iter().map(|(account, state)| {
-        let start = (state.snap.balance, state.snap.total_spent);
-        let ingesting = Ingesting {
-            state,
-            start,
-            buffer: None,
-        };
-        (account, ingesting)
-    });
-    Ok((states.collect(), entry_ids))
+    Ok((states, entry_ids))
 }
 
 /// Whether any of these `[account, key]` names a stored record (read with the accounts'

@@ -340,17 +340,19 @@ enum Attempt {
     ReadAgain,
 }
 
-/// The parameters of `submit_job.sql`.
-struct SubmitWrite {
+/// The parameters of `submit_job.sql`, and one item of `submit_jobs.sql` (by the same
+/// names).
+#[derive(serde::Serialize)]
+pub(crate) struct SubmitWrite {
     account_id: String,
     key: String,
     request_hash: String,
-    job_id: String,
+    pub(crate) job_id: String,
     kind: String,
     lane: String,
     payload: Option<String>,
     hold: String,
-    money_hold_micros: i64,
+    pub(crate) money_hold_micros: i64,
     pocket: Option<String>,
     pocket_hold: i64,
     now: i64,
@@ -359,7 +361,7 @@ struct SubmitWrite {
     open_at_submit: i64,
     seen_open_jobs: Option<i64>,
     seen_pockets: Option<String>,
-    actor: String,
+    pub(crate) actor: String,
     currency: String,
 }
 
@@ -386,7 +388,7 @@ bind_by_name!(SubmitWrite {
 });
 
 impl SubmitWrite {
-    fn new(
+    pub(crate) fn new(
         card: &RateCard,
         state: &AccountState,
         req: &Submit,
@@ -437,8 +439,7 @@ impl Store {
             .kinds
             .get(&req.kind)
             .ok_or_else(|| Refusal::UnknownKind(req.kind.clone()))?;
-        let hash =
-            request_hash(&json!({ "op": "submit", "kind": req.kind, "payload": req.payload }));
+        let hash = submit_hash(req);
         let answer: Result<Submitted, Refusal> = in_write_tx!(self, |tx| async {
             let mut state = lock_account_with_extras(tx, &req.account).await?;
             loop {
@@ -719,6 +720,11 @@ pub(crate) fn fail_step<'a>(
         finished_by: FinishedBy::Fail,
         reason,
     }))
+}
+
+/// The hash a submit's key records: its kind and payload.
+pub(crate) fn submit_hash(req: &Submit) -> String {
+    request_hash(&json!({ "op": "submit", "kind": req.kind, "payload": req.payload }))
 }
 
 /// The core's verdict on a finishing call's lease.

@@ -46,6 +46,7 @@ pub mod scope;
 pub mod statement;
 pub mod stats;
 pub mod store;
+pub mod submit_batch;
 pub mod webhooks;
 pub mod writes;
 
@@ -66,3 +67,4 @@ pub use refunds::{Grant, Granted, JobRefund, JobRefunded};
 pub use retention::{PRUNE_CHUNK, PruneReport};
 pub use scope::CrossAccount;
 pub use store::Store;
+pub use submit_batch::QueuedSubmit;

@@ -37,10 +37,13 @@ pub enum CrossAccount {
     /// A worker's batched complete or fail: its jobs, of any accounts, finished in one
     /// transaction (one commit for many answers).
     FinishJobs,
+    /// The submit batcher's group commit: the submits that arrived together, of any
+    /// accounts, in one transaction (one commit for many answers).
+    SubmitBatch,
 }
 
 impl CrossAccount {
-    pub const ALL: [CrossAccount; 9] = [
+    pub const ALL: [CrossAccount; 10] = [
         CrossAccount::DebitBatch,
         CrossAccount::Ingest,
         CrossAccount::StampEvents,
@@ -50,6 +53,7 @@ impl CrossAccount {
         CrossAccount::ClaimDeliveries,
         CrossAccount::LeaseJobs,
         CrossAccount::FinishJobs,
+        CrossAccount::SubmitBatch,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -63,6 +67,7 @@ impl CrossAccount {
             CrossAccount::ClaimDeliveries => "claim_deliveries",
             CrossAccount::LeaseJobs => "lease_jobs",
             CrossAccount::FinishJobs => "finish_jobs",
+            CrossAccount::SubmitBatch => "submit_batch",
         }
     }
 }

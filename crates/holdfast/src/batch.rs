@@ -12,6 +12,11 @@
 //! one is applied as a single debit). A hot account's debits share one lock, one write
 //! and one commit; many accounts' debits share one commit.
 //!
+//! Submits are batched the same way ([`SubmitBatcher`]): a batch is applied by
+//! [`Store::submit_many`], set-based, each submit exactly as a single submit; each carries
+//! its caller's actor, since the batch runs on another task. The machinery is one
+//! [`Batcher`], generic over what it batches ([`Batched`]).
+//!
 //! What queues behind a debit that went straight through is handed to a task of its own
 //! when that debit ends or when its caller goes away (a client that hangs up), so no
 //! debit is ever stranded. A batch that fails as a whole (a database error) is retried
@@ -21,8 +26,9 @@ use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
-use holdfast_core::AccountId;
-use holdfast_store::{DebitRequest, Dialect, MoneyResult, Store, StoreError};
+use holdfast_core::{AccountId, Refusal};
+use holdfast_store::model::Submitted;
+use holdfast_store::{DebitRequest, Dialect, MoneyResult, QueuedSubmit, Store, StoreError};
 use tokio::sync::oneshot;
 
 /// How debits are batched.
@@ -48,44 +54,155 @@ impl Default for BatchOptions {
     }
 }
 
-type Reply = oneshot::Sender<Result<MoneyResult, StoreError>>;
+/// What a [`Batcher`] batches: a call on one account, applied alone (a transaction of
+/// its own) or with others in one transaction, each answered as if alone.
+pub trait Batched: Send + Sync + 'static {
+    type Req: Clone + Send + Sync + 'static;
+    type Answer: Send + 'static;
 
-/// A debit waiting in a stream.
-struct Waiting {
-    account: AccountId,
-    req: DebitRequest,
-    reply: Reply,
+    /// On PostgreSQL, how many calls per stream may pass busy streams at once while
+    /// nothing waits (light load). Below that a call is not batched: a small batch
+    /// costs more than the transactions it replaces when they run side by side.
+    const PASSING_PER_STREAM: usize;
+
+    /// The call alone.
+    fn one(
+        store: &Store,
+        account: &AccountId,
+        req: &Self::Req,
+    ) -> impl Future<Output = Result<Self::Answer, StoreError>> + Send;
+
+    /// The calls in one transaction, answered in order; the outer error fails them all
+    /// (nothing written).
+    fn many(
+        store: &Store,
+        items: &[(AccountId, Self::Req)],
+    ) -> impl Future<Output = Result<Vec<Result<Self::Answer, Refusal>>, StoreError>> + Send;
 }
 
-/// Per stream with a transaction in flight: the debits waiting for it to finish, and the
-/// accounts that transaction writes; and the accounts of the debits passing busy streams.
-#[derive(Default)]
-struct Queues {
-    waiting: HashMap<u64, Vec<Waiting>>,
+/// Debits: [`Store::debit_one`] alone, [`Store::debit_many`] together.
+pub struct Debits;
+
+impl Batched for Debits {
+    type Req = DebitRequest;
+    type Answer = MoneyResult;
+    /// Measured best on the bench machine (BENCHMARKS.md, df45ac5).
+    const PASSING_PER_STREAM: usize = 1;
+
+    async fn one(
+        store: &Store,
+        account: &AccountId,
+        req: &DebitRequest,
+    ) -> Result<MoneyResult, StoreError> {
+        store.debit_one(account, req).await
+    }
+
+    async fn many(
+        store: &Store,
+        items: &[(AccountId, DebitRequest)],
+    ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
+        store.debit_many(items).await
+    }
+}
+
+/// Submits: [`Store::submit`] alone (as its caller's actor), [`Store::submit_many`]
+/// together.
+pub struct Submits;
+
+impl Batched for Submits {
+    type Req = QueuedSubmit;
+    type Answer = Submitted;
+    /// A submit's set-based batch (three statements) pays only from a handful of
+    /// submits on: up to 8 at once on 2 streams go straight through (BENCHMARKS.md).
+    const PASSING_PER_STREAM: usize = 4;
+
+    async fn one(
+        store: &Store,
+        _: &AccountId,
+        queued: &QueuedSubmit,
+    ) -> Result<Submitted, StoreError> {
+        holdfast_store::actor::acting_as(&queued.actor, store.submit(&queued.req)).await
+    }
+
+    async fn many(
+        store: &Store,
+        items: &[(AccountId, QueuedSubmit)],
+    ) -> Result<Vec<Result<Submitted, Refusal>>, StoreError> {
+        let queued: Vec<QueuedSubmit> = items.iter().map(|(_, q)| q.clone()).collect();
+        store.submit_many(&queued).await
+    }
+}
+
+type Answer<O> = Result<<O as Batched>::Answer, StoreError>;
+/// The calls of a batch, each with its account.
+type Items<O> = Vec<(AccountId, <O as Batched>::Req)>;
+type Reply<O> = oneshot::Sender<Answer<O>>;
+
+/// A call waiting in a stream.
+struct Waiting<O: Batched> {
+    account: AccountId,
+    req: O::Req,
+    reply: Reply<O>,
+}
+
+/// Per stream with a transaction in flight: the calls waiting for it to finish, and the
+/// accounts that transaction writes; and the accounts of the calls passing busy streams.
+struct Queues<O: Batched> {
+    waiting: HashMap<u64, Vec<Waiting<O>>>,
     writing: HashMap<u64, Vec<AccountId>>,
     passing: Vec<AccountId>,
 }
 
-/// What a debit does on arrival.
-enum Turn {
+impl<O: Batched> Default for Queues<O> {
+    fn default() -> Self {
+        Queues {
+            waiting: HashMap::new(),
+            writing: HashMap::new(),
+            passing: Vec::new(),
+        }
+    }
+}
+
+/// What a call does on arrival.
+enum Turn<O: Batched> {
     /// Its stream had nothing in flight: straight through, and the stream is its own.
     Lead,
     /// Its stream is busy but nothing waits anywhere (light load): straight through
     /// beside it, not waiting a transaction for nothing.
     Pass,
     /// Under load: into the stream's next batch.
-    Wait(oneshot::Receiver<Result<MoneyResult, StoreError>>),
+    Wait(oneshot::Receiver<Answer<O>>),
 }
 
-#[derive(Clone, Default)]
-pub struct DebitBatcher {
-    queues: Arc<Mutex<Queues>>,
+/// Group commit of the calls `O` (see the module).
+pub struct Batcher<O: Batched> {
+    queues: Arc<Mutex<Queues<O>>>,
     opts: BatchOptions,
 }
 
-impl DebitBatcher {
-    pub fn new(opts: BatchOptions) -> DebitBatcher {
-        DebitBatcher {
+/// The debit batcher.
+pub type DebitBatcher = Batcher<Debits>;
+/// The submit batcher.
+pub type SubmitBatcher = Batcher<Submits>;
+
+impl<O: Batched> Clone for Batcher<O> {
+    fn clone(&self) -> Self {
+        Batcher {
+            queues: self.queues.clone(),
+            opts: self.opts,
+        }
+    }
+}
+
+impl<O: Batched> Default for Batcher<O> {
+    fn default() -> Self {
+        Batcher::new(BatchOptions::default())
+    }
+}
+
+impl<O: Batched> Batcher<O> {
+    pub fn new(opts: BatchOptions) -> Batcher<O> {
+        Batcher {
             queues: Arc::default(),
             opts: BatchOptions {
                 max_batch: opts.max_batch.max(1),
@@ -106,19 +223,14 @@ impl DebitBatcher {
     }
 }
 
-impl DebitBatcher {
-    /// Applies one debit, batched with any others of its stream.
-    pub async fn debit(
-        &self,
-        store: &Store,
-        account: &AccountId,
-        req: DebitRequest,
-    ) -> Result<MoneyResult, StoreError> {
+impl<O: Batched> Batcher<O> {
+    /// Applies one call, batched with any others of its stream.
+    pub async fn apply(&self, store: &Store, account: &AccountId, req: O::Req) -> Answer<O> {
         if self.opts.max_batch == 1 {
-            return store.debit_one(account, &req).await;
+            return O::one(store, account, &req).await;
         }
         let stream = self.stream_of(store, account);
-        let turn = {
+        let turn: Turn<O> = {
             let mut q = self.queues.lock().unwrap_or_else(|e| e.into_inner());
             let busy = q.waiting.contains_key(&stream);
             if !busy {
@@ -155,32 +267,32 @@ impl DebitBatcher {
                     store: store.clone(),
                     stream,
                 };
-                store.debit_one(account, &req).await
+                O::one(store, account, &req).await
             }
             Turn::Pass => {
                 let _passed = Passing(self.clone(), account.clone());
-                store.debit_one(account, &req).await
+                O::one(store, account, &req).await
             }
             Turn::Wait(answer) => match answer.await {
                 Ok(result) => result,
-                // The batch task went away: answer this debit on its own.
-                Err(_) => store.debit_one(account, &req).await,
+                // The batch task went away: answer this call on its own.
+                Err(_) => O::one(store, account, &req).await,
             },
         }
     }
 
-    /// How many debits may pass busy streams at once: as many as there are streams on
-    /// PostgreSQL (so light load runs up to twice as many transactions as streams); none
-    /// on SQLite, whose writers queue at its write gate anyway.
+    /// How many calls may pass busy streams at once: [`Batched::PASSING_PER_STREAM`]
+    /// per stream on PostgreSQL; none on SQLite, whose writers queue at its write gate
+    /// anyway.
     fn passing_limit(&self, store: &Store) -> usize {
         match store.dialect() {
             Dialect::Sqlite => 0,
-            Dialect::Postgres => self.opts.postgres_streams as usize,
+            Dialect::Postgres => self.opts.postgres_streams as usize * O::PASSING_PER_STREAM,
         }
     }
 
     /// The next batch of `stream`, or `None` (and the stream freed) when nothing waits.
-    fn next_batch(&self, stream: u64) -> Option<Vec<Waiting>> {
+    fn next_batch(&self, stream: u64) -> Option<Vec<Waiting<O>>> {
         let mut q = self.queues.lock().unwrap_or_else(|e| e.into_inner());
         let queue = q.waiting.entry(stream).or_default();
         // A debit whose caller went away (its request timed out, or the client hung up)
@@ -192,7 +304,7 @@ impl DebitBatcher {
             return None;
         }
         let take = queue.len().min(self.opts.max_batch);
-        let batch: Vec<Waiting> = queue.drain(..take).collect();
+        let batch: Vec<Waiting<O>> = queue.drain(..take).collect();
         let accounts = batch.iter().map(|w| w.account.clone()).collect();
         q.writing.insert(stream, accounts);
         Some(batch)
@@ -207,7 +319,7 @@ impl DebitBatcher {
     }
 
     /// Runs batches of `stream` until its queue is empty.
-    async fn drain(&self, store: Store, stream: u64, mut batch: Vec<Waiting>) {
+    async fn drain(&self, store: Store, stream: u64, mut batch: Vec<Waiting<O>>) {
         loop {
             run_batch(&store, batch).await;
             match self.next_batch(stream) {
@@ -220,9 +332,9 @@ impl DebitBatcher {
 
 /// Held by a debit passing a busy stream: when it ends (or its caller goes away), it no
 /// longer counts as passing.
-struct Passing(DebitBatcher, AccountId);
+struct Passing<O: Batched>(Batcher<O>, AccountId);
 
-impl Drop for Passing {
+impl<O: Batched> Drop for Passing<O> {
     fn drop(&mut self) {
         let mut q = self.0.queues.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(i) = q.passing.iter().position(|a| a == &self.1) {
@@ -233,13 +345,13 @@ impl Drop for Passing {
 
 /// Held by a debit that went straight through: when it ends, the debits that queued
 /// behind it go to a task of their own.
-struct HandOver {
-    batcher: DebitBatcher,
+struct HandOver<O: Batched> {
+    batcher: Batcher<O>,
     store: Store,
     stream: u64,
 }
 
-impl Drop for HandOver {
+impl<O: Batched> Drop for HandOver<O> {
     fn drop(&mut self) {
         let Some(batch) = self.batcher.next_batch(self.stream) else {
             return;
@@ -260,14 +372,14 @@ impl Drop for HandOver {
     }
 }
 
-/// Applies a batch in one transaction ([`Store::debit_many`]: each account's debits in
-/// arrival order). When the transaction fails as a whole, each debit is answered on its own.
-async fn run_batch(store: &Store, batch: Vec<Waiting>) {
-    let (items, replies): (Vec<(AccountId, DebitRequest)>, Vec<Reply>) = batch
+/// Applies a batch in one transaction ([`Batched::many`]: each account's calls in
+/// arrival order). When the transaction fails as a whole, each call is answered on its own.
+async fn run_batch<O: Batched>(store: &Store, batch: Vec<Waiting<O>>) {
+    let (items, replies): (Items<O>, Vec<Reply<O>>) = batch
         .into_iter()
         .map(|w| ((w.account, w.req), w.reply))
         .unzip();
-    match store.debit_many(&items).await {
+    match O::many(store, &items).await {
         Ok(results) => {
             for (reply, result) in replies.into_iter().zip(results) {
                 let _ = reply.send(result.map_err(StoreError::Refused));
@@ -288,7 +400,7 @@ async fn run_batch(store: &Store, batch: Vec<Waiting>) {
         }
         Err(_) => {
             for ((account, req), reply) in items.iter().zip(replies) {
-                let _ = reply.send(store.debit_one(account, req).await);
+                let _ = reply.send(O::one(store, account, req).await);
             }
         }
     }

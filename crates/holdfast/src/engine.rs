@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use holdfast_core::RateCard;
 use holdfast_store::{PoolOptions, Store, StoreError};
 
-use crate::batch::{BatchOptions, DebitBatcher};
+use crate::batch::{BatchOptions, DebitBatcher, SubmitBatcher};
 use tokio::sync::Notify;
 
 /// A deployment: one database, one rate card.
@@ -30,6 +30,7 @@ pub struct Engine {
     store: Store,
     lanes: Arc<Mutex<HashMap<String, Arc<Notify>>>>,
     debits: DebitBatcher,
+    submits: SubmitBatcher,
 }
 
 impl Engine {
@@ -54,12 +55,19 @@ impl Engine {
             store,
             lanes: Arc::default(),
             debits: DebitBatcher::default(),
+            submits: SubmitBatcher::default(),
         }
     }
 
     /// The same engine with debits batched by `opts` (set before it is shared).
     pub fn with_batching(mut self, opts: BatchOptions) -> Engine {
         self.debits = DebitBatcher::new(opts);
+        self
+    }
+
+    /// The same engine with submits batched by `opts` (set before it is shared).
+    pub fn with_submit_batching(mut self, opts: BatchOptions) -> Engine {
+        self.submits = SubmitBatcher::new(opts);
         self
     }
 

@@ -46,5 +46,5 @@ pub use holdfast_store::{
     Submitted, Usage, Violation, key_hash,
 };
 
-// Opening a store by hand, and a debit as the batcher hands it to the store.
-pub use holdfast_store::{DebitRequest, PoolOptions, SqliteSync, Store};
+// Opening a store by hand, and a debit or a submit as a batcher hands it to the store.
+pub use holdfast_store::{DebitRequest, PoolOptions, QueuedSubmit, SqliteSync, Store};

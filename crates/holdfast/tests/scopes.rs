@@ -153,6 +153,17 @@ async fn mixed_scenario(e: &Engine) {
     for answer in e.complete_many(&items).await.unwrap() {
         answer.unwrap();
     }
+    // The submit batcher's group commit: two accounts' submits in one transaction.
+    let together: Vec<holdfast::QueuedSubmit> = ["acct_0", "acct_1"]
+        .iter()
+        .map(|a| holdfast::QueuedSubmit {
+            req: submit_req(a, "text", &format!("js-{a}")),
+            actor: "library".into(),
+        })
+        .collect();
+    for answer in e.store().submit_many(&together).await.unwrap() {
+        answer.unwrap();
+    }
     let queued = e
         .submit(&submit_req("acct_5", "image", "j-cancel"))
         .await

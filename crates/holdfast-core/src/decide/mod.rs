@@ -138,6 +138,18 @@ impl AccountSnapshot {
         }
     }
 
+    /// Applies a submit's hold to this snapshot (what the account looks like with the new
+    /// job queued): each line is held on its pocket, money on the account's `held`.
+    pub fn apply_hold(&mut self, hold: &[PocketAmount]) {
+        for line in hold {
+            if line.pocket == MONEY {
+                self.held += line.amount;
+            } else if let Some(p) = self.allowances.get_mut(&line.pocket) {
+                p.held += line.amount;
+            }
+        }
+    }
+
     /// When the pocket's window passes next.
     pub fn refills_at(&self, card: &RateCard, pocket: &str) -> Option<Timestamp> {
         let p = self.allowances.get(pocket)?;
@@ -434,6 +446,23 @@ mod tests {
     use super::tests_support::snapshot_with as snap;
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_hold_is_held_on_its_pockets_and_a_second_submit_sees_it() {
+        let card = RateCard::builtin();
+        let mut s = snap(600_000, 1);
+        s.max_concurrent_jobs = Some(2);
+        let image = &card.kinds["image"];
+        let first = decide_submit(&s, 0, image, &card).unwrap();
+        assert_eq!(first.hold[0].pocket, "daily_images");
+        s.apply_hold(&first.hold);
+        assert_eq!(s.allowances["daily_images"].held, 1);
+        // The pocket is spoken for: the next image holds money.
+        let second = decide_submit(&s, 1, image, &card).unwrap();
+        assert_eq!(second.hold[0].pocket, MONEY);
+        s.apply_hold(&second.hold);
+        assert_eq!((s.held, s.available_money()), (40_000, 560_000));
+    }
 
     #[test]
     fn the_expiring_pocket_pays_first_then_money() {

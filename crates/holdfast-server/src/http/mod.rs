@@ -68,6 +68,11 @@ pub struct ServeArgs {
     #[arg(long, env = "HOLDFAST_DEBIT_LANES", default_value_t = 2,
           value_parser = clap::value_parser!(u64).range(1..=64))]
     pub debit_lanes: u64,
+    /// Most submits one transaction applies (group commit, over the same commit streams
+    /// as debits); 1 turns batching of submits off.
+    #[arg(long, env = "HOLDFAST_SUBMIT_BATCH_MAX", default_value_t = 64,
+          value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub submit_batch_max: u64,
     /// The longest a request may take, in seconds, before it is answered 503 (a lease
     /// adds its `wait_ms` on top). Raise it for `GET /v1/admin/audit` on a big database.
     #[arg(long, env = "HOLDFAST_REQUEST_TIMEOUT_SECONDS", default_value_t = 15,
@@ -397,6 +402,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .await?
         .with_batching(BatchOptions {
             max_batch: usize::try_from(args.debit_batch_max)?,
+            postgres_streams: args.debit_lanes,
+        })
+        .with_submit_batching(BatchOptions {
+            max_batch: usize::try_from(args.submit_batch_max)?,
             postgres_streams: args.debit_lanes,
         });
     let env_key = std::env::var("HOLDFAST_ADMIN_KEY")

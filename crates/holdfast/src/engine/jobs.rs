@@ -3,8 +3,8 @@
 
 use holdfast_core::{JobId, PocketAmount, WorkerId};
 use holdfast_store::{
-    CancelOutcome, CompleteJob, FailJob, Heartbeat, Job, JobAnswers, JobFilter, Lease, StoreError,
-    Submit, Submitted,
+    CancelOutcome, CompleteJob, FailJob, Heartbeat, Job, JobAnswers, JobFilter, Lease,
+    QueuedSubmit, StoreError, Submit, Submitted,
 };
 
 use super::Engine;
@@ -13,7 +13,14 @@ impl Engine {
     /// Submits a job (holds its price and queues it, in one transaction; idempotent by
     /// key) and wakes a worker waiting on its lane.
     pub async fn submit(&self, req: &Submit) -> Result<Submitted, StoreError> {
-        let submitted = self.store.submit(req).await?;
+        let queued = QueuedSubmit {
+            req: req.clone(),
+            actor: holdfast_store::actor::current(),
+        };
+        let submitted = self
+            .submits
+            .apply(&self.store, &req.account, queued)
+            .await?;
         if !submitted.replay {
             self.lane_notify(&submitted.job.lane).notify_one();
         }

@@ -32,7 +32,7 @@ impl Engine {
         job_ref: Option<&str>,
     ) -> Result<MoneyResult, StoreError> {
         let req = DebitRequest::new(usage, key, job_ref);
-        self.debits.debit(&self.store, account, req).await
+        self.debits.apply(&self.store, account, req).await
     }
 
     /// Debits of any accounts in one call (batch ingest), answered in the order given,
