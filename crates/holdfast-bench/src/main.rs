@@ -123,6 +123,14 @@ struct Args {
     /// as `holdfast serve --debit-lanes`); default: the engine's (2).
     #[arg(long)]
     debit_streams: Option<u64>,
+    /// Submit commit streams of the engine on PostgreSQL (its submit batcher's
+    /// `BatchOptions::postgres_streams`; `holdfast serve` uses `--debit-lanes`); default 2.
+    #[arg(long)]
+    submit_streams: Option<u64>,
+    /// Most submits one batch applies (`holdfast serve --submit-batch-max`); default 64,
+    /// 1 turns submit batching off.
+    #[arg(long)]
+    submit_batch_max: Option<usize>,
 }
 
 #[derive(Debug, Serialize)]
@@ -424,6 +432,13 @@ async fn run_workload(args: &Args, w: Workload, target: &Target) -> anyhow::Resu
         engine = engine.with_batching(holdfast::batch::BatchOptions {
             postgres_streams: streams,
             ..holdfast::batch::BatchOptions::default()
+        });
+    }
+    if args.submit_streams.is_some() || args.submit_batch_max.is_some() {
+        let default = holdfast::batch::BatchOptions::default();
+        engine = engine.with_submit_batching(holdfast::batch::BatchOptions {
+            postgres_streams: args.submit_streams.unwrap_or(default.postgres_streams),
+            max_batch: args.submit_batch_max.unwrap_or(default.max_batch),
         });
     }
     let floor = FloorPool::connect(&target.url, u32::try_from(args.clients)?, sync).await?;
