@@ -427,20 +427,7 @@ async fn run_workload(args: &Args, w: Workload, target: &Target) -> anyhow::Resu
         Backend::Sqlite => (CpuProbe::process_only(), None),
     };
     let sync = SqliteSync::parse(&args.sqlite_synchronous).unwrap_or_default();
-    let mut engine = open_engine(&target.url, args.clients, sync).await?;
-    if let Some(streams) = args.debit_streams {
-        engine = engine.with_batching(holdfast::batch::BatchOptions {
-            postgres_streams: streams,
-            ..holdfast::batch::BatchOptions::default()
-        });
-    }
-    if args.submit_streams.is_some() || args.submit_batch_max.is_some() {
-        let default = holdfast::batch::BatchOptions::default();
-        engine = engine.with_submit_batching(holdfast::batch::BatchOptions {
-            postgres_streams: args.submit_streams.unwrap_or(default.postgres_streams),
-            max_batch: args.submit_batch_max.unwrap_or(default.max_batch),
-        });
-    }
+    let engine = with_batching(args, open_engine(&target.url, args.clients, sync).await?);
     let floor = FloorPool::connect(&target.url, u32::try_from(args.clients)?, sync).await?;
     let names = Names::new();
     let accounts = match w {
@@ -616,6 +603,24 @@ async fn http_lifecycle(
     ));
     out.rss_mb = rss;
     Ok(out)
+}
+
+/// The engine with the batching settings the flags give (the engine's own by default).
+fn with_batching(args: &Args, mut engine: Engine) -> Engine {
+    let default = holdfast::batch::BatchOptions::default();
+    if let Some(streams) = args.debit_streams {
+        engine = engine.with_batching(holdfast::batch::BatchOptions {
+            postgres_streams: streams,
+            ..default
+        });
+    }
+    if args.submit_streams.is_some() || args.submit_batch_max.is_some() {
+        engine = engine.with_submit_batching(holdfast::batch::BatchOptions {
+            postgres_streams: args.submit_streams.unwrap_or(default.postgres_streams),
+            max_batch: args.submit_batch_max.unwrap_or(default.max_batch),
+        });
+    }
+    engine
 }
 
 /// `lifecycle-batched`: the library and HTTP batched lifecycles (50 jobs per call) and the

@@ -229,14 +229,19 @@ async fn in_batches(e: &Engine, jobs: &[String], leases: &[Lease]) -> Vec<String
             reason: Some("flaky".into()),
         })
         .collect();
+    batch_answers(e, &completes, &fails).await
+}
+
+/// The answers of a batched complete, then a batched fail.
+async fn batch_answers(e: &Engine, completes: &[CompleteJob], fails: &[FailJob]) -> Vec<String> {
     let mut out: Vec<String> = e
-        .complete_many(&completes)
+        .complete_many(completes)
         .await
         .unwrap()
         .iter()
         .map(shape)
         .collect();
-    out.extend(e.fail_many(&fails).await.unwrap().iter().map(shape));
+    out.extend(e.fail_many(fails).await.unwrap().iter().map(shape));
     out
 }
 
@@ -692,14 +697,7 @@ backend_test!(
         };
         let (_db2, single, leases2) = pocket_twin(b).await.unwrap();
         let (completes, fails) = pocket_items(&leases1);
-        let mut got: Vec<String> = batched
-            .complete_many(&completes)
-            .await
-            .unwrap()
-            .iter()
-            .map(shape)
-            .collect();
-        got.extend(batched.fail_many(&fails).await.unwrap().iter().map(shape));
+        let got = batch_answers(&batched, &completes, &fails).await;
         let (completes, fails) = pocket_items(&leases2);
         let mut want = Vec::new();
         for c in &completes {
