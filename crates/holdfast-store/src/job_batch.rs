@@ -9,10 +9,11 @@
 //! (`lock_jobs_and_accounts`), `holdfast_core::decide` decides each item in request order
 //! on its account's state as the items before it left it (the single call's decision,
 //! [`complete_step`] / [`fail_step`] and [`plan_finish_write`]), and one statement writes
-//! every job, entry, event and account row (`finish_jobs`). Where an item's finish
-//! causes an event besides the job's own (a suspension, a low-balance crossing) or the
-//! batch names a job twice, the decided items are instead written one by one in the same
-//! transaction, as the single calls write them, so those events keep their order.
+//! every job, entry, event and account row (`finish_jobs`). A job named again later in
+//! the batch is decided on the job as the earlier item left it (a repeat answers the job
+//! as written). Where an item's finish causes an event besides the job's own (a
+//! suspension, a low-balance crossing), the items are instead written one by one in the
+//! same transaction, as the single calls write them, so those events keep their order.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -214,10 +215,11 @@ impl Store {
         let job_ids: Vec<&str> = items.iter().map(|i| i.job().as_str()).collect();
         let job_ids = json!(job_ids).to_string();
         in_write_tx!(self, |tx| async {
-            if items.len() > 1 {
+            let mut locked = Locked::read(tx, &job_ids).await?;
+            // Marked before anything is written, once the accounts are known.
+            if locked.accounts.len() > 1 {
                 tx.across_accounts(CrossAccount::FinishJobs).await?;
             }
-            let mut locked = Locked::read(tx, &job_ids).await?;
             match decide_batch(self.card(), items, &mut locked)? {
                 Some(decided) => write_batch(tx, decided).await,
                 None => self.finish_one_by_one(tx, items).await,

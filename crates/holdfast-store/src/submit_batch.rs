@@ -11,7 +11,8 @@
 //! What only some submits need runs per account, in the same transaction: a due refill
 //! (before the account's first decision), the activity stamp of a refused submit, a
 //! replay's job read back (after the write), and a low-balance event (after the write,
-//! in order; a submit writes no other event).
+//! in order; a submit writes no other event). Each is written as its submit's caller
+//! (its actor), not as the batch's task.
 
 use std::collections::HashMap;
 
@@ -50,11 +51,20 @@ enum Decided {
     Refused(Refusal),
 }
 
-/// What the batch writes besides the jobs: low-balance events (account, type, data, time)
-/// in order, and the accounts whose refused submits stamp their activity.
+/// A low-balance event a submit causes, with the actor of its submit.
+struct Crossing {
+    account: String,
+    event: &'static str,
+    data: serde_json::Value,
+    now: i64,
+    actor: String,
+}
+
+/// What the batch writes besides the jobs: low-balance events in order, and the accounts
+/// whose refused submits stamp their activity.
 #[derive(Default)]
 struct Extras {
-    crossings: Vec<(String, &'static str, serde_json::Value, i64)>,
+    crossings: Vec<Crossing>,
     stamps: Vec<AccountId>,
 }
 
@@ -67,6 +77,9 @@ impl Store {
         &self,
         items: &[QueuedSubmit],
     ) -> Result<Vec<Result<Submitted, Refusal>>, StoreError> {
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
         if let [one] = items {
             return match crate::actor::acting_as(&one.actor, self.submit(&one.req)).await {
                 Ok(submitted) => Ok(vec![Ok(submitted)]),
@@ -98,8 +111,9 @@ impl Store {
                 let snap = &mut snapshot_of(&mut states, account)?;
                 self.stamp_activity(tx, account, snap).await?;
             }
-            for (account, event, data, now) in extras.crossings {
-                emit(tx, event, &account, None, data, now).await?;
+            for c in extras.crossings {
+                let emitted = emit(tx, c.event, &c.account, None, c.data, c.now);
+                crate::actor::acting_as(&c.actor, emitted).await?;
             }
             let mut answers = Vec::with_capacity(decided.len());
             for d in decided {
@@ -153,7 +167,9 @@ impl Store {
             Ok(None) => {}
         }
         let refills = state.snap.due_refills(self.card());
-        apply_refills(tx, &req.account, &mut state.snap, &refills).await?;
+        // Written as the caller's: the batch runs on a task of its own.
+        let refilled = apply_refills(tx, &req.account, &mut state.snap, &refills);
+        crate::actor::acting_as(&item.actor, refilled).await?;
         let open = state.open_jobs()?;
         let decision = match decide::decide_submit(&state.snap, open, kind, self.card()) {
             Ok(decision) => decision,
@@ -169,10 +185,13 @@ impl Store {
         let before = state.snap.available_money();
         let after = before - write.money_hold_micros;
         if let Some((event, data)) = crossing_event(self.card(), &state.snap, before, after) {
-            let now = state.snap.now;
-            extras
-                .crossings
-                .push((req.account.to_string(), event, data, now));
+            extras.crossings.push(Crossing {
+                account: req.account.to_string(),
+                event,
+                data,
+                now: state.snap.now,
+                actor: item.actor.clone(),
+            });
         }
         state.snap.apply_hold(&decision.hold);
         state.snap.last_active_at = Some(state.snap.now);

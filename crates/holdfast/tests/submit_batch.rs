@@ -127,12 +127,21 @@ async fn books(e: &Engine) -> Vec<String> {
             ..Default::default()
         };
         let feed = e.events(&filter).await.unwrap().items;
-        let types: Vec<String> = feed.iter().map(|ev| ev.event_type.clone()).collect();
+        let types: Vec<String> = feed
+            .iter()
+            .map(|ev| format!("{} by {:?}", ev.event_type, ev.actor))
+            .collect();
         out.push(format!("{id} {types:?}"));
         let ledger = e.store().ledger(&acct(id), None, 1000).await.unwrap().items;
         let entries: Vec<String> = ledger
             .iter()
-            .map(|l| format!("{} {} {} {}", l.kind, l.pocket, l.delta, l.amount_after))
+            .map(|l| {
+                let (kind, pocket, actor) = (&l.kind, &l.pocket, &l.actor);
+                format!(
+                    "{kind} {pocket} {} {} by {actor:?}",
+                    l.delta, l.amount_after
+                )
+            })
             .collect();
         out.push(format!("{id} {entries:?}"));
     }
@@ -190,10 +199,15 @@ backend_test!(
         events_of(single.store(), "account.low_balance", 1).await;
         events_of(batched.store(), "account.low_balance", 1).await;
         let books = books(&batched).await;
-        assert!(
-            books.iter().any(|b| b.contains("refill daily_images 3 3")),
-            "{books:#?}"
-        );
+        // Refills and low-balance events are the caller's, as alone.
+        for needle in [
+            format!("refill daily_images 3 3 by Some({ACTOR:?})"),
+            format!("account.low_balance by Some({ACTOR:?})"),
+        ] {
+            // The books list each account's lines as Debug text, quotes escaped.
+            let found = books.iter().any(|b| b.replace('\\', "").contains(&needle));
+            assert!(found, "{needle} in {books:#?}");
+        }
         assert_eq!(books, self::books(&single).await);
         assert_clean(batched.store()).await;
         assert_clean(single.store()).await;
@@ -207,6 +221,7 @@ backend_test!(
             return;
         };
         accounts(&db, &e).await;
+        assert!(e.store().submit_many(&[]).await.unwrap().is_empty());
         // The write of the second job breaks a constraint made for the test (a write
         // can also fail for a full disk, a lost connection): the batch fails whole.
         let queued: Vec<QueuedSubmit> = ["x1", "x2"]
