@@ -318,14 +318,39 @@ impl<O: Batched> Batcher<O> {
         q.writing.remove(&stream);
     }
 
-    /// Runs batches of `stream` until its queue is empty.
+    /// Runs batches of `stream` until its queue is empty (which frees the stream).
     async fn drain(&self, store: Store, stream: u64, mut batch: Vec<Waiting<O>>) {
+        let mut draining = Draining {
+            batcher: self,
+            stream,
+            done: false,
+        };
         loop {
             run_batch(&store, batch).await;
             match self.next_batch(stream) {
                 Some(next) => batch = next,
-                None => return,
+                None => {
+                    draining.done = true;
+                    return;
+                }
             }
+        }
+    }
+}
+
+/// Held while a stream's batches run on a task of their own: should a batch panic (or
+/// the task be dropped), the stream is freed, so later calls are not queued behind a
+/// task that is gone; what waited in it answers itself.
+struct Draining<'a, O: Batched> {
+    batcher: &'a Batcher<O>,
+    stream: u64,
+    done: bool,
+}
+
+impl<O: Batched> Drop for Draining<'_, O> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.batcher.release(self.stream);
         }
     }
 }
