@@ -36,7 +36,7 @@ use crate::money::{DebitRequest, PricedDebit};
 use crate::scope::CrossAccount;
 use crate::statement::Stmt;
 use crate::store::Store;
-use crate::writes::{EntryFacts, crossing_event, emit, emit_suspension, read_entry};
+use crate::writes::{EntryFacts, crossing_event, emit, emit_suspension, read_entry, to_json};
 use crate::{in_write_tx, params, statement};
 
 static LOCK_ACCOUNTS: Stmt = statement!("ingest_lock_accounts");
@@ -493,10 +493,6 @@ async fn any_key_used(tx: &mut Tx, keys: &[[String; 2]]) -> Result<bool, StoreEr
     Ok(false)
 }
 
-fn to_json<T: Serialize>(value: &T) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(|e| StoreError::Corrupt(format!("ingest: {e}")))
-}
-
 /// The entry ids a read listed (`1,2,3`), in increasing order.
 fn parse_ids(listed: &str) -> Result<Vec<i64>, StoreError> {
     let mut ids = listed
@@ -525,8 +521,8 @@ async fn apply(
         return Ok(());
     }
     let params = params! {
-        items: to_json(&write.items)?,
-        changes: to_json(&write.changes)?,
+        items: to_json("ingest", &write.items)?,
+        changes: to_json("ingest", &write.changes)?,
         actor: crate::actor::current(),
     };
     let rows = tx.rows(&WRITE, params).await?;

@@ -33,7 +33,7 @@ use crate::model::{Job, Lease};
 use crate::scope::CrossAccount;
 use crate::statement::Stmt;
 use crate::store::Store;
-use crate::writes::crossing_event;
+use crate::writes::{crossing_event, to_json};
 use crate::{in_write_tx, params, statement};
 
 static LEASE_JOBS: Stmt = statement!("lease_jobs");
@@ -394,8 +394,7 @@ async fn write_batch(
 ) -> Result<Vec<Result<Job, Refusal>>, StoreError> {
     let mut written = HashMap::with_capacity(decided.writes.len());
     if !decided.writes.is_empty() {
-        let items = serde_json::to_string(&decided.writes)
-            .map_err(|e| StoreError::Corrupt(format!("finish_jobs: {e}")))?;
+        let items = to_json("finish_jobs", &decided.writes)?;
         for row in tx.rows(&FINISH_JOBS, params! { items: items }).await? {
             let captures = row.int("captures")?;
             let job = job_from(&row)?.job;

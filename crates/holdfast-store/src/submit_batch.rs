@@ -28,7 +28,7 @@ use crate::model::Submitted;
 use crate::scope::CrossAccount;
 use crate::statement::Stmt;
 use crate::store::Store;
-use crate::writes::{apply_refills, crossing_event, emit};
+use crate::writes::{apply_refills, crossing_event, emit, to_json};
 use crate::{in_write_tx, params, statement};
 
 static WRITE: Stmt = statement!("submit_jobs");
@@ -108,7 +108,7 @@ impl Store {
             }
             let mut written = write_jobs(tx, &writes).await?;
             for account in &extras.stamps {
-                let snap = &mut snapshot_of(&mut states, account)?;
+                let snap = snapshot_of(&mut states, account)?;
                 self.stamp_activity(tx, account, snap).await?;
             }
             for c in extras.crossings {
@@ -228,8 +228,7 @@ async fn write_jobs(
     if writes.is_empty() {
         return Ok(written);
     }
-    let items = serde_json::to_string(writes)
-        .map_err(|e| StoreError::Corrupt(format!("submit_jobs: {e}")))?;
+    let items = to_json("submit_jobs", writes)?;
     for row in tx.rows(&WRITE, params! { items: items }).await? {
         let job = job_from(&row)?.job;
         written.insert(job.job_id.clone(), job);

@@ -82,6 +82,15 @@ pub(crate) async fn emit(
     Ok(())
 }
 
+/// A statement's JSON parameter (a set-based write's items) as text; `what` names the
+/// statement in the error, which would be a bug of ours.
+pub(crate) fn to_json<T: serde::Serialize + ?Sized>(
+    what: &str,
+    value: &T,
+) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
+}
+
 /// Records an operator's action as the event `operator.<action>` (its actor is the
 /// event's): block, unblock, ban, unban, plan change, grant, key creation and revocation,
 /// reconciliation's adjustments. `account` is `""` for an action on no account (keys).
