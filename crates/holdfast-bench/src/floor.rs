@@ -36,16 +36,9 @@ fn engine_query(
     stmt: &'static holdfast::store::statement::Statement,
     params: holdfast::store::statement::Params,
 ) -> anyhow::Result<sqlx::query::Query<'static, sqlx::Postgres, sqlx::postgres::PgArguments>> {
-    use holdfast::store::db::{Arg, Dialect};
+    use holdfast::store::db::{Dialect, bind_postgres};
     let (text, args) = stmt.bind(Dialect::Postgres, params)?;
-    let mut q = sqlx::query(text);
-    for a in args {
-        q = match a {
-            Arg::Int(v) => q.bind(v),
-            Arg::Text(v) => q.bind(v),
-        };
-    }
-    Ok(q)
+    Ok(bind_postgres(sqlx::query(text), args))
 }
 
 #[derive(Clone)]
@@ -457,10 +450,11 @@ impl FloorPool {
 /// The set-based ingest floor on PostgreSQL: the accounts locked in sorted order, then
 /// ONE statement that aggregates the debits per account, guards and updates each account
 /// row once, writes every ledger entry and every idempotency record (ids from the
-/// ledger's sequence). No read of the accounts, no decision, no replay check.
+/// ledger's sequence). No read of the accounts, no decision, no replay check. The debits
+/// come as two arrays (accounts, keys), bound as arrays as the engine binds its columns.
 const INGEST_PG: &str = "WITH item AS (\
         SELECT t.account_id, t.key, nextval('ledger_entry_id_seq') AS entry_id \
-          FROM jsonb_to_recordset($1::jsonb) AS t(account_id text, key text)), \
+          FROM unnest($1::text[], $6::text[]) AS t(account_id, key)), \
     per_account AS (\
         SELECT account_id, COUNT(*) * $2::bigint AS amount FROM item GROUP BY account_id), \
     changed AS (\
@@ -480,7 +474,7 @@ const INGEST_PG: &str = "WITH item AS (\
           FROM item i JOIN changed c ON c.account_id = i.account_id RETURNING 1) \
     SELECT (SELECT COUNT(*) FROM entries) AS entries, (SELECT COUNT(*) FROM keys) AS keys";
 const LOCK_PG: &str = "SELECT account_id FROM accounts \
-    WHERE account_id = ANY (ARRAY(SELECT jsonb_array_elements_text($1::jsonb))) ORDER BY account_id FOR UPDATE";
+    WHERE account_id = ANY ($1::text[]) ORDER BY account_id FOR UPDATE";
 /// The same on SQLite, as one multi-statement call under `BEGIN IMMEDIATE`.
 const INGEST_LITE: &str = "\
     UPDATE accounts SET balance = balance - p.amount, total_spent = total_spent + p.amount \
@@ -501,12 +495,6 @@ impl FloorPool {
     /// set-based in one transaction. Every account must have the money (the bench tops
     /// them up far past what a run takes): the floor checks nothing per debit.
     pub async fn ingest(&self, accounts: &[String], keys: &[String]) -> anyhow::Result<()> {
-        let items: Vec<serde_json::Value> = accounts
-            .iter()
-            .zip(keys)
-            .map(|(a, k)| serde_json::json!({ "account_id": a, "key": k }))
-            .collect();
-        let items = serde_json::Value::from(items).to_string();
         let now = now_micros();
         match self {
             FloorPool::Postgres(p) => {
@@ -514,16 +502,14 @@ impl FloorPool {
                 ids.sort_unstable();
                 ids.dedup();
                 let mut tx = p.begin().await?;
-                sqlx::query(LOCK_PG)
-                    .bind(serde_json::Value::from(ids).to_string())
-                    .fetch_all(&mut *tx)
-                    .await?;
+                sqlx::query(LOCK_PG).bind(ids).fetch_all(&mut *tx).await?;
                 let row = sqlx::query(INGEST_PG)
-                    .bind(&items)
+                    .bind(accounts)
                     .bind(DEBIT_MICROS)
                     .bind(BUFFER_MICROS)
                     .bind(now)
                     .bind(HASH)
+                    .bind(keys)
                     .fetch_one(&mut *tx)
                     .await?;
                 let written: i64 = row.try_get("entries")?;
@@ -536,6 +522,12 @@ impl FloorPool {
                 tx.commit().await?;
             }
             FloorPool::Sqlite(p) => {
+                let items: Vec<serde_json::Value> = accounts
+                    .iter()
+                    .zip(keys)
+                    .map(|(a, k)| serde_json::json!({ "account_id": a, "key": k }))
+                    .collect();
+                let items = serde_json::Value::from(items).to_string();
                 let mut tx = p.begin_with("BEGIN IMMEDIATE").await?;
                 let done = sqlx::query(INGEST_LITE)
                     .bind(&items)

@@ -57,6 +57,30 @@ impl Sql {
 pub enum Arg {
     Int(Option<i64>),
     Text(Option<String>),
+    /// A column of integers for a set-based statement: a `bigint[]` on PostgreSQL, bound
+    /// as it is (nothing for the server to parse); SQLite has no arrays, so there it
+    /// binds as a JSON array, for `json_each`.
+    Ints(Vec<Option<i64>>),
+    /// A column of text: a `text[]` on PostgreSQL, a JSON array on SQLite.
+    Texts(Vec<Option<String>>),
+}
+
+impl Arg {
+    /// A column of integers (see [`Arg::Ints`]).
+    pub fn ints(values: impl IntoIterator<Item = i64>) -> Arg {
+        Arg::Ints(values.into_iter().map(Some).collect())
+    }
+
+    /// A column of text (see [`Arg::Texts`]).
+    pub fn texts<S: Into<String>>(values: impl IntoIterator<Item = S>) -> Arg {
+        Arg::Texts(values.into_iter().map(|s| Some(s.into())).collect())
+    }
+
+    /// A column as SQLite binds it: a JSON array.
+    fn json_array<T: serde::Serialize>(values: &[T]) -> String {
+        // A list of integers or strings always serializes.
+        serde_json::to_string(values).unwrap_or_default()
+    }
 }
 
 impl From<i64> for Arg {
@@ -400,25 +424,48 @@ impl SqliteTx {
     }
 }
 
-macro_rules! bind_all {
-    ($q:expr, $args:expr) => {{
-        let mut q = $q;
-        for a in $args {
-            q = match a {
-                Arg::Int(v) => q.bind(v),
-                Arg::Text(v) => q.bind(v),
-            };
-        }
-        q
-    }};
+/// Binds `args` in order to a PostgreSQL query (also for holdfast-bench's floors, which
+/// run the engine's statements as plain sqlx queries).
+pub fn bind_postgres<'q>(
+    mut q: sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments>,
+    args: Vec<Arg>,
+) -> sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments> {
+    for a in args {
+        q = match a {
+            Arg::Int(v) => q.bind(v),
+            Arg::Text(v) => q.bind(v),
+            Arg::Ints(v) => q.bind(v),
+            Arg::Texts(v) => q.bind(v),
+        };
+    }
+    q
+}
+
+/// Binds `args` in order to a SQLite query: a column as its JSON array.
+fn bind_sqlite<'q>(
+    mut q: sqlx::query::Query<'q, Sqlite, sqlx::sqlite::SqliteArguments>,
+    args: Vec<Arg>,
+) -> sqlx::query::Query<'q, Sqlite, sqlx::sqlite::SqliteArguments> {
+    for a in args {
+        q = match a {
+            Arg::Int(v) => q.bind(v),
+            Arg::Text(v) => q.bind(v),
+            Arg::Ints(v) => q.bind(Arg::json_array(&v)),
+            Arg::Texts(v) => q.bind(Arg::json_array(&v)),
+        };
+    }
+    q
 }
 
 /// PostgreSQL cannot store a NUL in text and SQLite can: refuse it on both, before the
 /// statement runs, as the client's mistake it is.
 fn refuse_nul(args: &[Arg]) -> Result<(), StoreError> {
-    let nul = args
-        .iter()
-        .any(|a| matches!(a, Arg::Text(Some(t)) if t.contains('\0')));
+    let has_nul = |t: &Option<String>| t.as_deref().is_some_and(|t| t.contains('\0'));
+    let nul = args.iter().any(|a| match a {
+        Arg::Text(t) => has_nul(t),
+        Arg::Texts(column) => column.iter().any(has_nul),
+        Arg::Int(_) | Arg::Ints(_) => false,
+    });
     if nul {
         return Err(holdfast_core::Refusal::InvalidRequest(
             "text fields must not contain NUL characters".into(),
@@ -455,11 +502,11 @@ impl Tx {
         refuse_nul(&args)?;
         let text = sql.text(self.dialect());
         Ok(match self {
-            Tx::Postgres(tx) => bind_all!(sqlx::query::<Postgres>(text), args)
+            Tx::Postgres(tx) => bind_postgres(sqlx::query::<Postgres>(text), args)
                 .execute(&mut **tx)
                 .await?
                 .rows_affected(),
-            Tx::Sqlite(tx) => bind_all!(sqlx::query::<Sqlite>(text), args)
+            Tx::Sqlite(tx) => bind_sqlite(sqlx::query::<Sqlite>(text), args)
                 .execute(tx.conn()?)
                 .await?
                 .rows_affected(),
@@ -470,13 +517,13 @@ impl Tx {
         refuse_nul(&args)?;
         let text = sql.text(self.dialect());
         Ok(match self {
-            Tx::Postgres(tx) => bind_all!(sqlx::query::<Postgres>(text), args)
+            Tx::Postgres(tx) => bind_postgres(sqlx::query::<Postgres>(text), args)
                 .fetch_all(&mut **tx)
                 .await?
                 .into_iter()
                 .map(Row::Postgres)
                 .collect(),
-            Tx::Sqlite(tx) => bind_all!(sqlx::query::<Sqlite>(text), args)
+            Tx::Sqlite(tx) => bind_sqlite(sqlx::query::<Sqlite>(text), args)
                 .fetch_all(tx.conn()?)
                 .await?
                 .into_iter()
@@ -493,11 +540,11 @@ impl Tx {
         refuse_nul(&args)?;
         let text = sql.text(self.dialect());
         Ok(match self {
-            Tx::Postgres(tx) => bind_all!(sqlx::query::<Postgres>(text), args)
+            Tx::Postgres(tx) => bind_postgres(sqlx::query::<Postgres>(text), args)
                 .fetch_optional(&mut **tx)
                 .await?
                 .map(Row::Postgres),
-            Tx::Sqlite(tx) => bind_all!(sqlx::query::<Sqlite>(text), args)
+            Tx::Sqlite(tx) => bind_sqlite(sqlx::query::<Sqlite>(text), args)
                 .fetch_optional(tx.conn()?)
                 .await?
                 .map(Row::Sqlite),

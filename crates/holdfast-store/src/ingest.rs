@@ -28,16 +28,16 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::account_state::{AccountState, IdemRecord, account_id_of};
-use crate::db::Tx;
+use crate::db::{Arg, Dialect, Tx};
 use crate::error::StoreError;
 use crate::jobs::{UsedJobs, used_jobs};
 use crate::model::{AccountView, LedgerEntry, MoneyResult};
 use crate::money::{DebitRequest, PricedDebit};
 use crate::scope::CrossAccount;
-use crate::statement::Stmt;
+use crate::statement::{Params, Stmt};
 use crate::store::Store;
-use crate::writes::{EntryFacts, crossing_event, emit, emit_suspension, read_entry, to_json};
-use crate::{in_write_tx, params, statement};
+use crate::writes::{EntryFacts, crossing_event, emit, emit_suspension, items_params, read_entry};
+use crate::{columns, in_write_tx, params, statement};
 
 static LOCK_ACCOUNTS: Stmt = statement!("ingest_lock_accounts");
 static READ_ACCOUNTS: Stmt = statement!("ingest_read_accounts");
@@ -97,6 +97,28 @@ struct IngestWrite {
     /// The keys of the debits the decision refused, `[account, key]`: unread, such a key
     /// may name an earlier debit, and then the answer is its replay.
     refused_keys: Vec<[String; 2]>,
+}
+
+impl IngestWrite {
+    /// The parameters of `ingest_write` (see [`items_params`]).
+    fn params(&self, dialect: Dialect) -> Result<Params, StoreError> {
+        let items = items_params(dialect, "ingest", "items", &self.items, |items| {
+            columns!(items;
+                account_ids: account_id, keys: key, request_hashes: request_hash,
+                entry_ids: entry_id, deltas: delta, amounts_after: amount_after,
+                availables_after: available_after, buffers: buffer, refs: reference,
+                nows: now)
+        })?;
+        let changes = items_params(dialect, "ingest", "changes", &self.changes, |changes| {
+            columns!(changes;
+                change_accounts: account_id, change_deltas: delta, change_spent: spent,
+                change_suspended_at: suspended_at, change_balances_after: balance_after,
+                change_buffers: buffer)
+        })?;
+        Ok(items
+            .and(changes)
+            .and(params! { actor: crate::actor::current() }))
+    }
 }
 
 /// An applied debit as `ingest_write` reads it (`:items`): serialized as it is, not
@@ -441,8 +463,8 @@ pub(crate) async fn lock_accounts_and_read(
     let mut ids: Vec<&str> = named.iter().map(|[a, _]| *a).collect();
     ids.sort_unstable();
     ids.dedup();
-    let locked = params! { account_ids: json!(ids).to_string(), count: wanted as i64 };
     let mut states = HashMap::with_capacity(ids.len());
+    let locked = params! { account_ids: Arg::texts(ids), count: wanted as i64 };
     let mut entry_ids = Vec::new();
     for row in tx.rows(&LOCK_ACCOUNTS, locked).await? {
         if let Some(listed) = row.opt_text("entry_ids")? {
@@ -520,12 +542,13 @@ async fn apply(
     if write.items.is_empty() {
         return Ok(());
     }
-    let params = params! {
-        items: to_json("ingest", &write.items)?,
-        changes: to_json("ingest", &write.changes)?,
-        actor: crate::actor::current(),
+    let rows = match tx.rows(&WRITE, write.params(tx.dialect())?).await {
+        // PostgreSQL claims the keys with a plain INSERT (see ingest_write.sql).
+        Err(e) if keys == Keys::Claimed && e.is_unique_violation() => {
+            return Err(StoreError::KeyTaken);
+        }
+        rows => rows?,
     };
-    let rows = tx.rows(&WRITE, params).await?;
     let row = rows
         .first()
         .ok_or_else(|| StoreError::Corrupt("an ingest's write answered nothing".into()))?;

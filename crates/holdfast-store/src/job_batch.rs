@@ -33,7 +33,7 @@ use crate::model::{Job, Lease};
 use crate::scope::CrossAccount;
 use crate::statement::Stmt;
 use crate::store::Store;
-use crate::writes::{crossing_event, to_json};
+use crate::writes::{crossing_event, items_params};
 use crate::{in_write_tx, params, statement};
 
 static LEASE_JOBS: Stmt = statement!("lease_jobs");
@@ -394,8 +394,15 @@ async fn write_batch(
 ) -> Result<Vec<Result<Job, Refusal>>, StoreError> {
     let mut written = HashMap::with_capacity(decided.writes.len());
     if !decided.writes.is_empty() {
-        let items = to_json("finish_jobs", &decided.writes)?;
-        for row in tx.rows(&FINISH_JOBS, params! { items: items }).await? {
+        let writes = &decided.writes;
+        let params = items_params(
+            tx.dialect(),
+            "finish_jobs",
+            "items",
+            writes,
+            FinishWrite::columns,
+        )?;
+        for row in tx.rows(&FINISH_JOBS, params).await? {
             let captures = row.int("captures")?;
             let job = job_from(&row)?.job;
             written.insert(job.job_id.clone(), (job, captures));

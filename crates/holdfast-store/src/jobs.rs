@@ -13,10 +13,10 @@ use crate::account_state::{AccountState, lock_account_with_extras, lock_job_with
 use crate::db::{Row, Tx};
 use crate::error::StoreError;
 use crate::model::{Heartbeat, Job, JobActors, Lease, Submitted};
-use crate::statement::{BindByName, Stmt};
+use crate::statement::{BindByName, Params, Stmt};
 use crate::store::Store;
 use crate::writes::{apply_refills, emit_crossing, emit_suspension, request_hash};
-use crate::{bind_by_name, in_read_tx, in_write_tx, params, statement};
+use crate::{bind_by_name, columns, in_read_tx, in_write_tx, params, statement};
 
 static READ_JOB: Stmt = statement!(shared "read_job");
 static FINISH_JOB: Stmt = statement!("finish_job");
@@ -183,6 +183,22 @@ pub(crate) struct FinishWrite {
     event_type: String,
     event_data: String,
     actor: String,
+}
+
+impl FinishWrite {
+    /// Finishes as `finish_jobs` takes them on PostgreSQL: one array per field.
+    pub(crate) fn columns(writes: &[FinishWrite]) -> Params {
+        columns!(writes;
+            account_ids: account_id, balance_deltas: balance_delta_micros,
+            money_held_deltas: money_held_delta_micros, spent: spent_micros,
+            suspended_ats: suspended_at, pockets: pocket, pocket_held_deltas: pocket_held_delta,
+            pocket_remaining_deltas: pocket_remaining_delta, entry_pockets: entry_pocket,
+            entry_deltas: entry_delta, entry_amounts_after: entry_amount_after,
+            entry_availables_after: entry_available_after, entry_buffers: entry_buffer_micros,
+            job_ids: job_id, nows: now, statuses: status, charged: charged,
+            finished_by: finished_by, failure_reasons: failure_reason,
+            event_types: event_type, event_data: event_data, actors: actor)
+    }
 }
 
 bind_by_name!(FinishWrite {
@@ -363,6 +379,18 @@ pub(crate) struct SubmitWrite {
     seen_pockets: Option<String>,
     pub(crate) actor: String,
     currency: String,
+}
+
+impl SubmitWrite {
+    /// Submits as `submit_jobs` takes them on PostgreSQL: one array per field.
+    pub(crate) fn columns(writes: &[SubmitWrite]) -> Params {
+        columns!(writes;
+            account_ids: account_id, keys: key, request_hashes: request_hash, job_ids: job_id,
+            kinds: kind, lanes: lane, payloads: payload, holds: hold,
+            money_hold_micros: money_hold_micros, pockets: pocket, pocket_holds: pocket_hold,
+            nows: now, notice_ats: notice_at, limits_at_submit: limit_at_submit,
+            open_at_submit: open_at_submit, actors: actor, currencies: currency)
+    }
 }
 
 bind_by_name!(SubmitWrite {

@@ -125,6 +125,65 @@ macro_rules! params {
     };
 }
 
+impl Params {
+    /// These parameters and those of `more`.
+    pub fn and(mut self, more: Params) -> Params {
+        self.0.extend(more.0);
+        self
+    }
+}
+
+/// A value that a set-based statement takes as a column of its items (one array per
+/// field, see [`crate::db::Arg::Ints`]): integers and text, either maybe absent.
+pub trait Cell: Sized {
+    fn column(cells: impl Iterator<Item = Self>) -> Arg;
+}
+
+impl Cell for i64 {
+    fn column(cells: impl Iterator<Item = i64>) -> Arg {
+        Arg::Ints(cells.map(Some).collect())
+    }
+}
+
+impl Cell for Option<i64> {
+    fn column(cells: impl Iterator<Item = Option<i64>>) -> Arg {
+        Arg::Ints(cells.collect())
+    }
+}
+
+impl Cell for String {
+    fn column(cells: impl Iterator<Item = String>) -> Arg {
+        Arg::Texts(cells.map(Some).collect())
+    }
+}
+
+impl Cell for Option<String> {
+    fn column(cells: impl Iterator<Item = Option<String>>) -> Arg {
+        Arg::Texts(cells.collect())
+    }
+}
+
+impl<'a> Cell for &'a str {
+    fn column(cells: impl Iterator<Item = &'a str>) -> Arg {
+        Arg::Texts(cells.map(|c| Some(c.to_owned())).collect())
+    }
+}
+
+/// The fields of a slice of items, each bound as one column named by the parameter:
+/// `columns!(items; account_ids: account_id, keys: key)` binds `:account_ids` (every
+/// item's `account_id`, in order) and `:keys`. A statement reads them back as rows with
+/// `unnest(:account_ids::text[], :keys::text[])` (PostgreSQL only: SQLite has none).
+#[macro_export]
+macro_rules! columns {
+    ($items:expr; $($name:ident : $field:ident),* $(,)?) => {{
+        let items = &$items;
+        $crate::statement::Params(vec![$((
+            stringify!($name),
+            $crate::statement::Cell::column(items.iter().map(|item| item.$field.clone())),
+        )),*])
+    }};
+}
+
 /// A parameter struct: its fields bound by their names.
 pub trait BindByName {
     fn params(&self) -> Params;

@@ -28,8 +28,8 @@ use crate::model::Submitted;
 use crate::scope::CrossAccount;
 use crate::statement::Stmt;
 use crate::store::Store;
-use crate::writes::{apply_refills, crossing_event, emit, to_json};
-use crate::{in_write_tx, params, statement};
+use crate::writes::{apply_refills, crossing_event, emit, items_params};
+use crate::{in_write_tx, statement};
 
 static WRITE: Stmt = statement!("submit_jobs");
 
@@ -228,8 +228,14 @@ async fn write_jobs(
     if writes.is_empty() {
         return Ok(written);
     }
-    let items = to_json("submit_jobs", writes)?;
-    for row in tx.rows(&WRITE, params! { items: items }).await? {
+    let params = items_params(
+        tx.dialect(),
+        "submit_jobs",
+        "items",
+        writes,
+        SubmitWrite::columns,
+    )?;
+    for row in tx.rows(&WRITE, params).await? {
         let job = job_from(&row)?.job;
         written.insert(job.job_id.clone(), job);
     }

@@ -8,10 +8,10 @@ use holdfast_core::{IdempotencyKey, MONEY, Micros, RateCard, decide};
 use sha2::{Digest, Sha256};
 
 use crate::account_state::{AccountState, IdemRecord};
-use crate::db::{Row, Tx};
+use crate::db::{Arg, Dialect, Row, Tx};
 use crate::error::StoreError;
 use crate::model::LedgerEntry;
-use crate::statement::{BindByName, Stmt};
+use crate::statement::{BindByName, Params, Stmt};
 use crate::{bind_by_name, params, statement};
 
 static INSERT_LEDGER_ENTRY: Stmt = statement!(shared "insert_ledger_entry");
@@ -89,6 +89,22 @@ pub(crate) fn to_json<T: serde::Serialize + ?Sized>(
     value: &T,
 ) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
+}
+
+/// The items of a set-based write, bound as its dialect reads them: on PostgreSQL as
+/// columns (`columns`, one array per field: nothing for the server to parse), on SQLite,
+/// which has no arrays, as one JSON document named `name`. `what` names the statement.
+pub(crate) fn items_params<T: serde::Serialize>(
+    dialect: Dialect,
+    what: &str,
+    name: &'static str,
+    items: &[T],
+    columns: impl FnOnce(&[T]) -> Params,
+) -> Result<Params, StoreError> {
+    Ok(match dialect {
+        Dialect::Postgres => columns(items),
+        Dialect::Sqlite => Params(vec![(name, Arg::from(to_json(what, items)?))]),
+    })
 }
 
 /// Records an operator's action as the event `operator.<action>` (its actor is the

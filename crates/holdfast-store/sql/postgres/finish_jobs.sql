@@ -6,22 +6,24 @@
 -- job rows. Returns the jobs as written, each with the number of capture entries its
 -- job now has (1 when it was charged, else 0), which the caller checks.
 --
--- :items  the jobs, a JSON array of objects with finish_job's parameters by name:
---         account_id, balance_delta_micros, money_held_delta_micros, spent_micros,
---         suspended_at (after this job), pocket, pocket_held_delta,
---         pocket_remaining_delta, entry_pocket, entry_delta, entry_amount_after,
---         entry_available_after, entry_buffer_micros, job_id, now, status, charged,
---         finished_by, failure_reason, event_type, event_data, actor
+-- The jobs come as columns, one array per field of finish_job's parameters, all of one
+-- length and in the order given, bound as arrays (nothing to parse): :account_ids,
+-- :balance_deltas, :money_held_deltas, :spent, :suspended_ats (after this job),
+-- :pockets, :pocket_held_deltas, :pocket_remaining_deltas, :entry_pockets,
+-- :entry_deltas, :entry_amounts_after, :entry_availables_after, :entry_buffers,
+-- :job_ids, :nows, :statuses, :charged, :finished_by, :failure_reasons, :event_types,
+-- :event_data, :actors
 WITH item AS (
     SELECT *
-      FROM ROWS FROM (jsonb_to_recordset(:items::jsonb) AS (
-               account_id text, balance_delta_micros bigint, money_held_delta_micros bigint,
-               spent_micros bigint, suspended_at bigint, pocket text, pocket_held_delta bigint,
-               pocket_remaining_delta bigint, entry_pocket text, entry_delta bigint,
-               entry_amount_after bigint, entry_available_after bigint,
-               entry_buffer_micros bigint, job_id text, now bigint, status text, charged text,
-               finished_by text, failure_reason text, event_type text, event_data text,
-               actor text))
+      FROM unnest(:account_ids::text[], :balance_deltas::bigint[],
+                  :money_held_deltas::bigint[], :spent::bigint[], :suspended_ats::bigint[],
+                  :pockets::text[], :pocket_held_deltas::bigint[],
+                  :pocket_remaining_deltas::bigint[], :entry_pockets::text[],
+                  :entry_deltas::bigint[], :entry_amounts_after::bigint[],
+                  :entry_availables_after::bigint[], :entry_buffers::bigint[],
+                  :job_ids::text[], :nows::bigint[], :statuses::text[], :charged::text[],
+                  :finished_by::text[], :failure_reasons::text[], :event_types::text[],
+                  :event_data::text[], :actors::text[])
            WITH ORDINALITY AS item(
                account_id, balance_delta_micros, money_held_delta_micros, spent_micros,
                suspended_at, pocket, pocket_held_delta, pocket_remaining_delta, entry_pocket,
@@ -65,6 +67,9 @@ released_pocket AS (
       FROM pocket_change
      WHERE allowances.account_id = pocket_change.account_id
        AND allowances.pocket = pocket_change.pocket
+       -- the same accounts again as an array: an index scan, not a hash join over every
+       -- pocket of every account
+       AND allowances.account_id = ANY (ARRAY(SELECT account_id FROM pocket_change))
 ),
 capture_entry AS (
     INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor)

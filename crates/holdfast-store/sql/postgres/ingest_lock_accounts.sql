@@ -2,8 +2,7 @@
 -- lock order of every multi-account transaction, so two never deadlock) and reads them
 -- with the locks. Under READ COMMITTED a row locked FOR UPDATE comes back as its newest
 -- committed version (a row changed while this waited is fetched again), so the rows
--- are current without a second read. `= ANY (ARRAY(…))` rather than `IN (SELECT …)`:
--- an index scan of the primary key, not a hash join over every account.
+-- are current without a second read. `= ANY (array)`: an index scan of the primary key.
 --
 -- Once EVERY lock is held (`held` counts the locked rows, so it runs after the last
 -- lock), the same statement reads the database clock (the time of the call's entries
@@ -14,12 +13,12 @@
 -- gap, as after any rolled-back insert). The pockets and open jobs, which only the
 -- answers need, are read by the write (ingest_write), in a snapshot after every lock.
 --
--- :account_ids  the accounts, as a JSON array of strings
+-- :account_ids  the accounts, an array of text
 -- :count        how many ledger entry ids to take
 WITH locked AS MATERIALIZED (
     SELECT accounts.*
       FROM accounts
-     WHERE account_id = ANY (ARRAY(SELECT jsonb_array_elements_text(:account_ids::jsonb)))
+     WHERE account_id = ANY (:account_ids::text[])
      ORDER BY account_id
        FOR UPDATE
 ),

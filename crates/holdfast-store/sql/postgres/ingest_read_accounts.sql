@@ -15,12 +15,23 @@ named_key AS (
     SELECT pair->>0 AS account_id, pair->>1 AS key
       FROM jsonb_array_elements(:keys::jsonb) AS pair
 ),
-found_keys AS (
-    SELECT i.account_id,
-           json_agg(json_build_array(i.key, i.operation, i.request_hash, i.entry_id, i.job_id))::text AS keys
+-- Each named key is read by its own probe of the primary key: a correlated sub-query,
+-- which the planner never turns into a join. Written as a join, it was planned as a hash
+-- join over a sequential scan of the WHOLE idempotency table whenever the table's
+-- statistics said it was small (seen: every batch scanning every key ever stored, so
+-- batches slowed as the table grew).
+found_key AS MATERIALIZED (
+    SELECT named_key.account_id,
+           (SELECT json_build_array(i.key, i.operation, i.request_hash, i.entry_id, i.job_id)
+              FROM idempotency i
+             WHERE i.account_id = named_key.account_id AND i.key = named_key.key) AS record
       FROM named_key
-      JOIN idempotency i ON i.account_id = named_key.account_id AND i.key = named_key.key
-     GROUP BY i.account_id
+),
+found_keys AS (
+    SELECT account_id, json_agg(record)::text AS keys
+      FROM found_key
+     WHERE record IS NOT NULL
+     GROUP BY account_id
 )
 SELECT account.account_id,
        (SELECT COALESCE(json_agg(json_build_array(pocket, remaining, held, cycle_started_at) ORDER BY pocket), '[]')::text

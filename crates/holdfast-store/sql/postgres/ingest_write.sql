@@ -7,29 +7,40 @@
 -- pockets and open jobs for the answers (this statement's snapshot postdates every lock
 -- wait; a debit changes neither).
 --
--- :items    the debits, a JSON array of objects: account_id, key, request_hash,
---           entry_id, delta, amount_after, available_after, buffer, ref, now (the
---           database clock as the account was read, micros: the entry's time)
+-- The keys are claimed by a plain INSERT: a key some earlier call used fails the
+-- statement with a unique violation (idempotency_pkey), and the caller rolls back and
+-- redoes the call reading its keys first. (ON CONFLICT DO NOTHING would probe the index
+-- once more per key, to spare an error that a retry almost never meets.)
+--
+-- The items and changes come as columns, one array per field, all of one length and in
+-- the same order, bound as arrays (nothing to parse, unlike a JSON document):
+-- :account_ids, :keys, :request_hashes, :entry_ids, :deltas, :amounts_after,
+-- :availables_after, :buffers, :refs, :nows (the database clock as the account was
+-- read, micros: the entry's time)   the debits
 -- :actor    who caused it (see migration 0007): one call, one caller
--- :changes  the accounts, a JSON array of objects: account_id, delta (the sum of its
---           debits), spent, suspended_at (after the last), balance_after, buffer
+-- :change_accounts, :change_deltas (the sum of its debits), :change_spent,
+-- :change_suspended_at (after the last), :change_balances_after, :change_buffers
+--           the accounts
 WITH item AS (
     SELECT *
-      FROM jsonb_to_recordset(:items::jsonb) AS item(
-           account_id text, key text, request_hash text, entry_id bigint, delta bigint,
-           amount_after bigint, available_after bigint, buffer bigint, ref text, now bigint)
+      FROM unnest(:account_ids::text[], :keys::text[], :request_hashes::text[],
+                  :entry_ids::bigint[], :deltas::bigint[], :amounts_after::bigint[],
+                  :availables_after::bigint[], :buffers::bigint[], :refs::text[],
+                  :nows::bigint[])
+           AS item(account_id, key, request_hash, entry_id, delta, amount_after,
+                   available_after, buffer, ref, now)
 ),
 change AS (
     SELECT *
-      FROM jsonb_to_recordset(:changes::jsonb) AS change(
-           account_id text, delta bigint, spent bigint, suspended_at bigint,
-           balance_after bigint, buffer bigint)
+      FROM unnest(:change_accounts::text[], :change_deltas::bigint[],
+                  :change_spent::bigint[], :change_suspended_at::bigint[],
+                  :change_balances_after::bigint[], :change_buffers::bigint[])
+           AS change(account_id, delta, spent, suspended_at, balance_after, buffer)
 ),
 claimed_key AS (
     INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
     SELECT account_id, key, 'debit', request_hash, entry_id, NULL, now
       FROM item
-    ON CONFLICT (account_id, key) DO NOTHING
     RETURNING 1
 ),
 new_entry AS (

@@ -10,3 +10,6 @@ WITH named AS (
 SELECT job.account_id, job.job_id, job.status, job.finished_by, job.finished_at
   FROM named
   JOIN jobs AS job ON job.job_id = named.job_id AND job.account_id = named.account_id
+ -- the jobs again as an array: probes of the primary key, never a hash join over every
+ -- job (which a small or stale estimate of the table would choose)
+ WHERE job.job_id = ANY (ARRAY(SELECT job_id FROM named))

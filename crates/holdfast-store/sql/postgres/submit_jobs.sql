@@ -6,17 +6,19 @@
 -- plainly: a key taken after all would fail the statement, and so the batch, as a whole.
 -- Returns the jobs as written.
 --
--- :items  the submits, a JSON array of objects with submit_job's parameters by name:
---         account_id, key, request_hash, job_id, kind, lane, payload (JSON text or
---         null), hold (JSON text), money_hold_micros, pocket, pocket_hold, now,
---         notice_at, limit_at_submit, open_at_submit, actor, currency
+-- The submits come as columns, one array per field of submit_job's parameters, all of
+-- one length and in the order given, bound as arrays (nothing to parse):
+-- :account_ids, :keys, :request_hashes, :job_ids, :kinds, :lanes, :payloads (JSON text
+-- or null), :holds (JSON text), :money_hold_micros, :pockets, :pocket_holds, :nows,
+-- :notice_ats, :limits_at_submit, :open_at_submit, :actors, :currencies
 WITH item AS (
     SELECT *
-      FROM ROWS FROM (jsonb_to_recordset(:items::jsonb) AS (
-               account_id text, key text, request_hash text, job_id text, kind text,
-               lane text, payload text, hold text, money_hold_micros bigint, pocket text,
-               pocket_hold bigint, now bigint, notice_at bigint, limit_at_submit bigint,
-               open_at_submit bigint, actor text, currency text))
+      FROM unnest(:account_ids::text[], :keys::text[], :request_hashes::text[],
+                  :job_ids::text[], :kinds::text[], :lanes::text[], :payloads::text[],
+                  :holds::text[], :money_hold_micros::bigint[], :pockets::text[],
+                  :pocket_holds::bigint[], :nows::bigint[], :notice_ats::bigint[],
+                  :limits_at_submit::bigint[], :open_at_submit::bigint[], :actors::text[],
+                  :currencies::text[])
            WITH ORDINALITY AS item(
                account_id, key, request_hash, job_id, kind, lane, payload, hold,
                money_hold_micros, pocket, pocket_hold, now, notice_at, limit_at_submit,
@@ -53,6 +55,9 @@ held_pocket AS (
       FROM pocket_hold
      WHERE allowances.account_id = pocket_hold.account_id
        AND allowances.pocket = pocket_hold.pocket
+       -- the same accounts again as an array: an index scan, not a hash join over every
+       -- pocket of every account
+       AND allowances.account_id = ANY (ARRAY(SELECT account_id FROM pocket_hold))
 )
 INSERT INTO jobs (job_id, account_id, kind, lane, status, payload, hold, created_at, notice_at,
                   limit_at_submit, open_at_submit, queued_since, submitted_by_actor, currency)

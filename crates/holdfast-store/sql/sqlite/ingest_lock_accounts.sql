@@ -5,7 +5,7 @@
 -- sqlite_sequence). The write transaction (BEGIN IMMEDIATE) holds the database's write
 -- lock already, so nothing changes them or takes those ids meanwhile.
 --
--- :account_ids  the accounts, as a JSON array of strings
+-- :account_ids  the accounts, as a JSON array of strings (a column bound on SQLite)
 -- :count        how many ledger entry ids to take
 WITH RECURSIVE n(i) AS (
     SELECT 1 WHERE :count >= 1
