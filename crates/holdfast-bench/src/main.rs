@@ -20,6 +20,11 @@ use holdfast::{Engine, PoolOptions, RateCard, SqliteSync};
 use serde::Serialize;
 
 use cpu::CpuProbe;
+
+/// The allocator of the `holdfast` binary (see holdfast-server's main.rs), so the engine
+/// is measured as it is served.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use driver::{Op, Sample, Summary, closed_loop};
 use floor::FloorPool;
 use target::{Backend, Target};

@@ -3,6 +3,12 @@
 use clap::Parser;
 use holdfast_server::{cli, http};
 
+/// mimalloc, not the system allocator: an engine call allocates and frees many small
+/// values (rows, decisions, answers) across threads, and glibc's malloc and free were a
+/// fifth of the engine process's CPU samples under load (BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "holdfast",
