@@ -124,6 +124,88 @@ async fn every_postgres_statement_prepares() {
     );
 }
 
+/// A column of values (`columns!`, `Arg::Ints`, `Arg::Texts`) reads back in order, with
+/// its absent values: on PostgreSQL as a bound array through `unnest`, on SQLite as the
+/// JSON array it binds as, through `json_each`.
+async fn columns_read_back_in_order(url: &str) {
+    struct Item {
+        name: String,
+        amount: i64,
+        note: Option<String>,
+        due: Option<i64>,
+    }
+    let items = [
+        ("a", 5, Some("x'y"), None),
+        ("b\"c", -7, None, Some(3)),
+        ("é", i64::MAX, Some(""), Some(i64::MIN)),
+    ]
+    .map(|(name, amount, note, due)| Item {
+        name: name.to_owned(),
+        amount,
+        note: note.map(str::to_owned),
+        due,
+    });
+    let postgres = "SELECT name, amount, note, due FROM unnest(:names::text[], \
+        :amounts::bigint[], :notes::text[], :dues::bigint[]) WITH ORDINALITY \
+        AS t(name, amount, note, due, n) ORDER BY n";
+    let sqlite = "SELECT n.value AS name, a.value AS amount, t.value AS note, d.value AS due \
+        FROM json_each(:names) n JOIN json_each(:amounts) a ON a.key = n.key \
+        JOIN json_each(:notes) t ON t.key = n.key JOIN json_each(:dues) d ON d.key = n.key \
+        ORDER BY n.key";
+    let stmt: &'static Statement =
+        Box::leak(Box::new(Statement::load("columns", postgres, sqlite)));
+    let pool = Pool::connect(url, &PoolOptions::default()).await.unwrap();
+    let mut tx = pool.begin_read().await.unwrap();
+    let params =
+        holdfast_store::columns!(items; names: name, amounts: amount, notes: note, dues: due);
+    let rows = tx.rows(stmt, params).await.unwrap();
+    let got: Vec<(String, i64, Option<String>, Option<i64>)> = rows
+        .iter()
+        .map(|r| {
+            let due = r.opt_int("due").unwrap();
+            (
+                r.text("name").unwrap(),
+                r.int("amount").unwrap(),
+                r.opt_text("note").unwrap(),
+                due,
+            )
+        })
+        .collect();
+    let want: Vec<_> = items
+        .iter()
+        .map(|i| (i.name.clone(), i.amount, i.note.clone(), i.due))
+        .collect();
+    assert_eq!(got, want);
+    // A NUL inside a column is refused before the statement runs, as in a single value.
+    let nul = [Item {
+        name: "a\0b".to_owned(),
+        amount: 1,
+        note: None,
+        due: None,
+    }];
+    let params =
+        holdfast_store::columns!(nul; names: name, amounts: amount, notes: note, dues: due);
+    let refused = tx.rows(stmt, params).await.err().map(|e| e.to_string());
+    assert!(
+        refused.as_deref().is_some_and(|e| e.contains("NUL")),
+        "{refused:?}"
+    );
+    tx.rollback().await.unwrap();
+    pool.close().await;
+}
+
+#[tokio::test]
+async fn columns_read_back_in_order_on_sqlite() {
+    let dir = std::env::temp_dir().join(format!("holdfast-cols-{}", uuid::Uuid::new_v4()));
+    columns_read_back_in_order(&format!("sqlite://{}", dir.display())).await;
+    let _ = std::fs::remove_file(&dir);
+}
+
+#[tokio::test]
+async fn columns_read_back_in_order_on_postgres() {
+    columns_read_back_in_order(&postgres_admin_url()).await;
+}
+
 #[test]
 fn every_statement_file_is_used_by_the_code() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
