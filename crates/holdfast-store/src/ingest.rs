@@ -3,16 +3,19 @@
 //! whatever its size: lock the accounts (sorted) and read their rows with the locks,
 //! then, every lock held, the clock and the call's ledger ids (`ingest_lock_accounts`);
 //! write everything (`ingest_write`: every key, every entry, each account row once,
-//! reading the pockets and open jobs for the answers). Between the two,
+//! reading the pockets and open jobs for the answers; on PostgreSQL the items bound as
+//! columns, one array per field). Between the two,
 //! `holdfast_core::decide` decides every debit in order, exactly as for a single debit:
 //! each account's debits in the order given, each buffer check seeing the debits before
 //! it. The answers' account views are built after the commit, from each account's
 //! state and where each debit left it, so the locks are not held while they are built.
 //!
 //! The keys are claimed optimistically, as a single debit's are: the call does not read
-//! them before deciding, and the write claims them `ON CONFLICT DO NOTHING`. A key used
-//! already (a retry, or a duplicate in flight) leaves the write's count of claimed keys
-//! short: the attempt is rolled back and the call redone reading its keys first
+//! them before deciding, and the write claims them: a plain `INSERT` on PostgreSQL,
+//! `ON CONFLICT DO NOTHING` on SQLite. A key used already (a retry, or a duplicate in
+//! flight) fails the write with a unique violation (PostgreSQL) or leaves its count of
+//! claimed keys short (SQLite): the attempt is rolled back and the call redone reading
+//! its keys first
 //! ([`Keys::ReadFirst`], a third statement), where a used key is a replay or a
 //! mismatch. A key repeated inside one call is a replay of its first use on either path
 //! (the decision remembers the keys it records).
