@@ -66,16 +66,6 @@ pub enum Arg {
 }
 
 impl Arg {
-    /// A column of integers (see [`Arg::Ints`]).
-    pub fn ints(values: impl IntoIterator<Item = i64>) -> Arg {
-        Arg::Ints(values.into_iter().map(Some).collect())
-    }
-
-    /// A column of text (see [`Arg::Texts`]).
-    pub fn texts<S: Into<String>>(values: impl IntoIterator<Item = S>) -> Arg {
-        Arg::Texts(values.into_iter().map(|s| Some(s.into())).collect())
-    }
-
     /// A column as SQLite binds it: a JSON array.
     fn json_array<T: serde::Serialize>(values: &[T]) -> String {
         // A list of integers or strings always serializes.

@@ -31,13 +31,13 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::account_state::{AccountState, IdemRecord, account_id_of};
-use crate::db::{Arg, Dialect, Tx};
+use crate::db::{Dialect, Tx};
 use crate::error::StoreError;
 use crate::jobs::{UsedJobs, used_jobs};
 use crate::model::{AccountView, LedgerEntry, MoneyResult};
 use crate::money::{DebitRequest, PricedDebit};
 use crate::scope::CrossAccount;
-use crate::statement::{Params, Stmt};
+use crate::statement::{Cell, Params, Stmt};
 use crate::store::Store;
 use crate::writes::{EntryFacts, crossing_event, emit, emit_suspension, items_params, read_entry};
 use crate::{columns, in_write_tx, params, statement};
@@ -467,7 +467,7 @@ pub(crate) async fn lock_accounts_and_read(
     ids.sort_unstable();
     ids.dedup();
     let mut states = HashMap::with_capacity(ids.len());
-    let locked = params! { account_ids: Arg::texts(ids), count: wanted as i64 };
+    let locked = params! { account_ids: Cell::column(ids.into_iter()), count: wanted as i64 };
     let mut entry_ids = Vec::new();
     for row in tx.rows(&LOCK_ACCOUNTS, locked).await? {
         if let Some(listed) = row.opt_text("entry_ids")? {
