@@ -5,6 +5,7 @@
 //! operation gives both texts through [`Sql`]. This keeps the two backends from drifting:
 //! the same statement shape, the same behaviour suite.
 
+use std::borrow::Cow;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,12 +14,15 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
 };
-use sqlx::{PgPool, Postgres, Row as _, Sqlite, SqliteConnection, SqlitePool, Transaction};
+use sqlx::{
+    AssertSqlSafe, PgPool, Postgres, Row as _, Sqlite, SqliteConnection, SqlitePool, Transaction,
+};
 
 use crate::error::StoreError;
 use crate::failover::{Failover, MultiHost};
 use crate::group::Unit;
 pub use crate::group::WriteGate;
+use crate::scope::CrossAccount;
 use crate::statement::{Params, Statement};
 
 /// Which engine a statement runs on.
@@ -324,8 +328,25 @@ impl Pool {
     /// A transaction that will write: on SQLite `BEGIN IMMEDIATE`, so the write lock is
     /// taken before the first read.
     pub async fn begin_write(&self) -> Result<Tx, StoreError> {
+        self.begin_write_across(None).await
+    }
+
+    /// [`Pool::begin_write`], marked with `across` as one that changes rows of several
+    /// accounts by design (see [`crate::scope`]): on PostgreSQL the transaction-local
+    /// `holdfast.cross_account` names why, set in the same round trip as `BEGIN` (the
+    /// mark costs no statement of its own); on SQLite nothing (one writer, nothing to
+    /// distribute).
+    pub async fn begin_write_across(&self, across: Option<CrossAccount>) -> Result<Tx, StoreError> {
         Ok(match self {
-            Pool::Postgres(p, failover) => Tx::Postgres(pg_begin(p, failover, None).await?),
+            Pool::Postgres(p, failover) => {
+                let begin = across.map(|why| {
+                    let mark = why.as_str();
+                    Cow::Owned(format!(
+                        "BEGIN; SET LOCAL holdfast.cross_account = '{mark}'"
+                    ))
+                });
+                Tx::Postgres(pg_begin(p, failover, begin).await?)
+            }
             Pool::Sqlite(p, gate) => Tx::Sqlite(SqliteTx::Write(gate.begin(p).await?)),
         })
     }
@@ -353,7 +374,9 @@ impl Pool {
                 pg_begin(
                     p,
                     failover,
-                    Some("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"),
+                    Some(Cow::Borrowed(
+                        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+                    )),
                 )
                 .await?,
             ),
@@ -374,12 +397,13 @@ impl Pool {
 async fn pg_begin(
     pool: &PgPool,
     failover: &Option<Arc<Failover>>,
-    begin: Option<&'static str>,
+    begin: Option<Cow<'static, str>>,
 ) -> Result<Transaction<'static, Postgres>, StoreError> {
+    // A custom BEGIN goes as a simple query: it may be several statements, one round trip.
     let begun = || async {
         match begin {
             None => pool.begin().await,
-            Some(statement) => pool.begin_with(statement).await,
+            Some(statement) => pool.begin_with(AssertSqlSafe(statement)).await,
         }
     };
     let Some(failover) = failover else {
@@ -471,20 +495,6 @@ impl Tx {
             Tx::Postgres(_) => Dialect::Postgres,
             Tx::Sqlite(_) => Dialect::Sqlite,
         }
-    }
-
-    /// Marks this transaction as one that changes rows of several accounts by design (see
-    /// [`crate::scope`]): on PostgreSQL, the transaction-local `holdfast.cross_account`
-    /// names `why`; on SQLite nothing (one writer, nothing to distribute).
-    pub async fn across_accounts(
-        &mut self,
-        why: crate::scope::CrossAccount,
-    ) -> Result<(), StoreError> {
-        if self.dialect() == Dialect::Postgres {
-            let mark = Sql::both("SELECT set_config('holdfast.cross_account', $1, true)");
-            self.execute(mark, vec![Arg::from(why.as_str())]).await?;
-        }
-        Ok(())
     }
 
     /// Runs a statement; returns the number of rows it changed.

@@ -62,8 +62,7 @@ impl Store {
         }
         let mut stamped = 0;
         loop {
-            let n = in_write_tx!(self, |tx| async {
-                tx.across_accounts(CrossAccount::StampEvents).await?;
+            let n = in_write_tx!(self, across Some(CrossAccount::StampEvents), |tx| async {
                 tx.exec(&LOCK_EVENT_SEQUENCER, params! {}).await?;
                 tx.exec(&STAMP_EVENTS, params! { limit: STAMP_CHUNK }).await
             })?;

@@ -235,10 +235,8 @@ impl Store {
         keys: Keys,
         why: CrossAccount,
     ) -> Result<(Vec<Answer>, HashMap<AccountId, Ingesting>), StoreError> {
-        in_write_tx!(self, |tx| async {
-            if items.iter().any(|(a, _)| a != &items[0].0) {
-                tx.across_accounts(why).await?;
-            }
+        let mark = items.iter().any(|(a, _)| a != &items[0].0).then_some(why);
+        in_write_tx!(self, across mark, |tx| async {
             let wanted = priced.iter().filter(|p| p.is_ok()).count();
             let (mut states, ids) = lock_and_read(tx, items, keys, wanted).await?;
             // Only the debits that passed their checks (a job_ref with a NUL does not).

@@ -148,10 +148,8 @@ impl Store {
         let tokens: Vec<String> = (0..max_jobs).map(|_| new_lease_token()).collect();
         let tokens = json!(tokens).to_string();
         let max = i64::try_from(max_jobs).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        in_write_tx!(self, |tx| async {
-            if max_jobs > 1 {
-                tx.across_accounts(CrossAccount::LeaseJobs).await?;
-            }
+        let mark = (max_jobs > 1).then_some(CrossAccount::LeaseJobs);
+        in_write_tx!(self, across mark, |tx| async {
             let params = params! {
                 lane: lane, lease_tokens: tokens.as_str(), max_jobs: max,
                 lease_seconds: lease_seconds, worker_id: worker.as_str(),
@@ -214,12 +212,12 @@ impl Store {
     ) -> Result<Vec<Result<Job, Refusal>>, StoreError> {
         let job_ids: Vec<&str> = items.iter().map(|i| i.job().as_str()).collect();
         let job_ids = json!(job_ids).to_string();
-        in_write_tx!(self, |tx| async {
+        // Marked as it begins: its jobs may be of several accounts (a mark on a batch whose
+        // jobs turn out to be of one account is harmless; one set after the locks would be
+        // a round trip while they are held).
+        let mark = (items.len() > 1).then_some(CrossAccount::FinishJobs);
+        in_write_tx!(self, across mark, |tx| async {
             let mut locked = Locked::read(tx, &job_ids).await?;
-            // Marked before anything is written, once the accounts are known.
-            if locked.accounts.len() > 1 {
-                tx.across_accounts(CrossAccount::FinishJobs).await?;
-            }
             match decide_batch(self.card(), items, &mut locked)? {
                 Some(decided) => write_batch(tx, decided).await,
                 None => self.finish_one_by_one(tx, items).await,

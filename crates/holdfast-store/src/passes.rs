@@ -145,8 +145,7 @@ impl Store {
             if budget == 0 {
                 break;
             }
-            let n: u64 = in_write_tx!(self, |tx| async {
-                tx.across_accounts(CrossAccount::Notices).await?;
+            let n: u64 = in_write_tx!(self, across Some(CrossAccount::Notices), |tx| async {
                 let now = crate::store::now(tx).await?;
                 let rows = tx
                     .rows(

@@ -135,8 +135,7 @@ impl Store {
     /// One chunk of one table in one transaction, with its mark raised when it deleted.
     async fn prune_chunk(&self, table: Table, cutoff: i64, limit: u64) -> Result<u64, StoreError> {
         let limit = limit as i64;
-        in_write_tx!(self, |tx| async {
-            tx.across_accounts(CrossAccount::Prune).await?;
+        in_write_tx!(self, across Some(CrossAccount::Prune), |tx| async {
             let (deleted, last_position) = match table {
                 Table::Events => {
                     let head = tx

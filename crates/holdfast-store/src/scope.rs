@@ -3,10 +3,11 @@
 //! Every other write transaction changes the rows of one account only (its balance, ledger,
 //! keys, jobs, events, deliveries), which is what lets the account-keyed tables be
 //! distributed by `account_id` with each such transaction on one node (docs/SCALING.md).
-//! A transaction that spans accounts by design says so first with
-//! [`Tx::across_accounts`](crate::db::Tx::across_accounts); on PostgreSQL that sets the
-//! transaction-local setting `holdfast.cross_account`, which `tests/scopes.rs` (holdfast)
-//! reads back from a trigger to prove that no other transaction spans accounts.
+//! A transaction that spans accounts by design says so as it begins, with
+//! [`Pool::begin_write_across`](crate::db::Pool::begin_write_across) (`in_write_tx!(store,
+//! across …)`); on PostgreSQL that sets the transaction-local setting
+//! `holdfast.cross_account` in the round trip of its `BEGIN`, which `tests/scopes.rs`
+//! (holdfast) reads back from a trigger to prove that no other transaction spans accounts.
 
 /// A write transaction that spans accounts, and why. Each is either a batch that many
 /// callers share (one commit for many answers) or a pass that claims work across the

@@ -24,11 +24,17 @@ pub const MAX_ATTEMPTS: u32 = 8;
 /// `Ok`, rolls back on `Err`, and retries the whole transaction on contention.
 #[macro_export]
 macro_rules! in_write_tx {
-    ($store:expr, |$tx:ident| $body:expr) => {{
+    ($store:expr, |$tx:ident| $body:expr) => {
+        $crate::in_write_tx!($store, across None, |$tx| $body)
+    };
+    // `across`: an `Option<CrossAccount>`, the mark of a transaction that changes rows of
+    // several accounts by design (see `Pool::begin_write_across`).
+    ($store:expr, across $why:expr, |$tx:ident| $body:expr) => {{
+        let across: Option<$crate::scope::CrossAccount> = $why;
         let mut attempt: u32 = 0;
         loop {
             attempt += 1;
-            let mut tx = match $store.pool().begin_write().await {
+            let mut tx = match $store.pool().begin_write_across(across).await {
                 Ok(tx) => tx,
                 Err(e) if e.is_retryable() && attempt < $crate::store::MAX_ATTEMPTS => {
                     $crate::store::backoff(attempt).await;

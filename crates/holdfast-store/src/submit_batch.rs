@@ -88,11 +88,9 @@ impl Store {
             };
         }
         let hashes: Vec<String> = items.iter().map(|i| submit_hash(&i.req)).collect();
-        in_write_tx!(self, |tx| async {
-            let first = &items[0].req.account;
-            if items.iter().any(|i| &i.req.account != first) {
-                tx.across_accounts(CrossAccount::SubmitBatch).await?;
-            }
+        let first = &items[0].req.account;
+        let several = items.iter().any(|i| &i.req.account != first);
+        in_write_tx!(self, across several.then_some(CrossAccount::SubmitBatch), |tx| async {
             let named: Vec<[&str; 2]> = items
                 .iter()
                 .map(|i| [i.req.account.as_str(), i.req.key.as_str()])

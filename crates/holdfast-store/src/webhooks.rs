@@ -137,8 +137,7 @@ impl Store {
     ) -> Result<u64, StoreError> {
         let limit = max_events.clamp(1, crate::accounts::MAX_PAGE);
         self.stamp_events().await?;
-        in_write_tx!(self, |tx| async {
-            tx.across_accounts(CrossAccount::QueueDeliveries).await?;
+        in_write_tx!(self, across Some(CrossAccount::QueueDeliveries), |tx| async {
             create_cursor(tx, endpoint, from).await?;
             let cursor = tx
                 .row(&LOCK_CURSOR, params! { endpoint: endpoint })
@@ -187,8 +186,7 @@ impl Store {
         lease_micros: i64,
     ) -> Result<Vec<Delivery>, StoreError> {
         let token = uuid::Uuid::new_v4().simple().to_string();
-        in_write_tx!(self, |tx| async {
-            tx.across_accounts(CrossAccount::ClaimDeliveries).await?;
+        in_write_tx!(self, across Some(CrossAccount::ClaimDeliveries), |tx| async {
             let now = crate::store::now(tx).await?;
             let claim = params! {
                 endpoint: endpoint,

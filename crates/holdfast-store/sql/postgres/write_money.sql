@@ -5,7 +5,8 @@
 -- would abort the whole transaction, and with it a batch of debits.
 -- A guarded debit carries its buffer check here too, so a wrong decision writes no
 -- balance: balance_after is then NULL and the caller fails the transaction.
--- It also reads the pockets and open jobs for the answer (it runs after the lock).
+-- It also reads the pockets and open jobs for the answer (it runs after the lock); the
+-- pockets in no order, as the answer keys them by name.
 --
 -- :account_id           the account
 -- :key                  the client's idempotency key
@@ -52,7 +53,7 @@ new_entry AS (
 SELECT (SELECT entry_id FROM claimed_key) AS claimed_entry_id,
        (SELECT balance FROM changed_account) AS balance_after,
        (SELECT entry_id FROM new_entry) AS entry_id,
-       (SELECT COALESCE(json_agg(json_build_array(pocket, remaining, held, cycle_started_at) ORDER BY pocket), '[]')::text
+       (SELECT COALESCE(json_agg(json_build_array(pocket, remaining, held, cycle_started_at)), '[]')::text
           FROM allowances WHERE account_id = :account_id) AS allowances,
        (SELECT COUNT(*) FROM jobs
          WHERE account_id = :account_id AND status IN ('queued', 'in_progress')) AS open_jobs
