@@ -48,15 +48,23 @@ type PocketColumns = (String, i64, i64, i64);
 type KeyColumns = (String, String, String, Option<i64>, Option<String>);
 
 fn json_column<T: serde::de::DeserializeOwned>(row: &Row, col: &str) -> Result<T, StoreError> {
-    serde_json::from_str(&row.text(col)?).map_err(|e| StoreError::Corrupt(format!("{col}: {e}")))
+    parse_json(col, &row.text(col)?)
 }
 
-/// The extras a row carries, or `None` when it carries no pockets.
+fn parse_json<T: serde::de::DeserializeOwned>(col: &str, text: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("{col}: {e}")))
+}
+
+/// The extras a row carries, or `None` when it carries no pockets (no column, or NULL:
+/// not read, as where `ingest_lock_accounts` could not read them current).
 fn extras_from(row: &Row) -> Result<Option<AccountExtras>, StoreError> {
     if !row.has("allowances") {
         return Ok(None);
     }
-    let pockets: Vec<PocketColumns> = json_column(row, "allowances")?;
+    let Some(pockets) = row.opt_text("allowances")? else {
+        return Ok(None);
+    };
+    let pockets: Vec<PocketColumns> = parse_json("allowances", &pockets)?;
     let keys: Vec<KeyColumns> = if row.has("keys") {
         json_column(row, "keys")?
     } else {
@@ -195,6 +203,11 @@ impl AccountState {
     }
 
     /// The open jobs, which must have been read.
+    /// Whether its pockets (and open jobs) were read.
+    pub fn pockets_read(&self) -> bool {
+        self.pockets_read
+    }
+
     pub fn open_jobs(&self) -> Result<i64, StoreError> {
         self.open_jobs
             .ok_or_else(|| StoreError::Corrupt("the open jobs were not read".into()))

@@ -9,7 +9,7 @@ use crate::error::StoreError;
 use crate::model::AccountView;
 use crate::statement::Stmt;
 use crate::store::{Store, now};
-use crate::writes::{EntryFacts, apply_refills, emit_operator, write_ledger};
+use crate::writes::{EntryFacts, apply_refills, emit_operator, touch_account, write_ledger};
 use crate::{in_read_tx, in_write_tx, params, statement};
 
 pub use crate::money::MAX_PAGE;
@@ -89,10 +89,12 @@ impl Store {
         new_account: bool,
     ) -> Result<(), StoreError> {
         let plan = &self.card().plans[&snap.plan];
+        let mut added = false;
         for (pocket, quota) in &plan.allowances {
             if snap.allowances.contains_key(pocket) {
                 continue;
             }
+            added = true;
             let remaining = if new_account { *quota } else { 0 };
             let params = params! {
                 account_id: account.as_str(), pocket: pocket.as_str(), remaining: remaining,
@@ -117,6 +119,9 @@ impl Store {
                 cycle_started_at: snap.now,
             };
             snap.allowances.insert(pocket.clone(), fresh);
+        }
+        if added {
+            touch_account(tx, account.as_str()).await?;
         }
         Ok(())
     }

@@ -1,10 +1,13 @@
 //! Batch ingest: the debits of many accounts in ONE transaction, set-based (also the
 //! debit batcher's group commit, [`Store::debit_many`]). Two statements per call
 //! whatever its size: lock the accounts (sorted) and read their rows with the locks,
-//! then, every lock held, the clock and the call's ledger ids (`ingest_lock_accounts`);
-//! write everything (`ingest_write`: every key, every entry, each account row once,
-//! reading the pockets and open jobs for the answers; on PostgreSQL the items bound as
-//! columns, one array per field). Between the two,
+//! then, every lock held, the clock and the call's ledger ids (`ingest_lock_accounts`,
+//! which on PostgreSQL also reads the pockets and open jobs for the answers before its
+//! first lock, kept where the account's row version did not change meanwhile: docs/
+//! DESIGN.md, "Account row versions"); write everything (`ingest_write`: every key,
+//! every entry, each account row once, and the pockets and open jobs of the accounts
+//! whose row changed while the lock waited; on PostgreSQL the items bound as columns,
+//! one array per field). Between the two,
 //! `holdfast_core::decide` decides every debit in order, exactly as for a single debit:
 //! each account's debits in the order given, each buffer check seeing the debits before
 //! it. The answers' account views are built after the commit, from each account's
@@ -453,8 +456,9 @@ async fn lock_and_read(
 /// Locks the accounts of `named` (`[account, key]` pairs) in sorted order, reading
 /// their rows with the locks, the clock and `wanted` ledger ids (in increasing order)
 /// once every lock is held; with `keys`, then also each account's pockets, open jobs
-/// and the records of those keys, read after the locks (so current). An account that
-/// does not exist is absent.
+/// and the records of those keys, read after the locks (so current); without, the
+/// pockets and open jobs of the accounts whose row did not change since the statement's
+/// snapshot (the others' are left unread). An account that does not exist is absent.
 pub(crate) async fn lock_accounts_and_read(
     tx: &mut Tx,
     named: &[[&str; 2]],
@@ -465,7 +469,11 @@ pub(crate) async fn lock_accounts_and_read(
     ids.sort_unstable();
     ids.dedup();
     let mut states = HashMap::with_capacity(ids.len());
-    let locked = params! { account_ids: Cell::column(ids.into_iter()), count: wanted as i64 };
+    // The pockets and open jobs with the lock when no other read follows (where they are
+    // current: see ingest_lock_accounts); the write reads the rest.
+    let locked = params! {
+        account_ids: Cell::column(ids.into_iter()), count: wanted as i64, extras: keys.is_none(),
+    };
     let mut entry_ids = Vec::new();
     for row in tx.rows(&LOCK_ACCOUNTS, locked).await? {
         if let Some(listed) = row.opt_text("entry_ids")? {
@@ -543,7 +551,17 @@ async fn apply(
     if write.items.is_empty() {
         return Ok(());
     }
-    let rows = match tx.rows(&WRITE, write.params(tx.dialect())?).await {
+    // The accounts whose pockets and open jobs the lock statement could not read current.
+    let mut stale: Vec<&str> = states
+        .values()
+        .filter(|ing| !ing.state.pockets_read())
+        .map(|ing| ing.state.account.as_str())
+        .collect();
+    stale.sort_unstable();
+    let params = write
+        .params(tx.dialect())?
+        .and(params! { stale_accounts: Cell::column(stale.into_iter()) });
+    let rows = match tx.rows(&WRITE, params).await {
         // PostgreSQL claims the keys with a plain INSERT (see ingest_write.sql).
         Err(e) if keys == Keys::Claimed && e.is_unique_violation() => {
             return Err(StoreError::KeyTaken);
@@ -554,6 +572,10 @@ async fn apply(
         .first()
         .ok_or_else(|| StoreError::Corrupt("an ingest's write answered nothing".into()))?;
     for row in rows.iter().filter(|row| row.has("allowances")) {
+        // PostgreSQL answers one row of counts alone when no account was stale.
+        if row.opt_text("account_id")?.is_none() {
+            continue;
+        }
         let account = account_id_of(row)?;
         let ing = states
             .get_mut(&account)

@@ -16,7 +16,7 @@ use crate::statement::{BindByName, Stmt};
 use crate::store::Store;
 use crate::writes::{
     EntryFacts, apply_refills, emit_crossing, emit_operator, emit_suspension, read_entry,
-    request_hash,
+    request_hash, touch_account,
 };
 use crate::{bind_by_name, in_write_tx, statement};
 
@@ -331,6 +331,7 @@ impl Store {
             };
             let row = tx.row(&GRANT_ALLOWANCE, write.params()).await?;
             let entry_id = claimed_entry(&row, "granting allowance")?;
+            touch_account(tx, account.as_str()).await?;
             if row.opt_int("remaining_after")? != Some(entry.amount_after) {
                 return Err(StoreError::Corrupt(format!(
                     "account {account}: a grant left {:?} items, decided {}",

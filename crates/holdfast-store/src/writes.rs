@@ -17,6 +17,7 @@ use crate::{bind_by_name, params, statement};
 static INSERT_LEDGER_ENTRY: Stmt = statement!(shared "insert_ledger_entry");
 static INSERT_EVENT: Stmt = statement!(shared "insert_event");
 static REFILL_POCKET: Stmt = statement!(shared "refill_pocket");
+static TOUCH_ACCOUNT: Stmt = statement!(shared "touch_account");
 static READ_LEDGER_ENTRY: Stmt = statement!(shared "read_ledger_entry");
 static WRITE_MONEY: Stmt = statement!("write_money");
 static RESTART_QUEUE_CLOCKS: Stmt = statement!(shared "restart_queue_clocks");
@@ -148,7 +149,19 @@ pub(crate) async fn apply_refills(
             write_ledger(tx, account.as_str(), snap.now, facts).await?;
         }
     }
+    if !refills.is_empty() {
+        touch_account(tx, account.as_str()).await?;
+    }
     snap.apply_refills(refills);
+    Ok(())
+}
+
+/// A new version of the account's row, for a transaction that changes its pockets and
+/// writes no column of the row: every change of an account's pockets or open jobs
+/// updates its row (`touch_account.sql`; docs/DESIGN.md, "Account row versions").
+pub(crate) async fn touch_account(tx: &mut Tx, account: &str) -> Result<(), StoreError> {
+    tx.exec(&TOUCH_ACCOUNT, params! { account_id: account })
+        .await?;
     Ok(())
 }
 

@@ -43,6 +43,24 @@ BEGIN
                     FOR EACH ROW EXECUTE FUNCTION scope_log()', t);
   END LOOP;
 END $$;
+CREATE TABLE extras_log (txid BIGINT NOT NULL, account_id TEXT NOT NULL, tbl TEXT NOT NULL);
+CREATE FUNCTION extras_log() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_TABLE_NAME = 'allowances' THEN
+    INSERT INTO extras_log VALUES (txid_current(),
+      CASE WHEN TG_OP = 'DELETE' THEN OLD.account_id ELSE NEW.account_id END, TG_TABLE_NAME);
+  ELSIF (CASE WHEN TG_OP = 'INSERT' THEN false ELSE OLD.status IN ('queued', 'in_progress') END)
+        IS DISTINCT FROM
+        (CASE WHEN TG_OP = 'DELETE' THEN false ELSE NEW.status IN ('queued', 'in_progress') END) THEN
+    INSERT INTO extras_log VALUES (txid_current(),
+      CASE WHEN TG_OP = 'DELETE' THEN OLD.account_id ELSE NEW.account_id END, TG_TABLE_NAME);
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER extras_log AFTER INSERT OR UPDATE OR DELETE ON allowances
+  FOR EACH ROW EXECUTE FUNCTION extras_log();
+CREATE TRIGGER extras_log AFTER INSERT OR UPDATE OR DELETE ON jobs
+  FOR EACH ROW EXECUTE FUNCTION extras_log();
 "#;
 
 /// A webhook endpoint that takes everything.
@@ -65,6 +83,10 @@ fn card(url: &str) -> holdfast::RateCard {
     card_with(&[
         ("webhooks_every_seconds = 1", &hook),
         ("notice_delay_seconds = 5", "notice_delay_seconds = 1"),
+        (
+            "[allowances.daily_images]\nrefill_every_seconds = 86400",
+            "[allowances.daily_images]\nrefill_every_seconds = 1",
+        ),
     ])
 }
 
@@ -187,6 +209,14 @@ async fn mixed_scenario(e: &Engine) {
     let short = e.lease("image", &worker(), 1).await.unwrap().unwrap();
     assert!(!short.lease_token.is_empty());
     tokio::time::sleep(Duration::from_millis(1_200)).await;
+    // A grant: a change of a pocket alone, after a refill of it came due.
+    let grant = holdfast::Grant {
+        pocket: "daily_images".into(),
+        amount: 2,
+        reason: "apology".into(),
+        key: key("g-6"),
+    };
+    e.grant(&acct("acct_6"), &grant).await.unwrap();
     e.sweep(1_000).await.unwrap();
     e.notices(1_000).await.unwrap();
     e.reconcile(1_000).await.unwrap();
@@ -274,5 +304,44 @@ async fn every_write_transaction_touches_one_account_or_is_marked() {
         CrossAccount::ALL.len(),
         "the scenario runs every marked operation: {seen:?}"
     );
+    every_change_of_pockets_or_open_jobs_writes_the_account_row(&mut c).await;
     assert_clean(e.store()).await;
+}
+
+/// What lets `ingest_lock_accounts` trust pockets and open jobs read before its locks
+/// where the account's row version did not change (docs/DESIGN.md, "Account row
+/// versions"): every transaction that changed an account's allowance pockets or its set of
+/// open jobs also wrote that account's row.
+async fn every_change_of_pockets_or_open_jobs_writes_the_account_row(c: &mut sqlx::PgConnection) {
+    let changes = sqlx::query_as::<_, (i64, String, Vec<String>)>(
+        "SELECT txid, account_id, array_agg(DISTINCT tbl ORDER BY tbl) FROM extras_log
+          GROUP BY txid, account_id",
+    )
+    .fetch_all(&mut *c)
+    .await
+    .unwrap();
+    let tables: std::collections::BTreeSet<&str> = changes
+        .iter()
+        .flat_map(|(_, _, t)| t.iter().map(String::as_str))
+        .collect();
+    assert_eq!(
+        tables.into_iter().collect::<Vec<_>>(),
+        ["allowances", "jobs"],
+        "the scenario changes pockets and open jobs"
+    );
+    let unwritten = sqlx::query_as::<_, (i64, String, Vec<String>)>(
+        "SELECT x.txid, x.account_id, array_agg(DISTINCT x.tbl ORDER BY x.tbl) FROM extras_log x
+          WHERE NOT EXISTS (SELECT 1 FROM scope_log s WHERE s.txid = x.txid
+                               AND s.account_id = x.account_id AND s.tbl = 'accounts')
+          GROUP BY x.txid, x.account_id",
+    )
+    .fetch_all(&mut *c)
+    .await
+    .unwrap();
+    assert!(
+        unwritten.is_empty(),
+        "changes of pockets or open jobs without a write of the account's row \
+         (txid, account, tables), of {} changes: {unwritten:#?}",
+        changes.len()
+    );
 }

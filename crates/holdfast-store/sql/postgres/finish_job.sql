@@ -31,8 +31,9 @@ WITH released_money AS (
            held = held + :money_held_delta_micros,
            total_spent = total_spent + :spent_micros,
            suspended_at = :suspended_at
+     -- even when no money moves: a job that ends changes the account's open jobs, and
+     -- every such change updates the account's row (see ingest_lock_accounts)
      WHERE account_id = :account_id
-       AND (:balance_delta_micros <> 0 OR :money_held_delta_micros <> 0)
 ),
 released_pocket AS (
     UPDATE allowances

@@ -38,7 +38,8 @@ account_change AS (
            SUM(spent_micros) AS spent,
            (array_agg(suspended_at ORDER BY ord DESC))[1] AS suspended_at
       FROM item
-     WHERE balance_delta_micros <> 0 OR money_held_delta_micros <> 0
+     -- every account, money moved or not: a job that ends changes the account's open
+     -- jobs, and every such change updates the account's row (see ingest_lock_accounts)
      GROUP BY account_id
 ),
 released_money AS (

@@ -3,10 +3,11 @@
 -- once (the sum of its debits). Every account row carries its guard: it is written only
 -- when the balance it ends at is the one decided and stays within the buffer, so a wrong
 -- decision leaves a count short, which the caller reports as corruption (rolled back).
--- One row per changed account, each with the counts, and the account's allowance
--- pockets and open jobs for the answers (this statement's snapshot postdates every lock
--- wait; a debit changes neither). The pockets in no order: the answer keys them by name,
--- and sorting each account's few rows was a fifth of this read.
+-- It answers the counts, with the allowance pockets and open jobs of the accounts the
+-- lock statement could not read them for (:stale_accounts: their row changed while it
+-- waited; see ingest_lock_accounts), read here, where the snapshot postdates every lock
+-- wait (a debit changes neither): one row per such account, or one row of counts alone
+-- when there is none. The pockets in no order: the answer keys them by name.
 --
 -- The keys are claimed by a plain INSERT: a key some earlier call used fails the
 -- statement with a unique violation (idempotency_pkey), and the caller rolls back and
@@ -19,6 +20,7 @@
 -- :availables_after, :buffers, :refs, :nows (the database clock as the account was
 -- read, micros: the entry's time)   the debits
 -- :actor    who caused it (see migration 0007): one call, one caller
+-- :stale_accounts  the accounts whose pockets and open jobs to read, an array of text
 -- :change_accounts, :change_deltas (the sum of its debits), :change_spent,
 -- :change_suspended_at (after the last), :change_balances_after, :change_buffers
 --           the accounts
@@ -66,13 +68,13 @@ changed_account AS (
     RETURNING 1
 )
 SELECT counts.*,
-       change.account_id,
+       stale.account_id,
        (SELECT COALESCE(json_agg(json_build_array(pocket, remaining, held, cycle_started_at)), '[]')::text
-          FROM allowances WHERE allowances.account_id = change.account_id) AS allowances,
+          FROM allowances WHERE allowances.account_id = stale.account_id) AS allowances,
        (SELECT COUNT(*) FROM jobs
-         WHERE jobs.account_id = change.account_id
+         WHERE jobs.account_id = stale.account_id
            AND status IN ('queued', 'in_progress')) AS open_jobs
   FROM (SELECT (SELECT COUNT(*) FROM claimed_key) AS keys_claimed,
                (SELECT COUNT(*) FROM new_entry) AS entries_written,
                (SELECT COUNT(*) FROM changed_account) AS accounts_changed) AS counts
-  CROSS JOIN change
+  LEFT JOIN unnest(:stale_accounts::text[]) AS stale(account_id) ON true

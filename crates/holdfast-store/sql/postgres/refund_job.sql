@@ -26,7 +26,9 @@ WITH refunded_money AS (
        SET balance = balance + :money_micros,
            total_spent = total_spent - :money_micros,
            suspended_at = :suspended_at
-     WHERE account_id = :account_id AND :money_micros <> 0
+     -- even when no money moves: a refund of allowance items changes a pocket, and
+     -- every such change updates the account's row (see ingest_lock_accounts)
+     WHERE account_id = :account_id
 ),
 refunded_pocket AS (
     UPDATE allowances
