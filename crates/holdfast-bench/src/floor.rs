@@ -31,6 +31,16 @@ static ENGINE_WRITE: holdfast::store::statement::Stmt = std::sync::LazyLock::new
     holdfast::store::statement::Statement::load("write_money", text, text)
 });
 
+/// The engine's two statements of a batch ingest on PostgreSQL.
+static ENGINE_INGEST_LOCK: holdfast::store::statement::Stmt = std::sync::LazyLock::new(|| {
+    let text = include_str!("../../holdfast-store/sql/postgres/ingest_lock_accounts.sql");
+    holdfast::store::statement::Statement::load("ingest_lock_accounts", text, text)
+});
+static ENGINE_INGEST_WRITE: holdfast::store::statement::Stmt = std::sync::LazyLock::new(|| {
+    let text = include_str!("../../holdfast-store/sql/postgres/ingest_write.sql");
+    holdfast::store::statement::Statement::load("ingest_write", text, text)
+});
+
 /// One of the engine's statements, its arguments bound in order, as a plain sqlx query.
 fn engine_query(
     stmt: &'static holdfast::store::statement::Statement,
@@ -212,6 +222,82 @@ impl FloorPool {
             .await?;
         row.try_get::<Option<i64>, _>("entry_id")?
             .context("the engine's write refused the debit")?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The engine's own statements of a batch ingest on PostgreSQL, driven by plain
+    /// sqlx: its `BEGIN` with the cross-account mark, `ingest_lock_accounts` (with the
+    /// pockets and open jobs the answers need), the balance arithmetic of each debit in
+    /// order, `ingest_write`, `COMMIT`. No pricing, no request hash, no replay check, no
+    /// decision beyond the arithmetic, no answer built: beside the engine and the floor
+    /// it tells what the engine's SQL costs from what the engine's code around it costs.
+    pub async fn ingest_engine_sql(
+        &self,
+        accounts: &[String],
+        keys: &[String],
+    ) -> anyhow::Result<()> {
+        use holdfast::store::params;
+        use holdfast::store::statement::Cell;
+        let FloorPool::Postgres(pool) = self else {
+            bail!("the engine's ingest statements are measured on PostgreSQL only");
+        };
+        let mut ids: Vec<&str> = accounts.iter().map(String::as_str).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut tx = pool
+            .begin_with("BEGIN; SET LOCAL holdfast.cross_account = 'ingest'")
+            .await?;
+        let lock = params! {
+            account_ids: Cell::column(ids.iter().copied()),
+            count: accounts.len() as i64,
+            extras: true,
+        };
+        let rows = engine_query(&ENGINE_INGEST_LOCK, lock)?
+            .fetch_all(&mut *tx)
+            .await?;
+        let (entry_ids, mut state, now) = ingest_locked(&rows)?;
+        let (mut after, mut available) = (Vec::new(), Vec::new());
+        for account in accounts {
+            let s = state
+                .get_mut(account)
+                .context("an account of the batch was not locked")?;
+            s.0 -= DEBIT_MICROS;
+            s.2 += 1;
+            after.push(s.0);
+            available.push(s.0 - s.1);
+        }
+        let n = accounts.len();
+        let write = params! {
+            account_ids: Cell::column(accounts.iter().map(String::as_str)),
+            keys: Cell::column(keys.iter().map(String::as_str)),
+            request_hashes: Cell::column(std::iter::repeat_n(HASH, n)),
+            entry_ids: Cell::column(entry_ids.into_iter()),
+            deltas: Cell::column(std::iter::repeat_n(-DEBIT_MICROS, n)),
+            amounts_after: Cell::column(after.into_iter()),
+            availables_after: Cell::column(available.into_iter()),
+            buffers: Cell::column(std::iter::repeat_n(BUFFER_MICROS, n)),
+            refs: Cell::column(std::iter::repeat_n(None::<String>, n)),
+            nows: Cell::column(std::iter::repeat_n(now, n)),
+            actor: "library",
+            stale_accounts: Cell::column(state.iter().filter(|(_, s)| !s.4).map(|(a, _)| a.as_str())),
+            change_accounts: Cell::column(state.keys().map(String::as_str)),
+            change_deltas: Cell::column(state.values().map(|s| -s.2 * DEBIT_MICROS)),
+            change_spent: Cell::column(state.values().map(|s| s.2 * DEBIT_MICROS)),
+            change_suspended_at: Cell::column(state.values().map(|s| s.3)),
+            change_balances_after: Cell::column(state.values().map(|s| s.0)),
+            change_buffers: Cell::column(std::iter::repeat_n(BUFFER_MICROS, state.len())),
+        };
+        let rows = engine_query(&ENGINE_INGEST_WRITE, write)?
+            .fetch_all(&mut *tx)
+            .await?;
+        let row = rows
+            .first()
+            .context("the engine's ingest write answered nothing")?;
+        let written: i64 = row.try_get("entries_written")?;
+        if written != n as i64 {
+            bail!("the engine's ingest write wrote {written} of {n} entries");
+        }
         tx.commit().await?;
         Ok(())
     }
@@ -445,6 +531,34 @@ impl FloorPool {
         });
         Ok(())
     }
+}
+
+/// Per account: (balance so far, held, debits, suspended_at, pockets read).
+type IngestState = std::collections::BTreeMap<String, (i64, i64, i64, Option<i64>, bool)>;
+
+/// What the engine's `ingest_lock_accounts` answered: the ledger ids it drew, each
+/// account's row, and the clock.
+fn ingest_locked(rows: &[sqlx::postgres::PgRow]) -> anyhow::Result<(Vec<i64>, IngestState, i64)> {
+    let mut entry_ids = Vec::new();
+    let mut state = IngestState::new();
+    let mut now = 0;
+    for row in rows {
+        if let Some(listed) = row.try_get::<Option<String>, _>("entry_ids")? {
+            entry_ids = listed
+                .split(',')
+                .map(i64::from_str)
+                .collect::<Result<Vec<_>, _>>()?;
+        }
+        now = row.try_get("now")?;
+        let read = row.try_get::<Option<String>, _>("allowances")?.is_some();
+        let at: Option<i64> = row.try_get("suspended_at")?;
+        let (balance, held): (i64, i64) = (row.try_get("balance")?, row.try_get("held")?);
+        state.insert(
+            row.try_get::<String, _>("account_id")?,
+            (balance, held, 0, at, read),
+        );
+    }
+    Ok((entry_ids, state, now))
 }
 
 /// The set-based ingest floor on PostgreSQL: the accounts locked in sorted order, then

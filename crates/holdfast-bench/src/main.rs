@@ -688,7 +688,7 @@ async fn ingest(
 ) -> anyhow::Result<Outcome> {
     let batch = args.ingest_batch;
     let (server, base, key) = start_server(engine).await?;
-    let sides = vec![
+    let mut sides = vec![
         (
             "engine".to_owned(),
             workloads::engine_ingest(engine, accounts, batch, names),
@@ -703,9 +703,15 @@ async fn ingest(
         ),
         (
             "floor".to_owned(),
-            workloads::floor_ingest(floor, accounts, batch, names),
+            workloads::floor_ingest(floor, accounts, batch, names, false),
         ),
     ];
+    if matches!(floor, FloorPool::Postgres(_)) {
+        // The engine's statements without the engine, before the floor (which stays
+        // last: the ratios divide by the last side). PostgreSQL only, as for `debit`.
+        let sql = workloads::floor_ingest(floor, accounts, batch, names, true);
+        sides.insert(sides.len() - 1, ("engine-sql".to_owned(), sql));
+    }
     let samples = interleave(args, probe, &sides).await;
     server.shutdown().await?;
     let audit = engine.store().audit().await?;
@@ -713,8 +719,16 @@ async fn ingest(
     let mut out = outcome(Workload::Ingest, backend, &sides, samples, unit);
     let rate = |i: usize| out.sides[i].summary.per_second;
     let (lib, web, single) = (rate(0) * batch as f64, rate(1) * batch as f64, rate(2));
+    let statements = match out.sides.iter().position(|s| s.name == "engine-sql") {
+        Some(i) if rate(i) > 0.0 => format!(
+            "engine / engine-sql = {:.2}, engine-sql / floor = {:.2}; ",
+            rate(0) / rate(i),
+            rate(i) / rate(out.sides.len() - 1)
+        ),
+        _ => String::new(),
+    };
     out.note = Some(format!(
-        "{batch} debits per call over {accounts} accounts: library {lib:.0} debits/s, http \
+        "{statements}{batch} debits per call over {accounts} accounts: library {lib:.0} debits/s, http \
          {web:.0} debits/s, single debit {single:.0}/s; library / single = {:.1}, http / \
          single = {:.1}; audit after: {}",
         if single > 0.0 { lib / single } else { 0.0 },

@@ -408,15 +408,26 @@ pub fn http_ingest(
     }))
 }
 
-/// The set-based floor of an ingest: one transaction per `batch` debits.
-pub fn floor_ingest(floor: &FloorPool, accounts: u64, batch: usize, names: &Arc<Names>) -> Op {
+/// The set-based floor of an ingest: one transaction per `batch` debits; with
+/// `engine_sql` the engine's own ingest statements without the engine instead
+/// ([`FloorPool::ingest_engine_sql`], PostgreSQL).
+pub fn floor_ingest(
+    floor: &FloorPool,
+    accounts: u64,
+    batch: usize,
+    names: &Arc<Names>,
+    engine_sql: bool,
+) -> Op {
     let floor = floor.clone();
     let names = names.clone();
     Arc::new(move |_, _| {
         let (floor, names) = (floor.clone(), names.clone());
         Box::pin(async move {
             let (ids, keys) = ingest_batch(accounts, batch, &names);
-            floor.ingest(&ids, &keys).await
+            match engine_sql {
+                true => floor.ingest_engine_sql(&ids, &keys).await,
+                false => floor.ingest(&ids, &keys).await,
+            }
         })
     })
 }

@@ -1,0 +1,110 @@
+//! The `lifecycle-batched` and `ingest` workloads run end to end at a tiny size on SQLite
+//! (always) and PostgreSQL (when reachable; under `CI=true` it must be): every side
+//! completed operations without an error, the note carries its ratios, and the audit
+//! after the run is clean. No speed is asserted (speed lives in BENCHMARKS.md).
+
+use std::process::Command;
+
+fn admin_url() -> String {
+    std::env::var("HOLDFAST_TEST_POSTGRES")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned())
+}
+
+/// The bench's JSON for `workload` on `backend`, or why it could not run.
+fn run(workload: &str, backend: &str) -> Result<serde_json::Value, String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_holdfast-bench"))
+        .args([workload, "--backend", backend, "--admin-url"])
+        .arg(admin_url())
+        .args(["--clients", "2", "--seconds", "1", "--rounds", "1"])
+        .args([
+            "--warmup",
+            "0",
+            "--accounts",
+            "10",
+            "--ingest-accounts",
+            "50",
+        ])
+        .args(["--ingest-batch", "20", "--json"])
+        .output()
+        .map_err(|e| e.to_string())?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        return Err(format!(
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    serde_json::from_str(&stdout).map_err(|e| format!("{e}: {stdout}"))
+}
+
+/// Every side of the one outcome ran without an error, the sides are `sides` and the
+/// note says `says` and ends with a clean audit.
+fn check(report: &serde_json::Value, workload: &str, sides: &[&str], says: &str) {
+    let outcome = &report["results"][0];
+    assert_eq!(outcome["workload"], workload, "{report:#}");
+    let ran: Vec<&str> = outcome["sides"]
+        .as_array()
+        .expect("sides")
+        .iter()
+        .map(|s| {
+            assert!(s["ops"].as_u64().unwrap() > 0, "{s:#}");
+            assert_eq!(s["errors"], 0, "{s:#}");
+            s["name"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(ran, sides);
+    let note = outcome["note"].as_str().expect("a note");
+    assert!(note.contains(says), "{note}");
+    assert!(note.ends_with("audit after: clean"), "{note}");
+}
+
+/// [`run`] on PostgreSQL, `None` (skipped) where it is unreachable outside CI.
+fn on_postgres(workload: &str) -> Option<serde_json::Value> {
+    match run(workload, "postgres") {
+        Ok(report) => Some(report),
+        Err(why) if why.contains("connect") || why.contains("Connection refused") => {
+            assert!(
+                !std::env::var("CI").is_ok_and(|v| v == "true"),
+                "PostgreSQL is needed under CI: {why}"
+            );
+            eprintln!("\n*** SKIPPING {workload} on PostgreSQL: {why}\n");
+            None
+        }
+        Err(why) => panic!("{why}"),
+    }
+}
+
+/// [`check`] for `lifecycle-batched`: the batched sides and the single lifecycle.
+fn check_batched(report: &serde_json::Value) {
+    let sides = ["engine-batched", "http-batched", "single"];
+    check(report, "lifecycle-batched", &sides, "batched / single = ");
+}
+
+#[test]
+fn lifecycle_batched_runs_on_sqlite() {
+    check_batched(&run("lifecycle-batched", "sqlite").unwrap());
+}
+
+#[test]
+fn lifecycle_batched_runs_on_postgres() {
+    if let Some(report) = on_postgres("lifecycle-batched") {
+        check_batched(&report);
+    }
+}
+
+#[test]
+fn ingest_runs_on_sqlite() {
+    let report = run("ingest", "sqlite").unwrap();
+    let sides = ["engine", "http", "single", "floor"];
+    check(&report, "ingest", &sides, "library / single = ");
+}
+
+/// On PostgreSQL the engine's own ingest statements run as a side of their own, whose
+/// ratios the note gives.
+#[test]
+fn ingest_runs_on_postgres() {
+    if let Some(report) = on_postgres("ingest") {
+        let sides = ["engine", "http", "single", "engine-sql", "floor"];
+        check(&report, "ingest", &sides, "engine / engine-sql = ");
+    }
+}
