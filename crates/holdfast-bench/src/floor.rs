@@ -3,6 +3,7 @@
 //! same tables, same database as the engine run. What each floor issues is listed in
 //! BENCHMARKS.md.
 
+use std::collections::BTreeMap;
 use std::str::FromStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -21,25 +22,29 @@ pub const JOB_MICROS: i64 = 500_000;
 pub const JOB_HOLD: &str = r#"[{"pocket":"money","amount":500000}]"#;
 const HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
-/// The engine's statements of a debit, as holdfast-store runs them on PostgreSQL.
-static ENGINE_LOCK: holdfast::store::statement::Stmt = std::sync::LazyLock::new(|| {
-    let text = include_str!("../../holdfast-store/sql/postgres/lock_account.sql");
-    holdfast::store::statement::Statement::load("lock_account", text, text)
-});
-static ENGINE_WRITE: holdfast::store::statement::Stmt = std::sync::LazyLock::new(|| {
-    let text = include_str!("../../holdfast-store/sql/postgres/write_money.sql");
-    holdfast::store::statement::Statement::load("write_money", text, text)
-});
+/// One of holdfast-store's PostgreSQL statements, loaded as the store loads it.
+macro_rules! engine_statement {
+    ($name:ident, $file:literal) => {
+        static $name: holdfast::store::statement::Stmt = std::sync::LazyLock::new(|| {
+            let text = include_str!(concat!("../../holdfast-store/sql/postgres/", $file, ".sql"));
+            holdfast::store::statement::Statement::load($file, text, text)
+        });
+    };
+}
 
-/// The engine's two statements of a batch ingest on PostgreSQL.
-static ENGINE_INGEST_LOCK: holdfast::store::statement::Stmt = std::sync::LazyLock::new(|| {
-    let text = include_str!("../../holdfast-store/sql/postgres/ingest_lock_accounts.sql");
-    holdfast::store::statement::Statement::load("ingest_lock_accounts", text, text)
-});
-static ENGINE_INGEST_WRITE: holdfast::store::statement::Stmt = std::sync::LazyLock::new(|| {
-    let text = include_str!("../../holdfast-store/sql/postgres/ingest_write.sql");
-    holdfast::store::statement::Statement::load("ingest_write", text, text)
-});
+// The engine's statements of a debit, and its two of a batch ingest.
+engine_statement!(ENGINE_LOCK, "lock_account");
+engine_statement!(ENGINE_WRITE, "write_money");
+engine_statement!(ENGINE_INGEST_LOCK, "ingest_lock_accounts");
+engine_statement!(ENGINE_INGEST_WRITE, "ingest_write");
+
+/// The distinct accounts of a batch in the order every batch locks them.
+fn lock_order(accounts: &[String]) -> Vec<&str> {
+    let mut ids: Vec<&str> = accounts.iter().map(String::as_str).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
 
 /// One of the engine's statements, its arguments bound in order, as a plain sqlx query.
 fn engine_query(
@@ -242,9 +247,7 @@ impl FloorPool {
         let FloorPool::Postgres(pool) = self else {
             bail!("the engine's ingest statements are measured on PostgreSQL only");
         };
-        let mut ids: Vec<&str> = accounts.iter().map(String::as_str).collect();
-        ids.sort_unstable();
-        ids.dedup();
+        let ids = lock_order(accounts);
         let mut tx = pool
             .begin_with("BEGIN; SET LOCAL holdfast.cross_account = 'ingest'")
             .await?;
@@ -262,10 +265,10 @@ impl FloorPool {
             let s = state
                 .get_mut(account)
                 .context("an account of the batch was not locked")?;
-            s.0 -= DEBIT_MICROS;
-            s.2 += 1;
-            after.push(s.0);
-            available.push(s.0 - s.1);
+            s.balance -= DEBIT_MICROS;
+            s.debits += 1;
+            after.push(s.balance);
+            available.push(s.balance - s.held);
         }
         let n = accounts.len();
         let write = params! {
@@ -280,12 +283,12 @@ impl FloorPool {
             refs: Cell::column(std::iter::repeat_n(None::<String>, n)),
             nows: Cell::column(std::iter::repeat_n(now, n)),
             actor: "library",
-            stale_accounts: Cell::column(state.iter().filter(|(_, s)| !s.4).map(|(a, _)| a.as_str())),
+            stale_accounts: Cell::column(state.iter().filter(|(_, s)| !s.pockets_read).map(|(a, _)| a.as_str())),
             change_accounts: Cell::column(state.keys().map(String::as_str)),
-            change_deltas: Cell::column(state.values().map(|s| -s.2 * DEBIT_MICROS)),
-            change_spent: Cell::column(state.values().map(|s| s.2 * DEBIT_MICROS)),
-            change_suspended_at: Cell::column(state.values().map(|s| s.3)),
-            change_balances_after: Cell::column(state.values().map(|s| s.0)),
+            change_deltas: Cell::column(state.values().map(|s| -s.debits * DEBIT_MICROS)),
+            change_spent: Cell::column(state.values().map(|s| s.debits * DEBIT_MICROS)),
+            change_suspended_at: Cell::column(state.values().map(|s| s.suspended_at)),
+            change_balances_after: Cell::column(state.values().map(|s| s.balance)),
             change_buffers: Cell::column(std::iter::repeat_n(BUFFER_MICROS, state.len())),
         };
         let rows = engine_query(&ENGINE_INGEST_WRITE, write)?
@@ -533,30 +536,37 @@ impl FloorPool {
     }
 }
 
-/// Per account: (balance so far, held, debits, suspended_at, pockets read).
-type IngestState = std::collections::BTreeMap<String, (i64, i64, i64, Option<i64>, bool)>;
+/// One account of an engine-sql ingest, as its debits so far left it.
+struct SoFar {
+    balance: i64,
+    held: i64,
+    debits: i64,
+    suspended_at: Option<i64>,
+    /// The lock statement read the account's pockets (its row version was the one seen).
+    pockets_read: bool,
+}
 
 /// What the engine's `ingest_lock_accounts` answered: the ledger ids it drew, each
 /// account's row, and the clock.
-fn ingest_locked(rows: &[sqlx::postgres::PgRow]) -> anyhow::Result<(Vec<i64>, IngestState, i64)> {
+fn ingest_locked(
+    rows: &[sqlx::postgres::PgRow],
+) -> anyhow::Result<(Vec<i64>, BTreeMap<String, SoFar>, i64)> {
     let mut entry_ids = Vec::new();
-    let mut state = IngestState::new();
+    let mut state = BTreeMap::new();
     let mut now = 0;
     for row in rows {
         if let Some(listed) = row.try_get::<Option<String>, _>("entry_ids")? {
-            entry_ids = listed
-                .split(',')
-                .map(i64::from_str)
-                .collect::<Result<Vec<_>, _>>()?;
+            entry_ids = holdfast::store::ingest::parse_ids(&listed)?;
         }
         now = row.try_get("now")?;
-        let read = row.try_get::<Option<String>, _>("allowances")?.is_some();
-        let at: Option<i64> = row.try_get("suspended_at")?;
-        let (balance, held): (i64, i64) = (row.try_get("balance")?, row.try_get("held")?);
-        state.insert(
-            row.try_get::<String, _>("account_id")?,
-            (balance, held, 0, at, read),
-        );
+        let account = SoFar {
+            balance: row.try_get("balance")?,
+            held: row.try_get("held")?,
+            debits: 0,
+            suspended_at: row.try_get("suspended_at")?,
+            pockets_read: row.try_get::<Option<String>, _>("allowances")?.is_some(),
+        };
+        state.insert(row.try_get::<String, _>("account_id")?, account);
     }
     Ok((entry_ids, state, now))
 }
@@ -612,9 +622,7 @@ impl FloorPool {
         let now = now_micros();
         match self {
             FloorPool::Postgres(p) => {
-                let mut ids: Vec<&str> = accounts.iter().map(String::as_str).collect();
-                ids.sort_unstable();
-                ids.dedup();
+                let ids = lock_order(accounts);
                 let mut tx = p.begin().await?;
                 sqlx::query(LOCK_PG).bind(ids).fetch_all(&mut *tx).await?;
                 let row = sqlx::query(INGEST_PG)

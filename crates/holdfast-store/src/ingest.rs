@@ -525,7 +525,7 @@ async fn any_key_used(tx: &mut Tx, keys: &[[String; 2]]) -> Result<bool, StoreEr
 }
 
 /// The entry ids a read listed (`1,2,3`), in increasing order.
-fn parse_ids(listed: &str) -> Result<Vec<i64>, StoreError> {
+pub fn parse_ids(listed: &str) -> Result<Vec<i64>, StoreError> {
     let mut ids = listed
         .split(',')
         .filter(|s| !s.is_empty())
