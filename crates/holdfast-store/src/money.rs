@@ -261,9 +261,7 @@ impl Store {
         }
         let amount = decide::price(self.card(), &req.usage)?;
         decide::check_request_amount(amount)?;
-        let hash = request_hash(&json!({
-            "op": "debit", "usage": usage_json(&req.usage), "job_ref": req.job_ref
-        }));
+        let hash = request_hash(&HashedDebit::of(req));
         Ok(PricedDebit { req, amount, hash })
     }
 
@@ -438,9 +436,85 @@ fn refundable_top_up(
     }
 }
 
-fn usage_json(usage: &Usage) -> serde_json::Value {
-    match usage {
-        Usage::Amount(m) => json!({ "amount_micros": m.0 }),
-        Usage::Metered { meter, seconds } => json!({ "meter": meter, "seconds": seconds }),
+/// A debit as its request hash reads it: `{"job_ref", "op": "debit", "usage"}`, keys in
+/// sorted order, the usage as `{"amount_micros"}` or `{"meter", "seconds"}`. Serialized
+/// straight from the request, with no `serde_json::Value` built per debit; the bytes are
+/// those of the sorted-key `Value` that the stored hashes were made from (tested below).
+#[derive(serde::Serialize)]
+struct HashedDebit<'r> {
+    job_ref: Option<&'r str>,
+    op: &'static str,
+    usage: HashedUsage<'r>,
+}
+
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum HashedUsage<'r> {
+    Amount { amount_micros: i64 },
+    Metered { meter: &'r str, seconds: i64 },
+}
+
+impl<'r> HashedDebit<'r> {
+    fn of(req: &'r DebitRequest) -> HashedDebit<'r> {
+        let usage = match &req.usage {
+            Usage::Amount(m) => HashedUsage::Amount { amount_micros: m.0 },
+            Usage::Metered { meter, seconds } => HashedUsage::Metered {
+                meter,
+                seconds: *seconds,
+            },
+        };
+        HashedDebit {
+            job_ref: req.job_ref.as_deref(),
+            op: "debit",
+            usage,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hash of a debit as it was made before `HashedDebit`: a `serde_json::Value`.
+    fn hash_by_value(req: &DebitRequest) -> String {
+        let usage = match &req.usage {
+            Usage::Amount(m) => json!({ "amount_micros": m.0 }),
+            Usage::Metered { meter, seconds } => json!({ "meter": meter, "seconds": seconds }),
+        };
+        request_hash(&json!({ "op": "debit", "usage": usage, "job_ref": req.job_ref }))
+    }
+
+    #[test]
+    fn a_debit_hashes_as_its_sorted_json_value_did() {
+        let key = IdempotencyKey::parse("k-1").unwrap();
+        let usages = [
+            Usage::Amount(Micros(1)),
+            Usage::Amount(Micros(i64::MAX)),
+            Usage::Metered {
+                meter: "linux-small".into(),
+                seconds: 3600,
+            },
+            Usage::Metered {
+                meter: "m\"é\u{1}/\\".into(),
+                seconds: -1,
+            },
+        ];
+        let refs = [None, Some("job-1"), Some("quote\" and \u{7f} and ü and \n")];
+        for usage in &usages {
+            for job_ref in refs {
+                let req = DebitRequest::new(usage, &key, job_ref);
+                assert_eq!(
+                    request_hash(&HashedDebit::of(&req)),
+                    hash_by_value(&req),
+                    "{usage:?} {job_ref:?}"
+                );
+            }
+        }
+        // And the bytes hashed are the ones a stored hash was made from, not just equal.
+        let req = DebitRequest::new(&usages[2], &key, Some("j"));
+        assert_eq!(
+            serde_json::to_string(&HashedDebit::of(&req)).unwrap(),
+            r#"{"job_ref":"j","op":"debit","usage":{"meter":"linux-small","seconds":3600}}"#
+        );
     }
 }

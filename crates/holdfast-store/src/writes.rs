@@ -387,10 +387,14 @@ fn guard_refused(account: &str, write: &MoneyWrite) -> StoreError {
     ))
 }
 
-/// The hash of a normalised request: canonical JSON (sorted keys, amounts in micros).
-pub fn request_hash(request: &serde_json::Value) -> String {
-    // serde_json's Map is ordered by key (no preserve_order feature), so this is canonical.
-    hex::encode(Sha256::digest(request.to_string().as_bytes()))
+/// The hash of a normalised request: canonical JSON (sorted keys, amounts in micros),
+/// compact. A `serde_json::Value` is canonical as it is (its Map is ordered by key: no
+/// preserve_order feature); a struct must declare its fields in sorted order.
+pub fn request_hash(request: &impl serde::Serialize) -> String {
+    let mut hasher = Sha256::new();
+    // JSON of strings, integers and options, into a hasher: neither side can fail.
+    serde_json::to_writer(&mut hasher, request).expect("a request serializes into a hasher");
+    hex::encode(hasher.finalize())
 }
 
 pub(crate) fn entry_from(row: &Row) -> Result<LedgerEntry, StoreError> {
