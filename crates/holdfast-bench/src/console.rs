@@ -104,6 +104,7 @@ pub async fn run(args: &Args, target: &Target) -> anyhow::Result<Outcome> {
             args.page_requests,
             args.page_warmup
         )),
+        ratios: std::collections::BTreeMap::new(),
         rss_mb: None,
         pages: timings,
     })

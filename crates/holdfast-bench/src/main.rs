@@ -7,9 +7,11 @@ mod console;
 mod cpu;
 mod driver;
 mod floor;
+mod spread;
 mod target;
 mod workloads;
 
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -121,6 +123,11 @@ struct Args {
     /// `console`: unmeasured requests per page before the timed ones.
     #[arg(long, default_value_t = 3)]
     page_warmup: usize,
+    /// Runs of each workload, one after another (each on a fresh database unless
+    /// `--database`); with more than one, every ratio is also given across the runs
+    /// (each run's value, min, median, max).
+    #[arg(long, default_value_t = 1)]
+    runs: u32,
     /// Print JSON instead of the table.
     #[arg(long)]
     json: bool,
@@ -156,6 +163,10 @@ struct Outcome {
     #[serde(skip_serializing_if = "Option::is_none")]
     cpu_ratio: Option<f64>,
     note: Option<String>,
+    /// The ratios the workload gives, by name (`engine / floor`, `library / single`, …):
+    /// what `--runs` spreads.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    ratios: BTreeMap<String, f64>,
     /// Resident set of the whole bench process (server + clients) at the end, MB.
     rss_mb: Option<f64>,
     /// `console`: each page's timings.
@@ -170,7 +181,11 @@ struct Report {
     seconds: u64,
     accounts: u64,
     rounds: u32,
+    runs: u32,
     results: Vec<Outcome>,
+    /// With `--runs` over 1: each ratio across the runs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    spreads: Vec<spread::Spread>,
 }
 
 #[derive(Debug, Serialize)]
@@ -255,6 +270,7 @@ fn check_ranges(args: &Args) -> anyhow::Result<()> {
         "--seconds: 1 to 3600"
     );
     anyhow::ensure!(args.rounds >= 1 && args.rounds <= 100, "--rounds: 1 to 100");
+    anyhow::ensure!(args.runs >= 1 && args.runs <= 20, "--runs: 1 to 20");
     anyhow::ensure!(
         args.debit_streams.is_none_or(|n| (1..=64).contains(&n)),
         "--debit-streams: 1 to 64"
@@ -297,25 +313,15 @@ async fn run(args: Args) -> anyhow::Result<()> {
         args.database.is_some() || !list.contains(&Workload::Seed),
         "seed: name the database to seed with --database"
     );
+    anyhow::ensure!(
+        args.runs == 1 || !list.contains(&Workload::Seed),
+        "seed: seeds once (--runs 1)"
+    );
     let load_before = read_loadavg();
-    let mut results = Vec::new();
-    let mut postgres = None;
-    for w in list {
-        let target = match &args.database {
-            Some(url) => Target::given(url)?,
-            None => Target::fresh(args.backend, &args.admin_url).await?,
-        };
-        if target.backend == Backend::Postgres && postgres.is_none() {
-            postgres = server_version(&target.url).await.ok();
-        }
-        let outcome = run_workload(&args, w, &target).await;
-        let cleaned = target.cleanup().await;
-        let outcome = outcome?;
-        cleaned.context("dropping the bench database")?;
-        if !args.json {
-            print_outcome(&outcome);
-        }
-        results.push(outcome);
+    let (results, postgres) = run_all(&args, list).await?;
+    let spreads = spread::spreads(&results);
+    if !args.json {
+        spread::print(&spreads);
     }
     let report = Report {
         machine: Machine {
@@ -329,7 +335,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
         seconds: args.seconds,
         accounts: args.accounts,
         rounds: args.rounds,
+        runs: args.runs,
         results,
+        spreads,
     };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -344,6 +352,43 @@ async fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Runs each workload of `list` `--runs` times in a row, each on its target; the
+/// outcomes, with the PostgreSQL server's version where one ran.
+async fn run_all(
+    args: &Args,
+    list: Vec<Workload>,
+) -> anyhow::Result<(Vec<Outcome>, Option<String>)> {
+    let mut results = Vec::new();
+    let mut postgres = None;
+    let runs = list
+        .into_iter()
+        .flat_map(|w| std::iter::repeat_n(w, args.runs as usize));
+    for w in runs {
+        let target = match &args.database {
+            Some(url) => Target::given(url)?,
+            None => Target::fresh(args.backend, &args.admin_url).await?,
+        };
+        if target.backend == Backend::Postgres && postgres.is_none() {
+            postgres = server_version(&target.url).await.ok();
+        }
+        let outcome = run_workload(args, w, &target).await;
+        let cleaned = target.cleanup().await;
+        let mut outcome = outcome?;
+        cleaned.context("dropping the bench database")?;
+        if let Some(r) = outcome.ratio {
+            outcome.ratios.insert("engine / floor".to_owned(), r);
+        }
+        if let Some(r) = outcome.cpu_ratio {
+            outcome.ratios.insert("cpu: engine / floor".to_owned(), r);
+        }
+        if !args.json {
+            print_outcome(&outcome);
+        }
+        results.push(outcome);
+    }
+    Ok((results, postgres))
 }
 
 async fn server_version(url: &str) -> anyhow::Result<String> {
@@ -411,6 +456,7 @@ fn outcome(
         cpu_ratio: cpu_ratio(&sides),
         sides,
         note: None,
+        ratios: BTreeMap::new(),
         rss_mb: None,
         pages: Vec::new(),
     }
@@ -540,6 +586,7 @@ fn seeded(w: Workload, backend: Backend, accounts: u64) -> Outcome {
         ratio: None,
         cpu_ratio: None,
         note: Some(format!("seeded {accounts} accounts b0… and ran ANALYZE")),
+        ratios: BTreeMap::new(),
         rss_mb: None,
         pages: Vec::new(),
     }
@@ -598,13 +645,14 @@ async fn http_lifecycle(
         "lifecycles",
     );
     let lib = out.sides[1].summary.per_second;
+    let http = if lib > 0.0 {
+        out.sides[0].summary.per_second / lib
+    } else {
+        0.0
+    };
+    out.ratios.insert("http / engine".to_owned(), http);
     out.note = Some(format!(
-        "http / engine (library) = {:.2}; rss = peak of the whole bench process (server + clients)",
-        if lib > 0.0 {
-            out.sides[0].summary.per_second / lib
-        } else {
-            0.0
-        }
+        "http / engine (library) = {http:.2}; rss = peak of the whole bench process (server + clients)"
     ));
     out.rss_mb = rss;
     Ok(out)
@@ -664,16 +712,13 @@ async fn lifecycle_batched(
     let rate = |i: usize| out.sides[i].summary.per_second;
     let (lib, web, single) = (rate(0) * per_op, rate(1) * per_op, rate(2));
     let over = |x: f64| if single > 0.0 { x / single } else { 0.0 };
+    let (batched, http) = (over(lib), over(web));
+    out.ratios.insert("batched / single".to_owned(), batched);
+    out.ratios.insert("http-batched / single".to_owned(), http);
     out.note = Some(format!(
         "jobs/s: engine-batched {lib:.0}, http-batched {web:.0}, single {single:.0}; batched / \
-         single = {:.2}, http-batched / single = {:.2}; audit after: {}",
-        over(lib),
-        over(web),
-        if audit.is_empty() {
-            "clean".to_owned()
-        } else {
-            format!("{} VIOLATIONS", audit.len())
-        }
+         single = {batched:.2}, http-batched / single = {http:.2}; audit after: {}",
+        verdict(&audit)
     ));
     Ok(out)
 }
@@ -717,29 +762,49 @@ async fn ingest(
     let audit = engine.store().audit().await?;
     let unit = "calls (of --ingest-batch debits; single: debits)";
     let mut out = outcome(Workload::Ingest, backend, &sides, samples, unit);
-    let rate = |i: usize| out.sides[i].summary.per_second;
-    let (lib, web, single) = (rate(0) * batch as f64, rate(1) * batch as f64, rate(2));
-    let statements = match out.sides.iter().position(|s| s.name == "engine-sql") {
-        Some(i) if rate(i) > 0.0 => format!(
-            "engine / engine-sql = {:.2}, engine-sql / floor = {:.2}; ",
-            rate(0) / rate(i),
-            rate(i) / rate(out.sides.len() - 1)
-        ),
-        _ => String::new(),
-    };
-    out.note = Some(format!(
-        "{statements}{batch} debits per call over {accounts} accounts: library {lib:.0} debits/s, http \
-         {web:.0} debits/s, single debit {single:.0}/s; library / single = {:.1}, http / \
-         single = {:.1}; audit after: {}",
-        if single > 0.0 { lib / single } else { 0.0 },
-        if single > 0.0 { web / single } else { 0.0 },
-        if audit.is_empty() {
-            "clean".to_owned()
-        } else {
-            format!("{} VIOLATIONS", audit.len())
-        }
-    ));
+    let rates = ingest_ratios(&mut out, batch, accounts);
+    out.note = Some(format!("{rates}; audit after: {}", verdict(&audit)));
     Ok(out)
+}
+
+/// The ratios of an ingest (into `out.ratios`), and the note's words for them.
+fn ingest_ratios(out: &mut Outcome, batch: usize, accounts: u64) -> String {
+    let rate = |i: usize| out.sides[i].summary.per_second;
+    let over = |x: f64, y: f64| if y > 0.0 { x / y } else { 0.0 };
+    let (lib, web, single) = (rate(0) * batch as f64, rate(1) * batch as f64, rate(2));
+    let (lib_single, web_single) = (over(lib, single), over(web, single));
+    let mut ratios = vec![
+        ("library / single", lib_single),
+        ("http / single", web_single),
+    ];
+    let mut note = String::new();
+    if let Some(i) = out.sides.iter().position(|s| s.name == "engine-sql") {
+        let engine = over(rate(0), rate(i));
+        let statements = over(rate(i), rate(out.sides.len() - 1));
+        ratios.extend([
+            ("engine / engine-sql", engine),
+            ("engine-sql / floor", statements),
+        ]);
+        note = format!("engine / engine-sql = {engine:.2}, engine-sql / floor = {statements:.2}; ");
+    }
+    note += &format!(
+        "{batch} debits per call over {accounts} accounts: library {lib:.0} debits/s, http \
+         {web:.0} debits/s, single debit {single:.0}/s; library / single = {lib_single:.1}, \
+         http / single = {web_single:.1}"
+    );
+    for (name, r) in ratios {
+        out.ratios.insert(name.to_owned(), r);
+    }
+    note
+}
+
+/// The audit's verdict as the notes give it.
+fn verdict<V>(audit: &[V]) -> String {
+    if audit.is_empty() {
+        "clean".to_owned()
+    } else {
+        format!("{} VIOLATIONS", audit.len())
+    }
 }
 
 async fn sweep(
@@ -791,23 +856,25 @@ async fn sweep(
         note: Some(format!(
             "{} jobs per side; audit after: {}",
             per_round * i64::from(args.rounds),
-            if audit.is_empty() {
-                "clean".to_owned()
-            } else {
-                format!("{} VIOLATIONS", audit.len())
-            }
+            verdict(&audit)
         )),
+        ratios: BTreeMap::new(),
         rss_mb: None,
         pages: Vec::new(),
     })
 }
 
+/// A workload's or backend's name as the command line spells it.
+fn kebab(v: &impl Serialize) -> String {
+    let v = serde_json::to_value(v).ok();
+    v.as_ref()
+        .and_then(|v| v.as_str())
+        .unwrap_or("?")
+        .to_owned()
+}
+
 fn print_outcome(o: &Outcome) {
-    let name = serde_json::to_value(o.workload).ok();
-    let name = name.as_ref().and_then(|v| v.as_str()).unwrap_or("?");
-    let backend = serde_json::to_value(o.backend).ok();
-    let backend = backend.as_ref().and_then(|v| v.as_str()).unwrap_or("?");
-    println!("\n== {name} on {backend} ==");
+    println!("\n== {} on {} ==", kebab(&o.workload), kebab(&o.backend));
     if !o.pages.is_empty() {
         console::print_pages(&o.pages);
     }

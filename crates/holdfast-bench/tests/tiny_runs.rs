@@ -1,7 +1,8 @@
 //! The `lifecycle-batched` and `ingest` workloads run end to end at a tiny size on SQLite
 //! (always) and PostgreSQL (when reachable; under `CI=true` it must be): every side
 //! completed operations without an error, the note carries its ratios, and the audit
-//! after the run is clean. No speed is asserted (speed lives in BENCHMARKS.md).
+//! after the run is clean; with `--runs`, every run is reported and each ratio's spread is
+//! the runs' own values. No speed is asserted (speed lives in BENCHMARKS.md).
 
 use std::process::Command;
 
@@ -12,6 +13,11 @@ fn admin_url() -> String {
 
 /// The bench's JSON for `workload` on `backend`, or why it could not run.
 fn run(workload: &str, backend: &str) -> Result<serde_json::Value, String> {
+    run_with(workload, backend, &[])
+}
+
+/// [`run`] with more flags.
+fn run_with(workload: &str, backend: &str, more: &[&str]) -> Result<serde_json::Value, String> {
     let out = Command::new(env!("CARGO_BIN_EXE_holdfast-bench"))
         .args([workload, "--backend", backend, "--admin-url"])
         .arg(admin_url())
@@ -25,6 +31,7 @@ fn run(workload: &str, backend: &str) -> Result<serde_json::Value, String> {
             "50",
         ])
         .args(["--ingest-batch", "20", "--json"])
+        .args(more)
         .output()
         .map_err(|e| e.to_string())?;
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -107,4 +114,56 @@ fn ingest_runs_on_postgres() {
         let sides = ["engine", "http", "single", "engine-sql", "floor"];
         check(&report, "ingest", &sides, "engine / engine-sql = ");
     }
+}
+
+/// `--runs 2`: two outcomes of the workload, each with its ratios, and for every ratio a
+/// spread whose runs are those two values in order, with their min, median and max.
+#[test]
+fn runs_give_each_ratio_across_the_runs() {
+    let report = run_with("ingest", "sqlite", &["--runs", "2"]).unwrap();
+    let results = report["results"].as_array().expect("results");
+    assert_eq!(results.len(), 2, "{report:#}");
+    let spreads = report["spreads"].as_array().expect("spreads");
+    let names: Vec<&str> = spreads
+        .iter()
+        .map(|s| s["ratio"].as_str().unwrap())
+        .collect();
+    for name in ["engine / floor", "library / single", "http / single"] {
+        assert!(names.contains(&name), "{name} not spread: {names:?}");
+    }
+    for spread in spreads {
+        assert_eq!(spread["workload"], "ingest");
+        let ratio = spread["ratio"].as_str().unwrap();
+        let of_runs: Vec<f64> = results
+            .iter()
+            .map(|r| {
+                r["ratios"][ratio]
+                    .as_f64()
+                    .expect("each run gives the ratio")
+            })
+            .collect();
+        let runs: Vec<f64> = spread["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert_eq!(runs, of_runs, "{spread:#}");
+        let (lo, hi) = (of_runs[0].min(of_runs[1]), of_runs[0].max(of_runs[1]));
+        assert_eq!(spread["min"].as_f64(), Some(lo), "{spread:#}");
+        assert_eq!(spread["max"].as_f64(), Some(hi), "{spread:#}");
+        assert_eq!(
+            spread["median"].as_f64(),
+            Some((lo + hi) / 2.0),
+            "{spread:#}"
+        );
+    }
+    // The engine / floor ratio is the outcome's own.
+    assert_eq!(results[0]["ratios"]["engine / floor"], results[0]["ratio"]);
+}
+
+#[test]
+fn runs_out_of_range_are_refused() {
+    let err = run_with("ingest", "sqlite", &["--runs", "0"]).unwrap_err();
+    assert!(err.contains("--runs: 1 to 20"), "{err}");
 }
