@@ -83,9 +83,11 @@ server_ticks() {
   echo "$ticks"
 }
 
-# One pgbench side: rate and CPU per transaction.
+# One pgbench side: rate and CPU per transaction. `debit-hot` is debit.sql on one
+# account (b0): the hot floor's statements are the debit floor's.
 run_pgbench() {
-  local floor=$1 out now before after t0 t1
+  local floor=$1 script=$1 accounts=$ACCOUNTS out now before after t0 t1
+  if [ "$floor" = debit-hot ]; then script=debit accounts=1; fi
   out=$(mktemp)
   now=$(date +%s%6N)
   before=$(server_ticks)
@@ -93,8 +95,8 @@ run_pgbench() {
   # it waited for, so the difference around pgbench is pgbench's user and sys time.
   times >"$out.t0"
   pgbench -n -M prepared -c "$CLIENTS" -j 2 -T "$SECONDS_PER_SIDE" \
-    -D accounts="$ACCOUNTS" -D batch="$BATCH" -D now="$now" \
-    -f "$here/sql/$floor.sql" "$url" >"$out" 2>&1 || { cat "$out" >&2; rm -f "$out"*; return 1; }
+    -D accounts="$accounts" -D batch="$BATCH" -D now="$now" \
+    -f "$here/sql/$script.sql" "$url" >"$out" 2>&1 || { cat "$out" >&2; rm -f "$out"*; return 1; }
   times >"$out.t1"
   sleep 0.2 # the backends' exits reaped, so their time is in the postmaster's
   after=$(server_ticks)

@@ -2,7 +2,8 @@
 -- FloorPool::debit) for pgbench: a metered debit of 100 micros on a random account,
 -- as the guarded UPDATE … RETURNING, the ledger entry and the idempotency record in
 -- one transaction. Run with -M prepared (sqlx prepares its statements too).
--- Variables (pgbench -D): accounts = how many accounts b0…b{accounts-1} there are;
+-- Variables (pgbench -D): accounts = how many accounts b0…b{accounts-1} there are
+-- (1 for the `debit-hot` floor: every client debits b0);
 -- now = the entries' created_at, micros since the epoch (the floor binds its clock).
 -- The idempotency key is random over 9e18 values (no counter in pgbench).
 \set aid random(0, :accounts - 1)

@@ -449,6 +449,13 @@ fn outcome(
         .collect();
     let floor = sides.last().map_or(0.0, |s| s.summary.per_second);
     let engine = sides.first().map_or(0.0, |s| s.summary.per_second);
+    let mut ratios = BTreeMap::new();
+    // The engine's own statements without the engine, where a workload runs them.
+    if let Some(sql) = sides.iter().find(|s| s.name == "engine-sql") {
+        let sql = sql.summary.per_second;
+        ratios.insert("engine / engine-sql".to_owned(), over(engine, sql));
+        ratios.insert("engine-sql / floor".to_owned(), over(sql, floor));
+    }
     Outcome {
         workload: w,
         backend,
@@ -456,10 +463,15 @@ fn outcome(
         cpu_ratio: cpu_ratio(&sides),
         sides,
         note: None,
-        ratios: BTreeMap::new(),
+        ratios,
         rss_mb: None,
         pages: Vec::new(),
     }
+}
+
+/// `x / y`, or 0 where `y` is not positive (a side that ran nothing).
+fn over(x: f64, y: f64) -> f64 {
+    if y > 0.0 { x / y } else { 0.0 }
 }
 
 /// The first side's CPU per operation over the last's (engine over floor).
@@ -644,12 +656,10 @@ async fn http_lifecycle(
         samples,
         "lifecycles",
     );
-    let lib = out.sides[1].summary.per_second;
-    let http = if lib > 0.0 {
-        out.sides[0].summary.per_second / lib
-    } else {
-        0.0
-    };
+    let http = over(
+        out.sides[0].summary.per_second,
+        out.sides[1].summary.per_second,
+    );
     out.ratios.insert("http / engine".to_owned(), http);
     out.note = Some(format!(
         "http / engine (library) = {http:.2}; rss = peak of the whole bench process (server + clients)"
@@ -711,8 +721,7 @@ async fn lifecycle_batched(
     let per_op = batched::JOBS_PER_OP as f64;
     let rate = |i: usize| out.sides[i].summary.per_second;
     let (lib, web, single) = (rate(0) * per_op, rate(1) * per_op, rate(2));
-    let over = |x: f64| if single > 0.0 { x / single } else { 0.0 };
-    let (batched, http) = (over(lib), over(web));
+    let (batched, http) = (over(lib, single), over(web, single));
     out.ratios.insert("batched / single".to_owned(), batched);
     out.ratios.insert("http-batched / single".to_owned(), http);
     out.note = Some(format!(
@@ -770,31 +779,25 @@ async fn ingest(
 /// The ratios of an ingest (into `out.ratios`), and the note's words for them.
 fn ingest_ratios(out: &mut Outcome, batch: usize, accounts: u64) -> String {
     let rate = |i: usize| out.sides[i].summary.per_second;
-    let over = |x: f64, y: f64| if y > 0.0 { x / y } else { 0.0 };
     let (lib, web, single) = (rate(0) * batch as f64, rate(1) * batch as f64, rate(2));
     let (lib_single, web_single) = (over(lib, single), over(web, single));
-    let mut ratios = vec![
-        ("library / single", lib_single),
-        ("http / single", web_single),
-    ];
-    let mut note = String::new();
-    if let Some(i) = out.sides.iter().position(|s| s.name == "engine-sql") {
-        let engine = over(rate(0), rate(i));
-        let statements = over(rate(i), rate(out.sides.len() - 1));
-        ratios.extend([
-            ("engine / engine-sql", engine),
-            ("engine-sql / floor", statements),
-        ]);
-        note = format!("engine / engine-sql = {engine:.2}, engine-sql / floor = {statements:.2}; ");
-    }
+    let statements = (
+        out.ratios.get("engine / engine-sql"),
+        out.ratios.get("engine-sql / floor"),
+    );
+    let mut note = match statements {
+        (Some(engine), Some(sql)) => {
+            format!("engine / engine-sql = {engine:.2}, engine-sql / floor = {sql:.2}; ")
+        }
+        _ => String::new(),
+    };
     note += &format!(
         "{batch} debits per call over {accounts} accounts: library {lib:.0} debits/s, http \
          {web:.0} debits/s, single debit {single:.0}/s; library / single = {lib_single:.1}, \
          http / single = {web_single:.1}"
     );
-    for (name, r) in ratios {
-        out.ratios.insert(name.to_owned(), r);
-    }
+    out.ratios.insert("library / single".to_owned(), lib_single);
+    out.ratios.insert("http / single".to_owned(), web_single);
     note
 }
 

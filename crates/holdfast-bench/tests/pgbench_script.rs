@@ -1,7 +1,8 @@
 //! `bench/pgbench.sh` works end to end at a tiny size: it creates a database, migrates it
-//! with `holdfast migrate`, seeds it with `holdfast-bench seed`, runs pgbench on two of
-//! the floor scripts in `bench/sql/` and holdfast-bench on the same workloads, prints
-//! both, and drops the database. No speed is asserted (speed lives in BENCHMARKS.md);
+//! with `holdfast migrate`, seeds it with `holdfast-bench seed`, runs pgbench on three
+//! floors (`debit`, `debit-hot`, which is `debit.sql` on one account, and `lifecycle`,
+//! from `bench/sql/`) and holdfast-bench on the same workloads, prints both, and drops the
+//! database. No speed is asserted (speed lives in BENCHMARKS.md);
 //! what is asserted is that every step ran and answered: pgbench processed transactions
 //! of each script with none failed, and the bench's engine and floor sides ran.
 //!
@@ -92,7 +93,7 @@ fn the_pgbench_script_runs_both_sides_and_drops_its_database() {
         .env("BIN", &bin)
         .env("HOLDFAST_BIN", &holdfast)
         .env("ADMIN_URL", admin_url())
-        .env("FLOORS", "debit lifecycle")
+        .env("FLOORS", "debit debit-hot lifecycle")
         .env("CLIENTS", "2")
         .env("SECONDS_PER_SIDE", "1")
         .env("ROUNDS", "1")
@@ -106,7 +107,8 @@ fn the_pgbench_script_runs_both_sides_and_drops_its_database() {
         out.status.success(),
         "pgbench.sh failed:\n{stdout}\n{stderr}"
     );
-    for floor in ["debit", "lifecycle"] {
+    // debit-hot: debit.sql on one account (bench/pgbench.sh maps it).
+    for floor in ["debit", "debit-hot", "lifecycle"] {
         assert!(pgbench_ops(&stdout, floor) > 0, "{stdout}");
         assert!(
             stdout.contains(&format!("== {floor} on postgres ==")),

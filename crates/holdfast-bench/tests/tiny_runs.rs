@@ -113,6 +113,17 @@ fn ingest_runs_on_postgres() {
     if let Some(report) = on_postgres("ingest") {
         let sides = ["engine", "http", "single", "engine-sql", "floor"];
         check(&report, "ingest", &sides, "engine / engine-sql = ");
+        let ratios = &report["results"][0]["ratios"];
+        for name in [
+            "engine / engine-sql",
+            "engine-sql / floor",
+            "library / single",
+        ] {
+            assert!(
+                ratios[name].as_f64().is_some_and(|r| r > 0.0),
+                "{name}: {ratios:#}"
+            );
+        }
     }
 }
 
