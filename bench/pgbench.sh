@@ -2,7 +2,7 @@
 # Checks holdfast-bench's floors with a tool that is not ours: creates a fresh database,
 # migrates it with `holdfast migrate`, seeds the accounts as the bench does
 # (`holdfast-bench seed`), then for each floor and round runs pgbench on the floor's
-# script (bench/sql/FLOOR.sql) and holdfast-bench on the same workload, alternating which
+# script (bench/sql/FLOOR.sql; debit-hot: debit.sql with accounts=1) and holdfast-bench on the same workload, alternating which
 # goes first, and prints both rates and CPU per operation. Drops the database at the end.
 #
 # Settings (environment):

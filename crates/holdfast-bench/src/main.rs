@@ -893,6 +893,17 @@ fn print_outcome(o: &Outcome) {
     if let Some(n) = &o.note {
         println!("{n}");
     }
+    // The named ratios that the lines above do not give (debit's engine-sql ones).
+    let said = o.note.as_deref().unwrap_or("");
+    let more: Vec<String> = o
+        .ratios
+        .iter()
+        .filter(|(name, _)| !name.ends_with("engine / floor") && !said.contains(name.as_str()))
+        .map(|(name, r)| format!("{name} = {r:.2}"))
+        .collect();
+    if !more.is_empty() {
+        println!("{}", more.join(", "));
+    }
     if let Some(rss) = o.rss_mb {
         println!("rss peak = {rss:.1} MB");
     }

@@ -2,6 +2,8 @@
 //! `--database`), and each of its ratios given across the runs (every run's value, then
 //! min, median, max), so that a ratio comes with its spread from one command.
 
+use std::collections::BTreeSet;
+
 use serde::Serialize;
 
 use crate::target::Backend;
@@ -13,7 +15,9 @@ pub struct Spread {
     pub workload: Workload,
     pub backend: Backend,
     pub ratio: String,
-    /// Its value in each run that gave it, in the order run.
+    /// How many times the workload ran.
+    pub of_runs: usize,
+    /// The ratio's value in each run that gave it, in the order run.
     pub runs: Vec<f64>,
     pub min: f64,
     pub median: f64,
@@ -38,13 +42,17 @@ pub fn spreads(results: &[Outcome]) -> Vec<Spread> {
         if runs.len() < 2 {
             continue;
         }
-        for ratio in first.ratios.keys() {
+        // Every ratio any run gave (a run whose side ran nothing may lack one).
+        let names: BTreeSet<&String> = runs.iter().flat_map(|o| o.ratios.keys()).collect();
+        for ratio in names {
             let values: Vec<f64> = runs
                 .iter()
                 .filter_map(|o| o.ratios.get(ratio))
                 .copied()
                 .collect();
-            out.push(spread_of(of, ratio, values));
+            let mut spread = spread_of(of, ratio, values);
+            spread.of_runs = runs.len();
+            out.push(spread);
         }
     }
     out
@@ -63,6 +71,7 @@ fn spread_of((workload, backend): (Workload, Backend), ratio: &str, runs: Vec<f6
         workload,
         backend,
         ratio: ratio.to_owned(),
+        of_runs: runs.len(),
         min: sorted.first().copied().unwrap_or(f64::NAN),
         max: sorted.last().copied().unwrap_or(f64::NAN),
         median,
@@ -78,7 +87,7 @@ pub fn print(spreads: &[Spread]) {
             last = Some((s.workload, s.backend));
             println!(
                 "\n== spread over {} runs: {} on {} ==",
-                s.runs.len(),
+                s.of_runs,
                 crate::kebab(&s.workload),
                 crate::kebab(&s.backend)
             );

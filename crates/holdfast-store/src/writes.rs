@@ -392,7 +392,8 @@ fn guard_refused(account: &str, write: &MoneyWrite) -> StoreError {
 /// preserve_order feature); a struct must declare its fields in sorted order.
 pub fn request_hash(request: &impl serde::Serialize) -> String {
     let mut hasher = Sha256::new();
-    // JSON of strings, integers and options, into a hasher: neither side can fail.
+    // A `Value`, or a struct of strings, integers and options, into a hasher (which
+    // never fails to write): there is no map with non-string keys to refuse.
     serde_json::to_writer(&mut hasher, request).expect("a request serializes into a hasher");
     hex::encode(hasher.finalize())
 }

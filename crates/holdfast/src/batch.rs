@@ -60,9 +60,10 @@ pub trait Batched: Send + Sync + 'static {
     type Req: Clone + Send + Sync + 'static;
     type Answer: Send + 'static;
 
-    /// On PostgreSQL, how many calls per stream may pass busy streams at once while
-    /// nothing waits (light load). Below that a call is not batched: a small batch
-    /// costs more than the transactions it replaces when they run side by side.
+    /// On PostgreSQL, how many calls per stream may pass busy streams while nothing
+    /// waits (light load): at most streams × this many at once, beside any streams.
+    /// Below that a call is not batched: a small batch costs more than the
+    /// transactions it replaces when they run side by side.
     const PASSING_PER_STREAM: usize;
 
     /// The call alone.
