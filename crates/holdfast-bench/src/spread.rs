@@ -50,15 +50,19 @@ pub fn spreads(results: &[Outcome]) -> Vec<Spread> {
                 .filter_map(|o| o.ratios.get(ratio))
                 .copied()
                 .collect();
-            let mut spread = spread_of(of, ratio, values);
-            spread.of_runs = runs.len();
-            out.push(spread);
+            out.push(spread_of(of, ratio, runs.len(), values));
         }
     }
     out
 }
 
-fn spread_of((workload, backend): (Workload, Backend), ratio: &str, runs: Vec<f64>) -> Spread {
+/// `ratio` of a workload that ran `of_runs` times, from its value in each run that gave it.
+fn spread_of(
+    (workload, backend): (Workload, Backend),
+    ratio: &str,
+    of_runs: usize,
+    runs: Vec<f64>,
+) -> Spread {
     let mut sorted = runs.clone();
     sorted.sort_by(f64::total_cmp);
     let n = sorted.len();
@@ -71,7 +75,7 @@ fn spread_of((workload, backend): (Workload, Backend), ratio: &str, runs: Vec<f6
         workload,
         backend,
         ratio: ratio.to_owned(),
-        of_runs: runs.len(),
+        of_runs,
         min: sorted.first().copied().unwrap_or(f64::NAN),
         max: sorted.last().copied().unwrap_or(f64::NAN),
         median,
@@ -115,10 +119,10 @@ mod tests {
     #[test]
     fn the_median_of_an_even_count_is_the_mean_of_the_middle_two() {
         let of = (Workload::Ingest, Backend::Sqlite);
-        let s = spread_of(of, "r", vec![1.0, 0.25, 0.75, 0.5]);
+        let s = spread_of(of, "r", 4, vec![1.0, 0.25, 0.75, 0.5]);
         assert_eq!((s.min, s.median, s.max), (0.25, 0.625, 1.0));
         assert_eq!(s.runs, vec![1.0, 0.25, 0.75, 0.5], "kept in the order run");
-        let s = spread_of(of, "r", vec![0.8, 0.6, 0.7]);
+        let s = spread_of(of, "r", 3, vec![0.8, 0.6, 0.7]);
         assert_eq!((s.min, s.median, s.max), (0.6, 0.7, 0.8));
     }
 }
