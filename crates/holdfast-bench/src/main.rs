@@ -135,6 +135,10 @@ struct Args {
     /// as `holdfast serve --debit-lanes`); default: the engine's (2).
     #[arg(long)]
     debit_streams: Option<u64>,
+    /// Most debits one batch applies (`BatchOptions::max_batch`); default 64, 1 turns
+    /// debit batching off.
+    #[arg(long)]
+    debit_batch_max: Option<usize>,
     /// Submit commit streams of the engine on PostgreSQL (its submit batcher's
     /// `BatchOptions::postgres_streams`; `holdfast serve` uses `--debit-lanes`); default 2.
     #[arg(long)]
@@ -671,10 +675,10 @@ async fn http_lifecycle(
 /// The engine with the batching settings the flags give (the engine's own by default).
 fn with_batching(args: &Args, mut engine: Engine) -> Engine {
     let default = holdfast::batch::BatchOptions::default();
-    if let Some(streams) = args.debit_streams {
+    if args.debit_streams.is_some() || args.debit_batch_max.is_some() {
         engine = engine.with_batching(holdfast::batch::BatchOptions {
-            postgres_streams: streams,
-            ..default
+            postgres_streams: args.debit_streams.unwrap_or(default.postgres_streams),
+            max_batch: args.debit_batch_max.unwrap_or(default.max_batch),
         });
     }
     if args.submit_streams.is_some() || args.submit_batch_max.is_some() {

@@ -316,6 +316,14 @@ impl Pool {
         }
     }
 
+    /// The most connections the pool opens.
+    pub fn max_connections(&self) -> u32 {
+        match self {
+            Pool::Postgres(pool, _) => pool.options().get_max_connections(),
+            Pool::Sqlite(pool, _) => pool.options().get_max_connections(),
+        }
+    }
+
     /// Runs this backend's migrations.
     pub async fn migrate(&self) -> Result<(), StoreError> {
         match self {

@@ -2,10 +2,12 @@
 //! over a few streams by account (one stream on SQLite, whose writers take turns anyway). A
 //! debit whose stream has nothing in flight goes straight through, on its caller's task, as
 //! a transaction of its own: without contention batching adds no latency. So does, on
-//! PostgreSQL, a debit whose stream is busy while no debit waits in any stream (light
-//! load: up to twice as many such at once as there are streams), rather than wait a whole
-//! transaction to be batched with nothing. Other debits that arrive while their stream's
-//! transaction is in flight wait in the stream's queue and are applied together in its
+//! PostgreSQL, a debit whose stream is busy, as long as its account has no transaction in
+//! flight and the pool has a connection for it (fewer such debits at once than the pool's
+//! connections beyond one per stream): a transaction of one costs less than its share of
+//! a small batch, so a debit is batched only where it would wait anyway, for its
+//! account's lock (a hot account) or for a connection (more callers than connections).
+//! Those debits wait in their stream's queue and are applied together in its
 //! next transaction ([`Store::debit_many`]), set-based as a batch ingest is: two
 //! statements whatever the batch's size, each account's debits in arrival order, each
 //! debit with its own buffer check, ledger entry, idempotency key and result (a batch of
@@ -60,12 +62,6 @@ pub trait Batched: Send + Sync + 'static {
     type Req: Clone + Send + Sync + 'static;
     type Answer: Send + 'static;
 
-    /// On PostgreSQL, how many calls per stream may pass busy streams while nothing
-    /// waits (light load): at most streams × this many at once, beside any streams.
-    /// Below that a call is not batched: a small batch costs more than the
-    /// transactions it replaces when they run side by side.
-    const PASSING_PER_STREAM: usize;
-
     /// The call alone.
     fn one(
         store: &Store,
@@ -87,10 +83,6 @@ pub struct Debits;
 impl Batched for Debits {
     type Req = DebitRequest;
     type Answer = MoneyResult;
-    /// Two: at 4 clients the engine's debit went from 0.67–0.74 of its floor (one) to
-    /// 0.76–0.91, with no change at 16 clients, where debits wait and none pass
-    /// (BENCHMARKS.md, "the single debit on 2026-12-04").
-    const PASSING_PER_STREAM: usize = 2;
 
     async fn one(
         store: &Store,
@@ -115,9 +107,6 @@ pub struct Submits;
 impl Batched for Submits {
     type Req = QueuedSubmit;
     type Answer = Submitted;
-    /// A submit's set-based batch (three statements) pays only from a handful of
-    /// submits on: up to 8 at once on 2 streams go straight through (BENCHMARKS.md).
-    const PASSING_PER_STREAM: usize = 4;
 
     async fn one(
         store: &Store,
@@ -170,10 +159,11 @@ impl<O: Batched> Default for Queues<O> {
 enum Turn<O: Batched> {
     /// Its stream had nothing in flight: straight through, and the stream is its own.
     Lead,
-    /// Its stream is busy but nothing waits anywhere (light load): straight through
-    /// beside it, not waiting a transaction for nothing.
+    /// Its stream is busy, but neither its account's lock nor a connection is: straight
+    /// through beside it, not waiting a transaction to be batched.
     Pass,
-    /// Under load: into the stream's next batch.
+    /// Its account is written in flight, or every connection is taken: into the
+    /// stream's next batch.
     Wait(oneshot::Receiver<Answer<O>>),
 }
 
@@ -241,7 +231,6 @@ impl<O: Batched> Batcher<O> {
                 q.writing.insert(stream, vec![account.clone()]);
                 Turn::Lead
             } else if q.passing.len() < self.passing_limit(store)
-                && q.waiting.values().all(Vec::is_empty)
                 && !q.passing.contains(account)
                 // Not beside a transaction of the same account: that one would wait for
                 // the lock, and batch with it instead.
@@ -284,13 +273,14 @@ impl<O: Batched> Batcher<O> {
         }
     }
 
-    /// How many calls may pass busy streams at once: [`Batched::PASSING_PER_STREAM`]
-    /// per stream on PostgreSQL; none on SQLite, whose writers queue at its write gate
-    /// anyway.
+    /// How many calls may pass busy streams at once: on PostgreSQL the pool's connections
+    /// beyond one per stream (BENCHMARKS.md, "passing while a connection is free"); none
+    /// on SQLite, whose writers queue at its write gate anyway.
     fn passing_limit(&self, store: &Store) -> usize {
         match store.dialect() {
             Dialect::Sqlite => 0,
-            Dialect::Postgres => self.opts.postgres_streams as usize * O::PASSING_PER_STREAM,
+            Dialect::Postgres => (store.pool().max_connections() as usize)
+                .saturating_sub(self.opts.postgres_streams as usize),
         }
     }
 

@@ -14,7 +14,6 @@ struct Panicky;
 impl Batched for Panicky {
     type Req = u32;
     type Answer = u32;
-    const PASSING_PER_STREAM: usize = 0;
 
     async fn one(_: &Store, _: &AccountId, req: &u32) -> Result<u32, StoreError> {
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -54,3 +53,69 @@ backend_test!(a_batch_that_panics_frees_its_stream, |b| async move {
     let answer = tokio::time::timeout(Duration::from_secs(10), next).await;
     assert_eq!(answer.expect("answered").unwrap(), 9);
 });
+
+/// A call that takes a while alone and says whether it was batched.
+struct Tagged;
+
+impl Batched for Tagged {
+    type Req = u32;
+    /// The request, and whether it was applied in a batch.
+    type Answer = (u32, bool);
+
+    async fn one(_: &Store, _: &AccountId, req: &u32) -> Result<(u32, bool), StoreError> {
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+        Ok((*req, false))
+    }
+
+    async fn many(
+        _: &Store,
+        items: &[(AccountId, u32)],
+    ) -> Result<Vec<Result<(u32, bool), Refusal>>, StoreError> {
+        Ok(items.iter().map(|(_, req)| Ok((*req, true))).collect())
+    }
+}
+
+backend_test!(
+    calls_pass_a_busy_stream_while_their_account_and_a_connection_are_free,
+    |b| async move {
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        let one_stream = BatchOptions {
+            max_batch: 64,
+            postgres_streams: 1,
+        };
+        let batcher = Batcher::<Tagged>::new(one_stream);
+        let store = e.store().clone();
+        let connections = store.pool().max_connections() as usize;
+        // A call on u0 goes straight through and holds the stream; then a call on each of
+        // `connections + 1` other accounts, then one more on u0, all while it runs.
+        let mut accounts: Vec<String> = (0..=connections + 1).map(|i| format!("u{i}")).collect();
+        accounts.push("u0".into());
+        let mut calls = Vec::new();
+        for (i, account) in accounts.iter().enumerate() {
+            let (batcher, store, account) = (batcher.clone(), store.clone(), acct(account));
+            calls.push(tokio::spawn(async move {
+                batcher.apply(&store, &account, i as u32).await
+            }));
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let mut batched = Vec::new();
+        for (i, call) in calls.into_iter().enumerate() {
+            let (req, in_batch) = call.await.unwrap().unwrap();
+            assert_eq!(req, i as u32);
+            if in_batch {
+                batched.push(i);
+            }
+        }
+        let last = accounts.len() - 1;
+        let want: Vec<usize> = match b {
+            // One writer at a time: everything behind the first call is batched.
+            Backend::Sqlite => (1..=last).collect(),
+            // The connections beyond the stream's pass (the stream's own call holds
+            // one); the two calls after them, and the call on u0, are batched.
+            Backend::Postgres => vec![connections, connections + 1, last],
+        };
+        assert_eq!(batched, want, "{connections} connections");
+    }
+);
