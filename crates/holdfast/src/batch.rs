@@ -14,7 +14,8 @@
 //! one is applied as a single debit). A hot account's debits share one lock, one write
 //! and one commit; many accounts' debits share one commit.
 //!
-//! Submits are batched the same way ([`SubmitBatcher`]): a batch is applied by
+//! Submits are batched the same way ([`SubmitBatcher`]), but pass a busy stream only
+//! while no submit waits (a burst of submits batches, [`PassWhen::Idle`]): a batch is applied by
 //! [`Store::submit_many`], set-based, each submit exactly as a single submit; each carries
 //! its caller's actor, since the batch runs on another task. The machinery is one
 //! [`Batcher`], generic over what it batches ([`Batched`]).
@@ -56,11 +57,29 @@ impl Default for BatchOptions {
     }
 }
 
+/// When a call whose stream is busy passes it on PostgreSQL (goes straight through, a
+/// transaction of its own beside the stream's) rather than wait for the stream's next
+/// batch. Either way it waits when its account has a transaction in flight: it would
+/// wait for the lock anyway, and batches with the account's other calls instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PassWhen {
+    /// While no call waits in any stream (light load), at most streams × this many at
+    /// once: a burst of calls batches.
+    Idle(usize),
+    /// While the pool has a connection for it (at most its connections beyond one per
+    /// stream at once): under a steady load over many accounts calls run side by side,
+    /// and only the calls beyond the pool batch.
+    ConnectionFree,
+}
+
 /// What a [`Batcher`] batches: a call on one account, applied alone (a transaction of
 /// its own) or with others in one transaction, each answered as if alone.
 pub trait Batched: Send + Sync + 'static {
     type Req: Clone + Send + Sync + 'static;
     type Answer: Send + 'static;
+
+    /// When a call passes a busy stream ([`PassWhen`]).
+    const PASS_WHEN: PassWhen;
 
     /// The call alone.
     fn one(
@@ -83,6 +102,11 @@ pub struct Debits;
 impl Batched for Debits {
     type Req = DebitRequest;
     type Answer = MoneyResult;
+    /// A small set-based batch costs more than the single debits it replaces when they
+    /// run side by side: at 16 clients over 1,000 accounts the engine's debit went from
+    /// 0.65–0.69 of its floor ([`PassWhen::Idle`] with 2) to 0.77–0.79 (BENCHMARKS.md,
+    /// "passing while a connection is free").
+    const PASS_WHEN: PassWhen = PassWhen::ConnectionFree;
 
     async fn one(
         store: &Store,
@@ -107,6 +131,11 @@ pub struct Submits;
 impl Batched for Submits {
     type Req = QueuedSubmit;
     type Answer = Submitted;
+    /// A burst of submits (50 at once) is cheaper batched: with
+    /// [`PassWhen::ConnectionFree`] the batched lifecycle fell from 5 663 to 4 446 jobs/s
+    /// while the single one stayed at 1 067–1 109 (BENCHMARKS.md). Up to 8 at once on 2
+    /// streams go straight through.
+    const PASS_WHEN: PassWhen = PassWhen::Idle(4);
 
     async fn one(
         store: &Store,
@@ -159,11 +188,10 @@ impl<O: Batched> Default for Queues<O> {
 enum Turn<O: Batched> {
     /// Its stream had nothing in flight: straight through, and the stream is its own.
     Lead,
-    /// Its stream is busy, but neither its account's lock nor a connection is: straight
-    /// through beside it, not waiting a transaction to be batched.
+    /// Its stream is busy, its account is not, and [`Batched::PASS_WHEN`] lets it pass:
+    /// straight through beside it, not waiting a transaction to be batched.
     Pass,
-    /// Its account is written in flight, or every connection is taken: into the
-    /// stream's next batch.
+    /// Otherwise: into the stream's next batch.
     Wait(oneshot::Receiver<Answer<O>>),
 }
 
@@ -231,6 +259,8 @@ impl<O: Batched> Batcher<O> {
                 q.writing.insert(stream, vec![account.clone()]);
                 Turn::Lead
             } else if q.passing.len() < self.passing_limit(store)
+                && (O::PASS_WHEN == PassWhen::ConnectionFree
+                    || q.waiting.values().all(Vec::is_empty))
                 && !q.passing.contains(account)
                 // Not beside a transaction of the same account: that one would wait for
                 // the lock, and batch with it instead.
@@ -273,14 +303,16 @@ impl<O: Batched> Batcher<O> {
         }
     }
 
-    /// How many calls may pass busy streams at once: on PostgreSQL the pool's connections
-    /// beyond one per stream (BENCHMARKS.md, "passing while a connection is free"); none
-    /// on SQLite, whose writers queue at its write gate anyway.
+    /// How many calls may pass busy streams at once ([`Batched::PASS_WHEN`]); none on
+    /// SQLite, whose writers queue at its write gate anyway.
     fn passing_limit(&self, store: &Store) -> usize {
-        match store.dialect() {
-            Dialect::Sqlite => 0,
-            Dialect::Postgres => (store.pool().max_connections() as usize)
-                .saturating_sub(self.opts.postgres_streams as usize),
+        let streams = self.opts.postgres_streams as usize;
+        match (store.dialect(), O::PASS_WHEN) {
+            (Dialect::Sqlite, _) => 0,
+            (Dialect::Postgres, PassWhen::Idle(per_stream)) => streams * per_stream,
+            (Dialect::Postgres, PassWhen::ConnectionFree) => {
+                (store.pool().max_connections() as usize).saturating_sub(streams)
+            }
         }
     }
 

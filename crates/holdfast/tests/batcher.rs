@@ -1,10 +1,11 @@
 //! The batcher's machinery (`holdfast::batch::Batcher`) on SQLite and PostgreSQL, with a
 //! call of the test's own: a batch that panics frees its stream, so every call waiting in
-//! it and every call after it is still answered.
+//! it and every call after it is still answered; which calls pass a busy stream and which
+//! are batched.
 
 use std::time::Duration;
 
-use holdfast::batch::{BatchOptions, Batched, Batcher};
+use holdfast::batch::{BatchOptions, Batched, Batcher, PassWhen};
 use holdfast::testing::*;
 use holdfast::{AccountId, Refusal, Store, StoreError, backend_test};
 
@@ -14,6 +15,7 @@ struct Panicky;
 impl Batched for Panicky {
     type Req = u32;
     type Answer = u32;
+    const PASS_WHEN: PassWhen = PassWhen::Idle(0);
 
     async fn one(_: &Store, _: &AccountId, req: &u32) -> Result<u32, StoreError> {
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -54,13 +56,19 @@ backend_test!(a_batch_that_panics_frees_its_stream, |b| async move {
     assert_eq!(answer.expect("answered").unwrap(), 9);
 });
 
-/// A call that takes a while alone and says whether it was batched.
-struct Tagged;
+/// A call that takes a while alone and says whether it was batched; `IDLE` passes as
+/// [`PassWhen::Idle`] with 3, otherwise as [`PassWhen::ConnectionFree`].
+struct Tagged<const IDLE: bool>;
 
-impl Batched for Tagged {
+impl<const IDLE: bool> Batched for Tagged<IDLE> {
     type Req = u32;
     /// The request, and whether it was applied in a batch.
     type Answer = (u32, bool);
+    const PASS_WHEN: PassWhen = if IDLE {
+        PassWhen::Idle(3)
+    } else {
+        PassWhen::ConnectionFree
+    };
 
     async fn one(_: &Store, _: &AccountId, req: &u32) -> Result<(u32, bool), StoreError> {
         tokio::time::sleep(Duration::from_millis(1000)).await;
@@ -75,39 +83,44 @@ impl Batched for Tagged {
     }
 }
 
+/// Calls on `accounts`, in that order, each while the first still runs, through a batcher
+/// of one stream: which of them were batched (their indexes).
+async fn batched_of<const IDLE: bool>(store: &Store, accounts: &[String]) -> Vec<usize> {
+    let one_stream = BatchOptions {
+        max_batch: 64,
+        postgres_streams: 1,
+    };
+    let batcher = Batcher::<Tagged<IDLE>>::new(one_stream);
+    let mut calls = Vec::new();
+    for (i, account) in accounts.iter().enumerate() {
+        let (batcher, store, account) = (batcher.clone(), store.clone(), acct(account));
+        calls.push(tokio::spawn(async move {
+            batcher.apply(&store, &account, i as u32).await
+        }));
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let mut batched = Vec::new();
+    for (i, call) in calls.into_iter().enumerate() {
+        let (req, in_batch) = call.await.unwrap().unwrap();
+        assert_eq!(req, i as u32);
+        if in_batch {
+            batched.push(i);
+        }
+    }
+    batched
+}
+
 backend_test!(
     calls_pass_a_busy_stream_while_their_account_and_a_connection_are_free,
     |b| async move {
         let Some((_db, e)) = engine(b).await else {
             return;
         };
-        let one_stream = BatchOptions {
-            max_batch: 64,
-            postgres_streams: 1,
-        };
-        let batcher = Batcher::<Tagged>::new(one_stream);
-        let store = e.store().clone();
-        let connections = store.pool().max_connections() as usize;
-        // A call on u0 goes straight through and holds the stream; then a call on each of
-        // `connections + 1` other accounts, then one more on u0, all while it runs.
+        let connections = e.store().pool().max_connections() as usize;
+        // A call on u0 holds the stream; then a call on each of `connections + 1` other
+        // accounts, then one more on u0.
         let mut accounts: Vec<String> = (0..=connections + 1).map(|i| format!("u{i}")).collect();
         accounts.push("u0".into());
-        let mut calls = Vec::new();
-        for (i, account) in accounts.iter().enumerate() {
-            let (batcher, store, account) = (batcher.clone(), store.clone(), acct(account));
-            calls.push(tokio::spawn(async move {
-                batcher.apply(&store, &account, i as u32).await
-            }));
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        let mut batched = Vec::new();
-        for (i, call) in calls.into_iter().enumerate() {
-            let (req, in_batch) = call.await.unwrap().unwrap();
-            assert_eq!(req, i as u32);
-            if in_batch {
-                batched.push(i);
-            }
-        }
         let last = accounts.len() - 1;
         let want: Vec<usize> = match b {
             // One writer at a time: everything behind the first call is batched.
@@ -116,6 +129,24 @@ backend_test!(
             // one); the two calls after them, and the call on u0, are batched.
             Backend::Postgres => vec![connections, connections + 1, last],
         };
+        let batched = batched_of::<false>(e.store(), &accounts).await;
         assert_eq!(batched, want, "{connections} connections");
+    }
+);
+
+backend_test!(
+    calls_pass_a_busy_stream_only_while_nothing_waits,
+    |b| async move {
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        // u0 holds the stream and u1 passes it; the next call on u0 waits for u0's
+        // transaction, and then u2 and u3 wait too, although three may pass: a call waits.
+        let accounts: Vec<String> = ["u0", "u1", "u0", "u2", "u3"].map(String::from).to_vec();
+        let want: Vec<usize> = match b {
+            Backend::Sqlite => vec![1, 2, 3, 4],
+            Backend::Postgres => vec![2, 3, 4],
+        };
+        assert_eq!(batched_of::<true>(e.store(), &accounts).await, want);
     }
 );
