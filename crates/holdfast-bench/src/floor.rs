@@ -109,7 +109,7 @@ impl FloorPool {
                 .await?;
             Ok(FloorPool::Sqlite(pool))
         } else {
-            let pool = PgPoolOptions::new()
+            let pool = holdfast::store::db::ping_when_idle(PgPoolOptions::new())
                 .max_connections(max_connections)
                 .acquire_timeout(Duration::from_secs(5))
                 .connect_with(PgConnectOptions::from_str(url)?)

@@ -15,7 +15,8 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
 };
 use sqlx::{
-    AssertSqlSafe, PgPool, Postgres, Row as _, Sqlite, SqliteConnection, SqlitePool, Transaction,
+    AssertSqlSafe, Connection as _, PgPool, Postgres, Row as _, Sqlite, SqliteConnection,
+    SqlitePool, Transaction,
 };
 
 use crate::error::StoreError;
@@ -265,7 +266,7 @@ impl Pool {
             }
             let connect = PgConnectOptions::from_str(url)
                 .map_err(|e| StoreError::Config(format!("bad database URL: {e}")))?;
-            let pool = PgPoolOptions::new()
+            let pool = ping_when_idle(PgPoolOptions::new())
                 .max_connections(opts.max_connections)
                 .acquire_timeout(opts.acquire_timeout)
                 .connect_with(connect)
@@ -422,6 +423,28 @@ async fn pg_begin(
         failover.suspect();
         StoreError::from(e)
     })
+}
+
+/// How long a pooled PostgreSQL connection may have been idle and still be handed out
+/// without a ping first.
+const TRUSTED_IDLE: Duration = Duration::from_secs(1);
+
+/// Pings a pooled connection before handing it out only when it has been idle for more
+/// than [`TRUSTED_IDLE`], instead of on every acquire (sqlx's default, a round trip per
+/// transaction). sqlx pings every connection as it is released, so one handed out soon
+/// after was alive then; one idle longer may have lost its server meanwhile (a restart),
+/// and is replaced rather than handed out broken.
+pub fn ping_when_idle(options: PgPoolOptions) -> PgPoolOptions {
+    options
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for > TRUSTED_IDLE {
+                    conn.ping().await?;
+                }
+                Ok(true)
+            })
+        })
 }
 
 /// An open transaction on one of the engines.

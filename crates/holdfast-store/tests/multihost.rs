@@ -2,7 +2,8 @@
 //! when it is unreachable, failed under `CI=true`): a dead first host is skipped; a host
 //! that turns read-only is left (writes are unavailable, not errors) and followed again
 //! once it is writable; and on a single-host URL a write refused as read-only (25006) is
-//! unavailable too. The failover itself, with a real standby, is in holdfast-server's
+//! unavailable too, and a pooled connection whose server went away while it was idle is
+//! replaced before it is used. The failover itself, with a real standby, is in holdfast-server's
 //! `tests/failover.rs`.
 
 use std::time::{Duration, Instant};
@@ -49,19 +50,67 @@ async fn until<F: Fn(&Result<(), StoreError>) -> bool>(pool: &Pool, done: F, wha
     }
 }
 
-#[tokio::test]
-async fn a_multi_host_pool_skips_dead_and_read_only_hosts_and_comes_back() {
+/// The admin URL and a connection to it, or `None` (skipped loudly) when PostgreSQL is
+/// unreachable outside CI.
+async fn admin() -> Option<(String, PgConnection)> {
     let admin = std::env::var("HOLDFAST_TEST_POSTGRES")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned());
-    let mut conn = match PgConnection::connect(&admin).await {
-        Ok(c) => c,
+    match PgConnection::connect(&admin).await {
+        Ok(c) => Some((admin, c)),
         Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
             panic!("PostgreSQL is required under CI: {admin}: {e}")
         }
         Err(e) => {
             eprintln!("\n*** PostgreSQL unreachable at {admin}: {e}\n*** SKIPPING\n");
-            return;
+            None
         }
+    }
+}
+
+#[tokio::test]
+async fn a_connection_whose_server_went_away_while_idle_is_replaced_before_use() {
+    let Some((admin, mut conn)) = admin().await else {
+        return;
+    };
+    let name = format!("holdfast_idle_{}", uuid::Uuid::new_v4().simple());
+    run(&mut conn, format!("CREATE DATABASE {name}")).await;
+    let single = format!("{}/{name}", admin.rsplit_once('/').unwrap().0);
+    let opts = PoolOptions {
+        max_connections: 3,
+        acquire_timeout: Duration::from_millis(500),
+        ..PoolOptions::default()
+    };
+    let pool = Pool::connect(&single, &opts).await.unwrap();
+    pool.migrate().await.unwrap();
+    // Three transactions at once: three pooled connections, all idle afterwards.
+    let mut txs = Vec::new();
+    for _ in 0..3 {
+        txs.push(pool.begin_write().await.unwrap());
+    }
+    for tx in txs {
+        tx.commit().await.unwrap();
+    }
+    // Their server sessions end (as in a restart) while they sit idle; each is handed out
+    // after more than a second of idleness, so it is pinged, found dead and replaced.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let terminate =
+        format!("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'");
+    run(&mut conn, terminate).await;
+    for n in 0..3 {
+        let answer = write(&pool, &format!("after-{n}")).await;
+        assert!(
+            answer.is_ok(),
+            "write {n} after the sessions ended: {answer:?}"
+        );
+    }
+    pool.close().await;
+    run(&mut conn, format!("DROP DATABASE {name} WITH (FORCE)")).await;
+}
+
+#[tokio::test]
+async fn a_multi_host_pool_skips_dead_and_read_only_hosts_and_comes_back() {
+    let Some((admin, mut conn)) = admin().await else {
+        return;
     };
     let name = format!("holdfast_multihost_{}", uuid::Uuid::new_v4().simple());
     run(&mut conn, format!("CREATE DATABASE {name}")).await;
