@@ -71,7 +71,7 @@ impl<const IDLE: bool> Batched for Tagged<IDLE> {
     };
 
     async fn one(_: &Store, _: &AccountId, req: &u32) -> Result<(u32, bool), StoreError> {
-        tokio::time::sleep(Duration::from_millis(1000)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
         Ok((*req, false))
     }
 
@@ -84,24 +84,32 @@ impl<const IDLE: bool> Batched for Tagged<IDLE> {
 }
 
 /// Calls on `accounts`, in that order, each while the first still runs, through a batcher
-/// of one stream: which of them were batched (their indexes).
+/// of one stream: which of them were batched (their indexes). Each call is polled once
+/// before the next is made: that first poll decides its turn (lead, pass or wait) before
+/// it awaits anything, and none ends (so none stops passing) until all are awaited.
 async fn batched_of<const IDLE: bool>(store: &Store, accounts: &[String]) -> Vec<usize> {
     let one_stream = BatchOptions {
         max_batch: 64,
         postgres_streams: 1,
     };
     let batcher = Batcher::<Tagged<IDLE>>::new(one_stream);
+    let ids: Vec<AccountId> = accounts.iter().map(|a| acct(a)).collect();
     let mut calls = Vec::new();
-    for (i, account) in accounts.iter().enumerate() {
-        let (batcher, store, account) = (batcher.clone(), store.clone(), acct(account));
-        calls.push(tokio::spawn(async move {
-            batcher.apply(&store, &account, i as u32).await
-        }));
-        tokio::time::sleep(Duration::from_millis(5)).await;
+    for (i, id) in ids.iter().enumerate() {
+        let mut call = Box::pin(batcher.apply(store, id, i as u32));
+        assert!(
+            futures::poll!(&mut call).is_pending(),
+            "call {i} answered at once"
+        );
+        calls.push(call);
     }
     let mut batched = Vec::new();
-    for (i, call) in calls.into_iter().enumerate() {
-        let (req, in_batch) = call.await.unwrap().unwrap();
+    for (i, answer) in futures::future::join_all(calls)
+        .await
+        .into_iter()
+        .enumerate()
+    {
+        let (req, in_batch) = answer.unwrap();
         assert_eq!(req, i as u32);
         if in_batch {
             batched.push(i);
@@ -117,17 +125,21 @@ backend_test!(
             return;
         };
         let connections = e.store().pool().max_connections() as usize;
-        // A call on u0 holds the stream; then a call on each of `connections + 1` other
-        // accounts, then one more on u0.
-        let mut accounts: Vec<String> = (0..=connections + 1).map(|i| format!("u{i}")).collect();
-        accounts.push("u0".into());
+        // A call on u0 holds the stream; one more on u0 waits for it; then a call on
+        // each of `connections + 1` other accounts, although a call waits.
+        let others = (1..=connections + 1).map(|i| format!("u{i}"));
+        let accounts: Vec<String> = ["u0".to_owned(), "u0".to_owned()]
+            .into_iter()
+            .chain(others)
+            .collect();
         let last = accounts.len() - 1;
         let want: Vec<usize> = match b {
             // One writer at a time: everything behind the first call is batched.
             Backend::Sqlite => (1..=last).collect(),
-            // The connections beyond the stream's pass (the stream's own call holds
-            // one); the two calls after them, and the call on u0, are batched.
-            Backend::Postgres => vec![connections, connections + 1, last],
+            // The second call on u0 is batched; of the others, as many pass as the pool
+            // has connections beyond the stream's (its own call holds one), and the two
+            // after them are batched.
+            Backend::Postgres => vec![1, last - 1, last],
         };
         let batched = batched_of::<false>(e.store(), &accounts).await;
         assert_eq!(batched, want, "{connections} connections");
