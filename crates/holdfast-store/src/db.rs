@@ -410,19 +410,49 @@ async fn pg_begin(
 ) -> Result<Transaction<'static, Postgres>, StoreError> {
     // A custom BEGIN goes as a simple query: it may be several statements, one round trip.
     let begun = || async {
-        match begin {
+        match &begin {
             None => pool.begin().await,
-            Some(statement) => pool.begin_with(AssertSqlSafe(statement)).await,
+            Some(statement) => pool.begin_with(AssertSqlSafe(statement.clone())).await,
         }
     };
     let Some(failover) = failover else {
-        return Ok(begun().await?);
+        // A connection handed out unpinged (`ping_when_idle`) may have lost its server
+        // session since its last use (a restart): its BEGIN fails before anything is
+        // done, and the connection is closed as it goes back, so begin again. Each such
+        // failure removes one dead connection: at most the pool's size of them.
+        let mut lost = 0;
+        return loop {
+            match begun().await {
+                Err(e) if session_lost(&e) && lost < pool.options().get_max_connections() => {
+                    lost += 1;
+                }
+                other => break Ok(other?),
+            }
+        };
     };
     failover.follow(pool).await?;
     begun().await.map_err(|e| {
         failover.suspect();
         StoreError::from(e)
     })
+}
+
+/// Whether this error says the connection's server session is gone: ended by the
+/// server (57P01, as in a restart or `pg_terminate_backend`), or the socket closed under
+/// it. Not a refused connection: a server that is down is not retried here.
+fn session_lost(e: &sqlx::Error) -> bool {
+    use std::io::ErrorKind;
+    match e {
+        sqlx::Error::Database(db) => db.code().as_deref() == Some("57P01"),
+        sqlx::Error::Io(io) => matches!(
+            io.kind(),
+            ErrorKind::UnexpectedEof
+                | ErrorKind::ConnectionReset
+                | ErrorKind::ConnectionAborted
+                | ErrorKind::BrokenPipe
+        ),
+        _ => false,
+    }
 }
 
 /// How long a pooled PostgreSQL connection may have been idle and still be handed out
@@ -433,7 +463,8 @@ const TRUSTED_IDLE: Duration = Duration::from_secs(1);
 /// than [`TRUSTED_IDLE`], instead of on every acquire (sqlx's default, a round trip per
 /// transaction). sqlx pings every connection as it is released, so one handed out soon
 /// after was alive then; one idle longer may have lost its server meanwhile (a restart),
-/// and is replaced rather than handed out broken.
+/// and is replaced rather than handed out broken. One that lost it in between fails its
+/// BEGIN, and the transaction begins again on another (`pg_begin`).
 pub fn ping_when_idle(options: PgPoolOptions) -> PgPoolOptions {
     options
         .test_before_acquire(false)

@@ -2,8 +2,8 @@
 //! when it is unreachable, failed under `CI=true`): a dead first host is skipped; a host
 //! that turns read-only is left (writes are unavailable, not errors) and followed again
 //! once it is writable; and on a single-host URL a write refused as read-only (25006) is
-//! unavailable too, and a pooled connection whose server went away while it was idle is
-//! replaced before it is used. The failover itself, with a real standby, is in holdfast-server's
+//! unavailable too, and a pooled connection whose server session ended while it was idle
+//! is replaced, the write never seeing it. The failover itself, with a real standby, is in holdfast-server's
 //! `tests/failover.rs`.
 
 use std::time::{Duration, Instant};
@@ -68,7 +68,7 @@ async fn admin() -> Option<(String, PgConnection)> {
 }
 
 #[tokio::test]
-async fn a_connection_whose_server_went_away_while_idle_is_replaced_before_use() {
+async fn a_connection_whose_server_session_ended_while_idle_is_replaced() {
     let Some((admin, mut conn)) = admin().await else {
         return;
     };
@@ -90,11 +90,20 @@ async fn a_connection_whose_server_went_away_while_idle_is_replaced_before_use()
     for tx in txs {
         tx.commit().await.unwrap();
     }
-    // Their server sessions end (as in a restart) while they sit idle; each is handed out
-    // after more than a second of idleness, so it is pinged, found dead and replaced.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Their server sessions end (as in a restart) while they sit idle: at once, so each
+    // is handed out unpinged, fails its BEGIN and is replaced; then again after more than
+    // a second of idleness, so each is pinged, found dead and replaced.
     let terminate =
         format!("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'");
+    run(&mut conn, terminate.clone()).await;
+    for n in 0..3 {
+        let answer = write(&pool, &format!("at-once-{n}")).await;
+        assert!(
+            answer.is_ok(),
+            "write {n} right after the sessions ended: {answer:?}"
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
     run(&mut conn, terminate).await;
     for n in 0..3 {
         let answer = write(&pool, &format!("after-{n}")).await;
