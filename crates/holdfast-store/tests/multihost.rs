@@ -50,37 +50,45 @@ async fn until<F: Fn(&Result<(), StoreError>) -> bool>(pool: &Pool, done: F, wha
     }
 }
 
-/// The admin URL and a connection to it, or `None` (skipped loudly) when PostgreSQL is
-/// unreachable outside CI.
-async fn admin() -> Option<(String, PgConnection)> {
+/// A fresh, empty database named `prefix` and a random suffix: the admin URL, a
+/// connection to it (to drop the database at the end) and the database's name; or
+/// `None` (skipped loudly) when PostgreSQL is unreachable outside CI.
+async fn fresh_database(prefix: &str) -> Option<(String, PgConnection, String)> {
     let admin = std::env::var("HOLDFAST_TEST_POSTGRES")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned());
-    match PgConnection::connect(&admin).await {
-        Ok(c) => Some((admin, c)),
+    let mut conn = match PgConnection::connect(&admin).await {
+        Ok(c) => c,
         Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
             panic!("PostgreSQL is required under CI: {admin}: {e}")
         }
         Err(e) => {
             eprintln!("\n*** PostgreSQL unreachable at {admin}: {e}\n*** SKIPPING\n");
-            None
+            return None;
         }
-    }
+    };
+    let name = format!("{prefix}_{}", uuid::Uuid::new_v4().simple());
+    run(&mut conn, format!("CREATE DATABASE {name}")).await;
+    Some((admin, conn, name))
+}
+
+/// The admin URL with another database, on its one host.
+fn single_host(admin: &str, db: &str) -> String {
+    format!("{}/{db}", admin.rsplit_once('/').map_or(admin, |(b, _)| b))
 }
 
 #[tokio::test]
 async fn a_connection_whose_server_session_ended_while_idle_is_replaced() {
-    let Some((admin, mut conn)) = admin().await else {
+    let Some((admin, mut conn, name)) = fresh_database("holdfast_idle").await else {
         return;
     };
-    let name = format!("holdfast_idle_{}", uuid::Uuid::new_v4().simple());
-    run(&mut conn, format!("CREATE DATABASE {name}")).await;
-    let single = format!("{}/{name}", admin.rsplit_once('/').unwrap().0);
     let opts = PoolOptions {
         max_connections: 3,
         acquire_timeout: Duration::from_millis(500),
         ..PoolOptions::default()
     };
-    let pool = Pool::connect(&single, &opts).await.unwrap();
+    let pool = Pool::connect(&single_host(&admin, &name), &opts)
+        .await
+        .unwrap();
     pool.migrate().await.unwrap();
     // Three transactions at once: three pooled connections, all idle afterwards.
     let mut txs = Vec::new();
@@ -91,8 +99,10 @@ async fn a_connection_whose_server_session_ended_while_idle_is_replaced() {
         tx.commit().await.unwrap();
     }
     // Their server sessions end (as in a restart) while they sit idle: at once, so each
-    // is handed out unpinged, fails its BEGIN and is replaced; then again after more than
-    // a second of idleness, so each is pinged, found dead and replaced.
+    // is handed out unpinged, fails its BEGIN and is replaced (the retry in `pg_begin`);
+    // then again after more than a second of idleness, where the ping before use finds
+    // each dead first (the retry would replace them too, so this half does not tell the
+    // two apart).
     let terminate =
         format!("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'");
     run(&mut conn, terminate.clone()).await;
@@ -118,11 +128,9 @@ async fn a_connection_whose_server_session_ended_while_idle_is_replaced() {
 
 #[tokio::test]
 async fn a_multi_host_pool_skips_dead_and_read_only_hosts_and_comes_back() {
-    let Some((admin, mut conn)) = admin().await else {
+    let Some((admin, mut conn, name)) = fresh_database("holdfast_multihost").await else {
         return;
     };
-    let name = format!("holdfast_multihost_{}", uuid::Uuid::new_v4().simple());
-    run(&mut conn, format!("CREATE DATABASE {name}")).await;
     let opts = PoolOptions {
         max_connections: 2,
         acquire_timeout: Duration::from_millis(500),
@@ -152,8 +160,9 @@ async fn a_multi_host_pool_skips_dead_and_read_only_hosts_and_comes_back() {
     until(&pool, no_host, "read-only").await;
 
     // One host: the write reaches the read-only server, which refuses it (25006).
-    let single = format!("{}/{name}", admin.rsplit_once('/').unwrap().0);
-    let one = Pool::connect(&single, &opts).await.unwrap();
+    let one = Pool::connect(&single_host(&admin, &name), &opts)
+        .await
+        .unwrap();
     let refused = write(&one, "single").await;
     assert!(
         matches!(&refused, Err(StoreError::Unavailable(why)) if why.contains("read-only")),
