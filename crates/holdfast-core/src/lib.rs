@@ -11,7 +11,10 @@ pub mod money;
 pub mod ratecard;
 pub mod refusal;
 
-pub use decide::{AccountSnapshot, AllowancePocket, JobStatus, PocketAmount, Timestamp, Usage};
+pub use decide::{
+    AccountSnapshot, AccountStatus, AllowancePocket, JobStatus, PocketAmount, StatusMarks,
+    Timestamp, Usage,
+};
 pub use ids::{AccountId, IdError, IdempotencyKey, JobId, WorkerId};
 pub use money::{MAX_BALANCE, MAX_REQUEST_AMOUNT, Micros, MoneyError};
 pub use ratecard::{MONEY, RateCard, RateCardError};

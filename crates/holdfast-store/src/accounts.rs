@@ -1,6 +1,6 @@
 //! Accounts and their allowance pockets: put, read, activity, block.
 
-use holdfast_core::decide::{self, AccountSnapshot, Timestamp};
+use holdfast_core::decide::{self, AccountSnapshot, NewPocket, Timestamp};
 use holdfast_core::{AccountId, Refusal};
 
 use crate::account_state::{lock_account, read_account};
@@ -78,9 +78,9 @@ impl Store {
         Ok((state.view(self.card())?, inserted))
     }
 
-    /// The pockets of the account's plan it lacks: a new account's start full (a refill
-    /// entry explains each); a pocket a new plan adds starts empty and fills at its first
-    /// refill.
+    /// Adds the pockets of the account's plan it lacks, as
+    /// [`AccountSnapshot::missing_pockets`] decides them (a refill entry explains each
+    /// that starts above zero).
     async fn add_missing_pockets(
         &self,
         tx: &mut Tx,
@@ -88,39 +88,33 @@ impl Store {
         snap: &mut AccountSnapshot,
         new_account: bool,
     ) -> Result<(), StoreError> {
-        let plan = &self.card().plans[&snap.plan];
-        let mut added = false;
-        for (pocket, quota) in &plan.allowances {
-            if snap.allowances.contains_key(pocket) {
-                continue;
-            }
-            added = true;
-            let remaining = if new_account { *quota } else { 0 };
+        let missing = snap.missing_pockets(self.card(), new_account);
+        for NewPocket { pocket, remaining } in &missing {
             let params = params! {
-                account_id: account.as_str(), pocket: pocket.as_str(), remaining: remaining,
+                account_id: account.as_str(), pocket: pocket.as_str(), remaining: *remaining,
                 now: snap.now,
             };
             tx.exec(&INSERT_ALLOWANCE, params).await?;
-            if remaining > 0 {
+            if *remaining > 0 {
                 let facts = EntryFacts {
                     pocket,
-                    delta: remaining,
+                    delta: *remaining,
                     kind: "refill",
-                    amount_after: remaining,
-                    available_after: Some(remaining),
+                    amount_after: *remaining,
+                    available_after: Some(*remaining),
                     buffer: None,
                     reference: None,
                 };
                 write_ledger(tx, account.as_str(), snap.now, facts).await?;
             }
             let fresh = holdfast_core::AllowancePocket {
-                remaining,
+                remaining: *remaining,
                 held: 0,
                 cycle_started_at: snap.now,
             };
             snap.allowances.insert(pocket.clone(), fresh);
         }
-        if added {
+        if !missing.is_empty() {
             touch_account(tx, account.as_str()).await?;
         }
         Ok(())

@@ -2,7 +2,7 @@
 //! id, plan and status. Never locks, never writes.
 
 use holdfast_core::decide::JobStatus;
-use holdfast_core::{AccountId, Refusal};
+use holdfast_core::{AccountId, AccountStatus, Refusal};
 
 use crate::account_state::{AccountState, account_id_of};
 use crate::accounts::MAX_PAGE;
@@ -27,37 +27,6 @@ pub struct JobFilter {
 static LIST_JOBS_OF_ACCOUNT: Stmt = statement!("list_jobs_of_account");
 static LIST_JOBS_OF_LANE_AND_STATUS: Stmt = statement!(shared "list_jobs_of_lane_and_status");
 static LIST_ACCOUNTS: Stmt = statement!("list_accounts");
-
-/// What an account is, for a listing: `active` is none of the others.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AccountStatus {
-    Active,
-    Suspended,
-    Blocked,
-    Banned,
-}
-
-impl AccountStatus {
-    pub const ALL: [AccountStatus; 4] = [
-        AccountStatus::Active,
-        AccountStatus::Suspended,
-        AccountStatus::Blocked,
-        AccountStatus::Banned,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AccountStatus::Active => "active",
-            AccountStatus::Suspended => "suspended",
-            AccountStatus::Blocked => "blocked",
-            AccountStatus::Banned => "banned",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<AccountStatus> {
-        AccountStatus::ALL.into_iter().find(|s| s.as_str() == text)
-    }
-}
 
 /// Filters of an account listing; `None` matches everything.
 #[derive(Debug, Clone, Default)]

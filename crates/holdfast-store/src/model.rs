@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use holdfast_core::decide::{JobStatus, PocketAmount, Timestamp};
+use holdfast_core::decide::{AccountStatus, JobStatus, PocketAmount, StatusMarks, Timestamp};
 use serde::Serialize;
 
 /// One ledger entry: one change of one pocket.
@@ -54,6 +54,22 @@ pub struct AccountView {
     pub created_at: Timestamp,
     pub last_active_at: Option<Timestamp>,
     pub allowances: BTreeMap<String, AllowanceView>,
+}
+
+impl AccountView {
+    /// The marks its status is read from.
+    pub fn status_marks(&self) -> StatusMarks {
+        StatusMarks {
+            suspended_at: self.suspended_at,
+            blocked_at: self.blocked_at,
+            banned_at: self.banned_at,
+        }
+    }
+
+    /// Its status in one word ([`AccountStatus::of`]).
+    pub fn status(&self) -> AccountStatus {
+        AccountStatus::of(self.status_marks())
+    }
 }
 
 /// The result of a top-up, bonus, debit or refund.

@@ -9,7 +9,7 @@
 //! account's lock in the same transaction.
 
 use holdfast_core::AccountId;
-use holdfast_core::decide::{AccountSnapshot, MICROS_PER_SECOND, Refill};
+use holdfast_core::decide::MICROS_PER_SECOND;
 use serde_json::json;
 
 use crate::error::StoreError;
@@ -60,7 +60,7 @@ impl Store {
                 return Ok(false);
             }
             let mut snap = lock_account(tx, account, &[]).await?.snap;
-            let Some(refills) = self.reactivation_due(&snap) else {
+            let Some(refills) = snap.reactivation_refills(self.card()) else {
                 return Ok(false);
             };
             apply_refills(tx, account, &mut snap, &refills).await?;
@@ -83,20 +83,5 @@ impl Store {
             .await?;
             Ok(true)
         })
-    }
-
-    /// The refills reactivation applies to a locked account: all its due refills, when it
-    /// is unblocked, was active once, has been idle long enough, and at least one due
-    /// pocket is below its quota. `None` when it does not qualify.
-    fn reactivation_due(&self, snap: &AccountSnapshot) -> Option<Vec<Refill>> {
-        let idle_micros = self.card().timeouts.reactivate_after_seconds * MICROS_PER_SECOND;
-        let idle = snap
-            .last_active_at
-            .is_some_and(|t| t <= snap.now - idle_micros);
-        if snap.blocked_at.is_some() || snap.banned_at.is_some() || !idle {
-            return None;
-        }
-        let refills = snap.due_refills(self.card());
-        refills.iter().any(|r| r.delta > 0).then_some(refills)
     }
 }

@@ -11,7 +11,9 @@
 
 use std::collections::BTreeMap;
 
-use holdfast_core::decide::{AccountSnapshot, PocketAmount};
+use holdfast_core::decide::{
+    AccountSnapshot, Drift, PocketAmount, PocketBooks, PocketFigures, Reconciled,
+};
 use holdfast_core::{AccountId, MONEY};
 use serde_json::json;
 
@@ -164,32 +166,16 @@ impl Store {
                     .explain(tx, account, &snap, pocket, stored, facts, &mut outcome)
                     .await?;
                 save_checkpoint(tx, account.as_str(), pocket, &facts, snap.now).await?;
-                let open_held = open.get(pocket).copied().unwrap_or(0);
-                if held != open_held {
-                    report_drift(account, pocket, "held", held, open_held);
+                let figures = PocketFigures {
+                    pocket,
+                    held,
+                    open_held: open.get(pocket).copied().unwrap_or(0),
+                    credited: (snap.total_credited, facts.credited),
+                    spent: (snap.total_spent, facts.spent),
+                };
+                for drift in figures.drifts() {
+                    report_drift(account, pocket, drift);
                     outcome.drifted += 1;
-                }
-                if pocket == MONEY {
-                    if snap.total_credited != facts.credited {
-                        report_drift(
-                            account,
-                            pocket,
-                            "total_credited",
-                            snap.total_credited,
-                            facts.credited,
-                        );
-                        outcome.drifted += 1;
-                    }
-                    if snap.total_spent != facts.spent {
-                        report_drift(
-                            account,
-                            pocket,
-                            "total_spent",
-                            snap.total_spent,
-                            facts.spent,
-                        );
-                        outcome.drifted += 1;
-                    }
                 }
             }
             Ok(Some(outcome))
@@ -209,13 +195,19 @@ impl Store {
         mut facts: LedgerFacts,
         outcome: &mut AccountOutcome,
     ) -> Result<LedgerFacts, StoreError> {
-        let agrees = stored == facts.sum && facts.last_after.is_none_or(|a| a == stored);
-        if agrees {
-            return Ok(facts);
-        }
-        let delta = stored
-            .checked_sub(facts.sum)
-            .ok_or_else(|| StoreError::Corrupt(format!("pocket {pocket}: difference overflows")))?;
+        let books = PocketBooks {
+            stored,
+            ledger_sum: facts.sum,
+            last_amount_after: facts.last_after,
+        };
+        let delta = match books.reconcile() {
+            Reconciled::Agrees => return Ok(facts),
+            Reconciled::Adjust { delta } => delta,
+            Reconciled::Overflows => {
+                let why = format!("pocket {pocket}: difference overflows");
+                return Err(StoreError::Corrupt(why));
+            }
+        };
         let entry = self
             .write_adjustment(tx, account, snap, pocket, stored, delta)
             .await?;
@@ -297,14 +289,14 @@ fn report_adjustment(
     );
 }
 
-fn report_drift(account: &AccountId, pocket: &str, what: &'static str, stored: i64, source: i64) {
-    metrics::counter!("holdfast_reconcile_drift_total", "what" => what).increment(1);
+fn report_drift(account: &AccountId, pocket: &str, drift: Drift) {
+    metrics::counter!("holdfast_reconcile_drift_total", "what" => drift.what).increment(1);
     tracing::warn!(
         account = account.as_str(),
         pocket,
-        what,
-        stored,
-        source,
+        what = drift.what,
+        stored = drift.stored,
+        source = drift.source,
         "reconciliation: stored value disagrees with its source (reported, not adjusted)"
     );
 }

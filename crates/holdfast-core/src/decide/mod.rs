@@ -10,12 +10,16 @@ use crate::money::Micros;
 use crate::ratecard::{CancelInProgress, Kind, MONEY, Plan, RateCard};
 use crate::refusal::Refusal;
 
+pub mod account;
 pub mod jobs;
 pub mod money;
+pub mod reconcile;
 pub mod refund;
 
+pub use account::*;
 pub use jobs::*;
 pub use money::*;
+pub use reconcile::*;
 pub use refund::*;
 
 /// Microseconds since the Unix epoch, read from the database clock.

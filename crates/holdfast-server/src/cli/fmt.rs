@@ -61,17 +61,9 @@ pub fn pocket_amount(pocket: &str, amount: i64) -> String {
     }
 }
 
-/// The one word an account listing shows: banned, blocked, suspended or active.
+/// The one word an account listing shows ([`holdfast::AccountStatus::of`]).
 pub fn account_status(a: &AccountView) -> &'static str {
-    if a.banned_at.is_some() {
-        "banned"
-    } else if a.blocked_at.is_some() {
-        "blocked"
-    } else if a.suspended_at.is_some() {
-        "suspended"
-    } else {
-        "active"
-    }
+    a.status().as_str()
 }
 
 pub fn account_json(a: &AccountView) -> Value {

@@ -98,12 +98,7 @@ fn lease_ask(s: &AppState, req: LeaseRequest) -> Result<LeaseAsk, ApiError> {
     let worker = WorkerId::parse(&req.worker_id)?;
     let t = &s.engine.card().timeouts;
     let lease_seconds = req.lease_seconds.unwrap_or(t.lease_seconds);
-    if !(1..=t.stale_after_seconds).contains(&lease_seconds) {
-        return Err(ApiError::invalid(format!(
-            "lease_seconds: must be 1 to {}",
-            t.stale_after_seconds
-        )));
-    }
+    holdfast::core::decide::check_lease_seconds(lease_seconds, t.stale_after_seconds)?;
     let wait_ms = req.wait_ms.unwrap_or(0);
     if !(0..=MAX_WAIT_MS).contains(&wait_ms) {
         return Err(ApiError::invalid(format!(
