@@ -202,8 +202,8 @@ impl FloorPool {
     }
 
     /// The engine's own statements of a batch ingest on PostgreSQL, driven by plain
-    /// sqlx: its `BEGIN` (generic plans, and the cross-account mark when the batch spans
-    /// accounts, as the engine's: `holdfast_store::db::Begin`), `ingest_lock_accounts` (with the
+    /// sqlx: its `BEGIN` (with the cross-account mark when the batch spans accounts, as
+    /// the engine's), `ingest_lock_accounts` (with the
     /// pockets and open jobs the answers need), the balance arithmetic of each debit in
     /// order, `ingest_write`, `COMMIT`. No pricing, no request hash, no replay check, no
     /// decision beyond the arithmetic, no answer built: beside the engine and the floor
@@ -220,11 +220,8 @@ impl FloorPool {
         };
         let ids = lock_order(accounts);
         let begin = match ids.len() {
-            1 => "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan",
-            _ => {
-                "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan; \
-                  SET LOCAL holdfast.cross_account = 'ingest'"
-            }
+            1 => "BEGIN",
+            _ => "BEGIN; SET LOCAL holdfast.cross_account = 'ingest'",
         };
         let mut tx = pool.begin_with(begin).await?;
         let lock = params! {

@@ -9,8 +9,7 @@ use serde_json::json;
 
 use crate::account_state::lock_account;
 use crate::error::StoreError;
-use crate::finish::{Finish, decide_finish, write_finishes};
-use crate::jobs::job_from;
+use crate::jobs::{Finish, finish_job, job_from};
 use crate::model::{AccountView, Job};
 use crate::refunds::check_reason;
 use crate::statement::Stmt;
@@ -34,7 +33,7 @@ impl Store {
     /// keeps the first time.
     pub async fn ban(&self, account: &AccountId, reason: &str) -> Result<Banned, StoreError> {
         check_reason(reason)?;
-        in_write_tx!(self, unit None, |tx| async {
+        in_write_tx!(self, |tx| async {
             let mut state = lock_account(tx, account, &[]).await?;
             if state.snap.banned_at.is_some() {
                 let account = state.view(self.card())?;
@@ -53,26 +52,17 @@ impl Store {
                     params! { account_id: account.as_str() },
                 )
                 .await?;
-            // Every queued job canceled, decided in order and written in one statement.
-            let mut decided = Vec::with_capacity(rows.len());
-            let mut ids = Vec::with_capacity(rows.len());
+            let mut canceled = Vec::with_capacity(rows.len());
             for row in &rows {
-                let mut job = job_from(row)?;
+                let job = job_from(row)?.job;
                 let finish = Finish {
                     status: JobStatus::Canceled,
                     capture: 0,
                     finished_by: FinishedBy::Cancel,
                     reason: Some("account banned"),
                 };
-                ids.push(job.job.job_id.clone());
-                decided.push(decide_finish(self.card(), &mut state, &mut job, &finish)?);
+                canceled.push(finish_job(tx, self.card(), &mut state, &job, finish).await?);
             }
-            let mut written = write_finishes(tx, &decided).await?;
-            let canceled = ids
-                .iter()
-                .map(|id| written.remove(id))
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| StoreError::Corrupt("a canceled job not written".into()))?;
             let ids: Vec<&str> = canceled.iter().map(|j| j.job_id.as_str()).collect();
             let data = json!({ "reason": reason, "canceled_jobs": ids });
             emit(tx, "account.banned", account.as_str(), None, data, now).await?;

@@ -337,19 +337,24 @@ impl Pool {
     /// A transaction that will write: on SQLite `BEGIN IMMEDIATE`, so the write lock is
     /// taken before the first read.
     pub async fn begin_write(&self) -> Result<Tx, StoreError> {
-        self.begin_write_across(Begin::default()).await
+        self.begin_write_across(None).await
     }
 
-    /// [`Pool::begin_write`], begun as `begin` says: on PostgreSQL a unit of work's
-    /// statements get generic plans, and a transaction that changes rows of several
-    /// accounts by design (see [`crate::scope`]) carries the transaction-local
-    /// `holdfast.cross_account` that names why, each set in the same round trip as
-    /// `BEGIN` (no statement of its own); on SQLite nothing (one writer, nothing to
-    /// distribute; no plans kept between calls).
-    pub async fn begin_write_across(&self, begin: Begin) -> Result<Tx, StoreError> {
+    /// [`Pool::begin_write`], marked with `across` as one that changes rows of several
+    /// accounts by design (see [`crate::scope`]): on PostgreSQL the transaction-local
+    /// `holdfast.cross_account` names why, set in the same round trip as `BEGIN` (the
+    /// mark costs no statement of its own); on SQLite nothing (one writer, nothing to
+    /// distribute).
+    pub async fn begin_write_across(&self, across: Option<CrossAccount>) -> Result<Tx, StoreError> {
         Ok(match self {
             Pool::Postgres(p, failover) => {
-                Tx::Postgres(pg_begin(p, failover, begin.postgres()).await?)
+                let begin = across.map(|why| {
+                    let mark = why.as_str();
+                    Cow::Owned(format!(
+                        "BEGIN; SET LOCAL holdfast.cross_account = '{mark}'"
+                    ))
+                });
+                Tx::Postgres(pg_begin(p, failover, begin).await?)
             }
             Pool::Sqlite(p, gate) => Tx::Sqlite(SqliteTx::Write(gate.begin(p).await?)),
         })
@@ -398,56 +403,6 @@ impl Pool {
 
 /// `begin` on PostgreSQL; with several hosts, the acceptable one followed first, and a
 /// failure to begin marks the host suspect.
-/// How a write transaction begins.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Begin {
-    /// The mark of a transaction that changes rows of several accounts by design.
-    pub across: Option<CrossAccount>,
-    /// A unit of work (a debit, submit, finish or lease, of one or many): on PostgreSQL
-    /// its statements run on generic plans (`plan_cache_mode = force_generic_plan`, for
-    /// this transaction). Their access is by key whatever the values, so a plan made for
-    /// the values of each call buys nothing, and PostgreSQL would otherwise plan them anew
-    /// on every call: their generic plan's estimate (an array of unknown length) never
-    /// undercuts the custom plans', and planning one cost more than running it (0.46 and
-    /// 0.51 ms to plan the lock and the write of a debit, 0.23 and 0.33 ms to run them;
-    /// generic: 0.02 and 0.03 ms to fetch the plan; BENCHMARKS.md).
-    pub keyed: bool,
-}
-
-impl Begin {
-    pub fn across(across: Option<CrossAccount>) -> Begin {
-        Begin {
-            across,
-            keyed: false,
-        }
-    }
-
-    pub fn unit(across: Option<CrossAccount>) -> Begin {
-        Begin {
-            across,
-            keyed: true,
-        }
-    }
-
-    /// The PostgreSQL `BEGIN` (a simple query, one round trip), or `None` for a plain one.
-    fn postgres(self) -> Option<Cow<'static, str>> {
-        let mark = self.across.map(|why| why.as_str());
-        match (self.keyed, mark) {
-            (false, None) => None,
-            (false, Some(mark)) => Some(Cow::Owned(format!(
-                "BEGIN; SET LOCAL holdfast.cross_account = '{mark}'"
-            ))),
-            (true, None) => Some(Cow::Borrowed(
-                "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan",
-            )),
-            (true, Some(mark)) => Some(Cow::Owned(format!(
-                "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan; \
-                 SET LOCAL holdfast.cross_account = '{mark}'"
-            ))),
-        }
-    }
-}
-
 async fn pg_begin(
     pool: &PgPool,
     failover: &Option<Arc<Failover>>,

@@ -36,7 +36,7 @@ use serde_json::json;
 
 use crate::account_state::{AccountState, IdemRecord, account_id_of};
 use crate::db::{Dialect, Tx};
-use crate::error::{StoreError, answer_of_one};
+use crate::error::StoreError;
 use crate::jobs::{UsedJobs, used_jobs};
 use crate::model::{AccountView, LedgerEntry, MoneyResult};
 use crate::scope::CrossAccount;
@@ -186,10 +186,9 @@ struct Change {
     buffer: i64,
 }
 
-/// How an attempt of a call (debits here, submits in [`crate::submit`]) treats the keys
-/// it names.
+/// How an attempt of an ingest treats the keys the call names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Keys {
+enum Keys {
     /// Not read: the write claims them, and a key used already fails the attempt
     /// ([`StoreError::KeyTaken`]), to be redone with [`Keys::ReadFirst`].
     Claimed,
@@ -220,7 +219,13 @@ impl Store {
         req: &DebitRequest,
     ) -> Result<MoneyResult, StoreError> {
         let item = [(account.clone(), req.clone())];
-        answer_of_one(self.apply_debits(&item, CrossAccount::DebitBatch).await?)
+        let mut answers = self.apply_debits(&item, CrossAccount::DebitBatch).await?;
+        match answers.pop() {
+            Some(answer) => Ok(answer?),
+            None => Err(StoreError::Corrupt(
+                "a batch of one answered nothing".into(),
+            )),
+        }
     }
 
     /// Debits of any accounts in ONE transaction, answered in the order given: the debit
@@ -328,7 +333,7 @@ impl Store {
         why: CrossAccount,
     ) -> Result<(Vec<Answer>, HashMap<AccountId, Ingesting>), StoreError> {
         let mark = items.iter().any(|(a, _)| a != &items[0].0).then_some(why);
-        in_write_tx!(self, unit mark, |tx| async {
+        in_write_tx!(self, across mark, |tx| async {
             let wanted = priced.iter().filter(|p| p.is_ok()).count();
             let (mut states, ids) = lock_and_read(tx, items, keys, wanted).await?;
             // Only the debits that passed their checks (a job_ref with a NUL does not).
@@ -581,53 +586,24 @@ pub(crate) async fn lock_accounts_and_read(
     {
         let mut locked: Vec<&str> = states.keys().map(AccountId::as_str).collect();
         locked.sort_unstable();
-        let locked = json!(locked);
-        read_accounts(tx, &mut states, locked, json!(keys)).await?;
+        let read = params! {
+            account_ids: json!(locked).to_string(),
+            keys: json!(keys).to_string(),
+        };
+        for row in tx.rows(&READ_ACCOUNTS, read).await? {
+            let account = account_id_of(&row)?;
+            let state = states
+                .get_mut(&account)
+                .ok_or_else(|| StoreError::Corrupt(format!("{account}: read, not locked")))?;
+            state.fill_from(&row)?;
+        }
     }
     Ok((states, entry_ids))
 }
 
-/// Reads, every lock held, the pockets and open jobs of `accounts` (locked, in `states`)
-/// and the records of `keys` (`[account, key]` pairs) into their states.
-async fn read_accounts(
-    tx: &mut Tx,
-    states: &mut HashMap<AccountId, AccountState>,
-    accounts: serde_json::Value,
-    keys: serde_json::Value,
-) -> Result<(), StoreError> {
-    let read = params! { account_ids: accounts.to_string(), keys: keys.to_string() };
-    for row in tx.rows(&READ_ACCOUNTS, read).await? {
-        let account = account_id_of(&row)?;
-        let state = states
-            .get_mut(&account)
-            .ok_or_else(|| StoreError::Corrupt(format!("{account}: read, not locked")))?;
-        state.fill_from(&row)?;
-    }
-    Ok(())
-}
-
-/// Reads the pockets and open jobs of the locked accounts whose lock statement could not
-/// read them current (their row changed while it waited; see `ingest_lock_accounts`),
-/// for a call that decides on them (a submit).
-pub(crate) async fn read_unread_pockets(
-    tx: &mut Tx,
-    states: &mut HashMap<AccountId, AccountState>,
-) -> Result<(), StoreError> {
-    let mut unread: Vec<String> = states
-        .values()
-        .filter(|state| !state.pockets_read())
-        .map(|state| state.account.to_string())
-        .collect();
-    if unread.is_empty() {
-        return Ok(());
-    }
-    unread.sort_unstable();
-    read_accounts(tx, states, json!(unread), json!([])).await
-}
-
 /// Whether any of these `[account, key]` names a stored record (read with the accounts'
 /// pockets and open jobs).
-pub(crate) async fn any_key_used(tx: &mut Tx, keys: &[[String; 2]]) -> Result<bool, StoreError> {
+async fn any_key_used(tx: &mut Tx, keys: &[[String; 2]]) -> Result<bool, StoreError> {
     if keys.is_empty() {
         return Ok(false);
     }

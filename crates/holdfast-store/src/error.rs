@@ -37,18 +37,6 @@ pub enum StoreError {
     KeyTaken,
 }
 
-/// The one answer of a call of one item (a single debit, submit or finish, run as a batch
-/// of one), its refusal as the error it is.
-pub(crate) fn answer_of_one<T>(answers: Vec<Result<T, Refusal>>) -> Result<T, StoreError> {
-    match <[_; 1]>::try_from(answers) {
-        Ok([answer]) => Ok(answer?),
-        Err(answers) => Err(StoreError::Corrupt(format!(
-            "a batch of one answered {} times",
-            answers.len()
-        ))),
-    }
-}
-
 impl From<sqlx::Error> for StoreError {
     fn from(e: sqlx::Error) -> StoreError {
         match &e {

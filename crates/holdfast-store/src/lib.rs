@@ -7,9 +7,8 @@
 //! write a balance without its ledger entry in the same transaction.
 //!
 //! Layout: one module per aggregate — [`accounts`], [`money`] (credits, refunds of
-//! top-ups, the ledger), [`debit`] (every debit: one, batched or ingested), [`submit`]
-//! (every submit: one or batched), [`jobs`] (lease, heartbeat, cancel), [`finish`]
-//! (every end of a job: complete, fail, cancel, expiry; one or batched), [`refunds`]
+//! top-ups, the ledger), [`debit`] (every debit: one, batched or ingested), [`jobs`] (and
+//! [`job_batch`], its batched worker calls), [`refunds`]
 //! (job refunds, grants), [`events`],
 //! [`webhooks`], [`keys`], [`passes`] (sweeper, notices), [`reactivate`], [`reconcile`],
 //! [`retention`] (prune), [`audit`] — over a small shared layer: [`store`] (the transaction and its retries),
@@ -31,8 +30,9 @@ pub mod error;
 pub mod events;
 pub mod export;
 pub mod failover;
-pub mod finish;
 pub mod group;
+
+pub mod job_batch;
 pub mod jobs;
 pub mod keys;
 pub mod listing;
@@ -48,7 +48,7 @@ pub mod scope;
 pub mod statement;
 pub mod stats;
 pub mod store;
-pub mod submit;
+pub mod submit_batch;
 pub mod webhooks;
 pub mod writes;
 
@@ -59,10 +59,10 @@ pub use debit::DebitRequest;
 pub use error::StoreError;
 pub use events::EventFilter;
 pub use export::LedgerFilter;
-pub use finish::{CompleteJob, FailJob, JobAnswers, MAX_JOB_BATCH};
 pub use holdfast_core::decide::Usage;
 pub use holdfast_core::{AccountStatus, StatusMarks};
-pub use jobs::CancelOutcome;
+pub use job_batch::{CompleteJob, FailJob, JobAnswers, MAX_JOB_BATCH};
+pub use jobs::{CancelOutcome, Submit};
 pub use keys::key_hash;
 pub use listing::{AccountFilter, AccountPage, JobFilter};
 pub use model::*;
@@ -71,4 +71,4 @@ pub use refunds::{Grant, Granted, JobRefund, JobRefunded};
 pub use retention::{PRUNE_CHUNK, PruneReport};
 pub use scope::CrossAccount;
 pub use store::Store;
-pub use submit::{QueuedSubmit, Submit};
+pub use submit_batch::QueuedSubmit;

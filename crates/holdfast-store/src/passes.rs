@@ -6,8 +6,7 @@ use holdfast_core::decide::{self, JobStatus, MICROS_PER_SECOND, SweepFacts};
 use serde_json::json;
 
 use crate::error::StoreError;
-use crate::finish::{Finish, finish_job};
-use crate::jobs::job_from;
+use crate::jobs::{Finish, finish_job, job_from};
 use crate::model::PassReport;
 use crate::scope::CrossAccount;
 use crate::statement::Stmt;
@@ -106,14 +105,14 @@ impl Store {
     /// Expires one job if it still qualifies (`core::decide::expiry`, under the locks).
     /// Another sweeper holding it is skipped.
     async fn expire_one(&self, job: &JobId) -> Result<bool, StoreError> {
-        in_write_tx!(self, unit None, |tx| async {
+        in_write_tx!(self, |tx| async {
             let (mut locked, Some(row)) =
                 lock_account_of_job(tx, job.as_str(), &LOCK_JOB_IF_FREE).await?
             else {
                 return Ok(false);
             };
             let queued_since = row.opt_int("queued_since")?;
-            let mut row = job_from(&row)?;
+            let row = job_from(&row)?;
             let j = &row.job;
             let facts = SweepFacts {
                 status: j.status,
@@ -132,7 +131,7 @@ impl Store {
                 finished_by: FinishedBy::Sweep,
                 reason: Some(why.reason()),
             };
-            finish_job(tx, self.card(), &mut locked, &mut row, finish).await?;
+            finish_job(tx, self.card(), &mut locked, j, finish).await?;
             Ok(true)
         })
     }

@@ -25,20 +25,12 @@ pub const MAX_ATTEMPTS: u32 = 8;
 #[macro_export]
 macro_rules! in_write_tx {
     ($store:expr, |$tx:ident| $body:expr) => {
-        $crate::in_write_tx!(@begin $store, $crate::db::Begin::default(), |$tx| $body)
+        $crate::in_write_tx!($store, across None, |$tx| $body)
     };
     // `across`: an `Option<CrossAccount>`, the mark of a transaction that changes rows of
     // several accounts by design (see `Pool::begin_write_across`).
-    ($store:expr, across $why:expr, |$tx:ident| $body:expr) => {
-        $crate::in_write_tx!(@begin $store, $crate::db::Begin::across($why), |$tx| $body)
-    };
-    // `unit`: a unit of work whose statements are keyed (debits, submits, finishes,
-    // leases), planned once per connection ([`crate::db::Begin::unit`]), with its mark.
-    ($store:expr, unit $why:expr, |$tx:ident| $body:expr) => {
-        $crate::in_write_tx!(@begin $store, $crate::db::Begin::unit($why), |$tx| $body)
-    };
-    (@begin $store:expr, $begin:expr, |$tx:ident| $body:expr) => {{
-        let across: $crate::db::Begin = $begin;
+    ($store:expr, across $why:expr, |$tx:ident| $body:expr) => {{
+        let across: Option<$crate::scope::CrossAccount> = $why;
         let mut attempt: u32 = 0;
         loop {
             attempt += 1;

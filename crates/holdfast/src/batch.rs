@@ -124,7 +124,7 @@ impl Batched for Debits {
     }
 }
 
-/// Submits: [`Store::submit_one`] alone (as its caller's actor), [`Store::submit_many`]
+/// Submits: [`Store::submit`] alone (as its caller's actor), [`Store::submit_many`]
 /// together.
 pub struct Submits;
 
@@ -142,7 +142,7 @@ impl Batched for Submits {
         _: &AccountId,
         queued: &QueuedSubmit,
     ) -> Result<Submitted, StoreError> {
-        store.submit_one(queued).await
+        holdfast_store::actor::acting_as(&queued.actor, store.submit(&queued.req)).await
     }
 
     async fn many(

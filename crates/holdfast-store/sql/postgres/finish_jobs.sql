@@ -1,13 +1,12 @@
--- finish_jobs: jobs end in ONE statement — one or many: a worker's complete or fail, a
--- cancel, a ban's cancels, the sweeper's expiry: the account rows (money holds released,
+-- finish_jobs: the jobs of a worker's batched complete or fail end in ONE statement,
+-- each exactly as finish_job ends one: the account rows (money holds released,
 -- captures taken; each account once, the sum of its jobs), the allowance pockets (each
 -- pocket once), each capture's ledger entry and each job's end event in the order
 -- given (so entry ids and event ids follow the order the jobs were decided in), and the
 -- job rows. Returns the jobs as written, each with the number of capture entries its
--- job now has (1 when it was charged, else 0), which the caller checks, and that
--- entry's id.
+-- job now has (1 when it was charged, else 0), which the caller checks.
 --
--- The jobs come as columns, one array per field, all of one
+-- The jobs come as columns, one array per field of finish_job's parameters, all of one
 -- length and in the order given, bound as arrays (nothing to parse): :account_ids,
 -- :balance_deltas, :money_held_deltas, :spent, :suspended_ats (after this job),
 -- :pockets, :pocket_held_deltas, :pocket_remaining_deltas, :entry_pockets,
@@ -80,7 +79,7 @@ capture_entry AS (
       FROM item
      WHERE entry_delta <> 0
      ORDER BY ord
-    RETURNING ref, entry_id
+    RETURNING ref
 ),
 end_event AS (
     INSERT INTO events (type, account_id, job_id, data, created_at, actor)
@@ -95,15 +94,12 @@ finished_job AS (
            finished_at = item.now,
            finished_by = item.finished_by,
            failure_reason = item.failure_reason,
-           finished_by_actor = item.actor,
-           -- the sweeper's expiry ends the lease: a late worker's token is no longer it
-           lease_token = CASE WHEN item.finished_by = 'sweep' THEN NULL ELSE jobs.lease_token END
+           finished_by_actor = item.actor
       FROM item
      WHERE jobs.job_id = item.job_id
        AND jobs.job_id = ANY (ARRAY(SELECT job_id FROM item))
     RETURNING jobs.*
 )
 SELECT finished_job.*,
-       (SELECT COUNT(*) FROM capture_entry WHERE capture_entry.ref = finished_job.job_id) AS captures,
-       (SELECT MAX(entry_id) FROM capture_entry WHERE capture_entry.ref = finished_job.job_id) AS capture_entry_id
+       (SELECT COUNT(*) FROM capture_entry WHERE capture_entry.ref = finished_job.job_id) AS captures
   FROM finished_job

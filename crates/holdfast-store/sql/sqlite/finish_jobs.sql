@@ -1,12 +1,12 @@
--- finish_jobs: jobs end — one or many: a worker's complete or fail, a cancel, a ban's
--- cancels, the sweeper's expiry: the account rows (money holds released, captures taken; each
+-- finish_jobs: the jobs of a worker's batched complete or fail end, each exactly as
+-- finish_job ends one: the account rows (money holds released, captures taken; each
 -- account once, the sum of its jobs), the allowance pockets (each pocket once), each
 -- capture's ledger entry and each job's end event in the order given (so entry ids and
 -- event ids follow the order the jobs were decided in), and the job rows. Returns the
 -- jobs as written, each with the number of capture entries its job now has (1 when it
--- was charged, else 0), which the caller checks, and that entry's id.
+-- was charged, else 0), which the caller checks.
 --
--- :items  the jobs, a JSON array of objects, by name:
+-- :items  the jobs, a JSON array of objects with finish_job's parameters by name:
 --         account_id, balance_delta_micros, money_held_delta_micros, spent_micros,
 --         suspended_at (after this job), pocket, pocket_held_delta,
 --         pocket_remaining_delta, entry_pocket, entry_delta, entry_amount_after,
@@ -66,16 +66,10 @@ UPDATE jobs
        finished_at = json_extract(item.value, '$.now'),
        finished_by = json_extract(item.value, '$.finished_by'),
        failure_reason = json_extract(item.value, '$.failure_reason'),
-       finished_by_actor = json_extract(item.value, '$.actor'),
-       -- the sweeper's expiry ends the lease: a late worker's token is no longer it
-       lease_token = CASE WHEN json_extract(item.value, '$.finished_by') = 'sweep'
-                          THEN NULL ELSE jobs.lease_token END
+       finished_by_actor = json_extract(item.value, '$.actor')
   FROM json_each(:items) AS item
  WHERE jobs.job_id = json_extract(item.value, '$.job_id')
 RETURNING *,
           (SELECT COUNT(*) FROM ledger
             WHERE ledger.account_id = jobs.account_id AND ledger.ref = jobs.job_id
-              AND ledger.kind = 'capture') AS captures,
-          (SELECT MAX(entry_id) FROM ledger
-            WHERE ledger.account_id = jobs.account_id AND ledger.ref = jobs.job_id
-              AND ledger.kind = 'capture') AS capture_entry_id;
+              AND ledger.kind = 'capture') AS captures;

@@ -1,0 +1,433 @@
+//! Batched worker calls: lease many jobs in one statement, complete or fail many in one
+//! transaction. Each item is exactly the single call ([`Store::lease`],
+//! [`Store::complete`], [`Store::fail`]): same fencing by lease token, same charges, same
+//! events, the same refusals. A batch that fails as a whole for a reason other than a
+//! refusal is rolled back and its items are run one by one, so one bad item never fails
+//! the others and nothing is lost or done twice.
+//!
+//! A batched complete or fail is set-based: one statement locks every account and job
+//! (`lock_jobs_and_accounts`), `holdfast_core::decide` decides each item in request order
+//! on its account's state as the items before it left it (the single call's decision,
+//! [`complete_step`] / [`fail_step`] and [`plan_finish_write`]), and one statement writes
+//! every job, entry, event and account row (`finish_jobs`). A job named again later in
+//! the batch is decided on the job as the earlier item left it (a repeat answers the job
+//! as written). Where an item's finish causes an event besides the job's own (a
+//! suspension, a low-balance crossing), the items are instead written one by one in the
+//! same transaction, as the single calls write them, so those events keep their order.
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
+use holdfast_core::decide::{PocketAmount, Suspension};
+use holdfast_core::{AccountId, JobId, MONEY, RateCard, Refusal, WorkerId};
+use serde_json::json;
+
+use crate::account_state::{AccountState, account_id_of};
+use crate::db::Tx;
+use crate::error::StoreError;
+use crate::jobs::{
+    Finish, FinishWrite, JobRow, complete_step, fail_step, job_from, lease_from, new_lease_token,
+    plan_finish_write,
+};
+use crate::model::{Job, Lease};
+use crate::scope::CrossAccount;
+use crate::statement::Stmt;
+use crate::store::Store;
+use crate::writes::{crossing_event, items_params};
+use crate::{in_write_tx, params, statement};
+
+static LEASE_JOBS: Stmt = statement!("lease_jobs");
+static LOCK_JOBS_AND_ACCOUNTS: Stmt = statement!("lock_jobs_and_accounts");
+static FINISH_JOBS: Stmt = statement!("finish_jobs");
+
+/// Most jobs one batched call leases, completes or fails.
+pub const MAX_JOB_BATCH: usize = 100;
+
+/// One job of a batched complete: the single call's arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompleteJob {
+    pub job: JobId,
+    pub lease_token: String,
+    pub capture: Option<Vec<PocketAmount>>,
+}
+
+/// One job of a batched fail: the single call's arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailJob {
+    pub job: JobId,
+    pub lease_token: String,
+    pub reason: Option<String>,
+}
+
+/// Each item's answer, in request order: the job, or why not (a refusal, or, for an item
+/// run alone after its batch failed, that item's own error).
+pub type JobAnswers = Vec<Result<Job, StoreError>>;
+
+/// An item of a batched finishing call: the job it names, and its single call in the
+/// batch's transaction; alone, the same call in a transaction of its own.
+trait FinishItem: Sync {
+    fn job(&self) -> &JobId;
+
+    /// How the single call decides on the job locked as `row`: `None` for a repeat.
+    fn step(&self, row: &JobRow, state: &AccountState) -> Result<Option<Finish<'_>>, Refusal>;
+
+    fn finish_in<'a>(
+        &'a self,
+        store: &'a Store,
+        tx: &'a mut Tx,
+    ) -> impl Future<Output = Result<Job, StoreError>> + Send + 'a;
+
+    fn finish_alone<'a>(
+        &'a self,
+        store: &'a Store,
+    ) -> impl Future<Output = Result<Job, StoreError>> + Send + 'a {
+        async move { in_write_tx!(store, |tx| self.finish_in(store, tx)) }
+    }
+}
+
+impl FinishItem for CompleteJob {
+    fn job(&self) -> &JobId {
+        &self.job
+    }
+
+    fn step(&self, row: &JobRow, state: &AccountState) -> Result<Option<Finish<'_>>, Refusal> {
+        complete_step(row, state, &self.lease_token, self.capture.as_deref())
+    }
+
+    fn finish_in<'a>(
+        &'a self,
+        store: &'a Store,
+        tx: &'a mut Tx,
+    ) -> impl Future<Output = Result<Job, StoreError>> + Send + 'a {
+        store.complete_in(tx, &self.job, &self.lease_token, self.capture.as_deref())
+    }
+}
+
+impl FinishItem for FailJob {
+    fn job(&self) -> &JobId {
+        &self.job
+    }
+
+    fn step(&self, row: &JobRow, state: &AccountState) -> Result<Option<Finish<'_>>, Refusal> {
+        fail_step(row, state, &self.lease_token, self.reason.as_deref())
+    }
+
+    fn finish_in<'a>(
+        &'a self,
+        store: &'a Store,
+        tx: &'a mut Tx,
+    ) -> impl Future<Output = Result<Job, StoreError>> + Send + 'a {
+        store.fail_in(tx, &self.job, &self.lease_token, self.reason.as_deref())
+    }
+}
+
+/// 1 to [`MAX_JOB_BATCH`] items, or `invalid_request`.
+fn check_batch_size(what: &str, n: usize) -> Result<(), StoreError> {
+    if n == 0 || n > MAX_JOB_BATCH {
+        return Err(
+            Refusal::InvalidRequest(format!("{what}: 1 to {MAX_JOB_BATCH} jobs, got {n}")).into(),
+        );
+    }
+    Ok(())
+}
+
+impl Store {
+    /// Hands up to `max_jobs` of the oldest leasable jobs of `lane` to a worker in ONE
+    /// statement, each with a fresh token of its own, oldest first (none when there are
+    /// none). The same rules as [`Store::lease`]: jobs of suspended, blocked or banned
+    /// accounts are skipped; many workers never get the same job.
+    pub async fn lease_many(
+        &self,
+        lane: &str,
+        worker: &WorkerId,
+        lease_seconds: i64,
+        max_jobs: usize,
+    ) -> Result<Vec<Lease>, StoreError> {
+        self.check_lease_ask(lane, lease_seconds)?;
+        check_batch_size("max_jobs", max_jobs)?;
+        let tokens: Vec<String> = (0..max_jobs).map(|_| new_lease_token()).collect();
+        let tokens = json!(tokens).to_string();
+        let max = i64::try_from(max_jobs).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let mark = (max_jobs > 1).then_some(CrossAccount::LeaseJobs);
+        in_write_tx!(self, across mark, |tx| async {
+            let params = params! {
+                lane: lane, lease_tokens: tokens.as_str(), max_jobs: max,
+                lease_seconds: lease_seconds, worker_id: worker.as_str(),
+                actor: crate::actor::current(),
+            };
+            let rows = tx.rows(&LEASE_JOBS, params).await?;
+            let mut leases = rows.iter().map(lease_from).collect::<Result<Vec<_>, _>>()?;
+            leases.sort_by(|a, b| {
+                (a.job.created_at, &a.job.job_id).cmp(&(b.job.created_at, &b.job.job_id))
+            });
+            debug_assert!(leases.len() <= max_jobs);
+            Ok(leases)
+        })
+    }
+
+    /// Completes many jobs, each exactly as [`Store::complete`], in ONE transaction when
+    /// it can (see [`Store::finish_many`]); answers in request order.
+    pub async fn complete_many(&self, items: &[CompleteJob]) -> Result<JobAnswers, StoreError> {
+        self.finish_many(items).await
+    }
+
+    /// Fails many jobs, each exactly as [`Store::fail`], in ONE transaction when it can
+    /// (see [`Store::finish_many`]); answers in request order.
+    pub async fn fail_many(&self, items: &[FailJob]) -> Result<JobAnswers, StoreError> {
+        self.finish_many(items).await
+    }
+
+    /// The batch in one transaction; when that fails as a whole (anything but a refusal,
+    /// which is an item's answer and writes nothing), it was rolled back and each item is
+    /// run on its own. An outage or a full disk ends the call instead: each item alone
+    /// would fail the same way, and nothing of the batch was written.
+    async fn finish_many<T: FinishItem>(&self, items: &[T]) -> Result<JobAnswers, StoreError> {
+        check_batch_size("items", items.len())?;
+        match self.finish_batch(items).await {
+            Ok(answers) => Ok(answers
+                .into_iter()
+                .map(|a| a.map_err(StoreError::Refused))
+                .collect()),
+            Err(e @ (StoreError::Unavailable(_) | StoreError::DiskFull(_))) => Err(e),
+            Err(e) => {
+                tracing::warn!(error = %e, items = items.len(), "job batch failed; finishing its jobs one by one");
+                let mut answers = Vec::with_capacity(items.len());
+                for item in items {
+                    answers.push(item.finish_alone(self).await);
+                }
+                Ok(answers)
+            }
+        }
+    }
+
+    /// One transaction: every job and its account locked in one statement (accounts
+    /// first, in sorted order, so two batches never deadlock), each item decided in
+    /// request order, then everything written in one statement (or, where that would
+    /// reorder events, one by one: see the module). A refusal is decided before its item
+    /// writes anything, so it is that item's answer and the transaction goes on; any
+    /// other error fails it all.
+    async fn finish_batch<T: FinishItem>(
+        &self,
+        items: &[T],
+    ) -> Result<Vec<Result<Job, Refusal>>, StoreError> {
+        let job_ids: Vec<&str> = items.iter().map(|i| i.job().as_str()).collect();
+        let job_ids = json!(job_ids).to_string();
+        // Marked as it begins: its jobs may be of several accounts (a mark on a batch whose
+        // jobs turn out to be of one account is harmless; one set after the locks would be
+        // a round trip while they are held).
+        let mark = (items.len() > 1).then_some(CrossAccount::FinishJobs);
+        in_write_tx!(self, across mark, |tx| async {
+            let mut locked = Locked::read(tx, &job_ids).await?;
+            match decide_batch(self.card(), items, &mut locked)? {
+                Some(decided) => write_batch(tx, decided).await,
+                None => self.finish_one_by_one(tx, items).await,
+            }
+        })
+    }
+
+    /// Each item as its single call, in request order, in the batch's transaction.
+    async fn finish_one_by_one<T: FinishItem>(
+        &self,
+        tx: &mut Tx,
+        items: &[T],
+    ) -> Result<Vec<Result<Job, Refusal>>, StoreError> {
+        let mut answers = Vec::with_capacity(items.len());
+        for item in items {
+            answers.push(match item.finish_in(self, tx).await {
+                Ok(job) => Ok(job),
+                Err(StoreError::Refused(r)) => Err(r),
+                Err(e) => return Err(e),
+            });
+        }
+        Ok(answers)
+    }
+}
+
+/// The jobs of a batch and their accounts, locked and read.
+struct Locked {
+    jobs: HashMap<String, JobRow>,
+    accounts: HashMap<String, AccountState>,
+}
+
+impl Locked {
+    /// Locks and reads the jobs (JSON array `job_ids`) and their accounts, and the
+    /// pockets of the accounts whose jobs hold one.
+    async fn read(tx: &mut Tx, job_ids: &str) -> Result<Locked, StoreError> {
+        let rows = tx
+            .rows(&LOCK_JOBS_AND_ACCOUNTS, params! { job_ids: job_ids })
+            .await?;
+        let mut locked = Locked {
+            jobs: HashMap::with_capacity(rows.len()),
+            accounts: HashMap::new(),
+        };
+        for row in &rows {
+            let job = job_from(row)?;
+            if let Entry::Vacant(new) = locked.accounts.entry(job.job.account_id.clone()) {
+                let account: AccountId = account_id_of(row)?;
+                new.insert(AccountState::from_row(&account, row)?);
+            }
+            locked.jobs.insert(job.job.job_id.clone(), job);
+        }
+        for job in locked.jobs.values() {
+            if job.job.hold.iter().any(|l| l.pocket != MONEY) {
+                let state = account_of(&mut locked.accounts, &job.job)?;
+                state.read_pockets(tx).await?;
+            }
+        }
+        Ok(locked)
+    }
+}
+
+fn account_of<'s>(
+    accounts: &'s mut HashMap<String, AccountState>,
+    job: &Job,
+) -> Result<&'s mut AccountState, StoreError> {
+    accounts
+        .get_mut(&job.account_id)
+        .ok_or_else(|| StoreError::Corrupt(format!("job {}: its account not locked", job.job_id)))
+}
+
+/// An item's answer as decided, before the write.
+#[allow(clippy::large_enum_variant)] // one per item of a batch, moved once into the answer
+enum Decided {
+    /// Its job as it was (a repeat), or the refusal.
+    Answered(Result<Job, Refusal>),
+    /// Finished: the job, to be read back from the write.
+    Written(String),
+}
+
+/// Every item decided, in request order, and what the finished ones write.
+struct DecidedBatch {
+    answers: Vec<Decided>,
+    writes: Vec<FinishWrite>,
+}
+
+/// Decides each item on its account's state, and its job, as the items before it left
+/// them, exactly as its single call decides. `None` when the batch is to be written one
+/// by one: a finish causes an event besides the job's own.
+fn decide_batch<T: FinishItem>(
+    card: &RateCard,
+    items: &[T],
+    locked: &mut Locked,
+) -> Result<Option<DecidedBatch>, StoreError> {
+    let mut decided = DecidedBatch {
+        answers: Vec::with_capacity(items.len()),
+        writes: Vec::with_capacity(items.len()),
+    };
+    for item in items {
+        let Some(row) = locked.jobs.get_mut(item.job().as_str()) else {
+            decided
+                .answers
+                .push(Decided::Answered(Err(Refusal::JobNotFound)));
+            continue;
+        };
+        let state = account_of(&mut locked.accounts, &row.job)?;
+        let answer = match decide_item(card, item, row, state)? {
+            Step::Refused(refused) => Decided::Answered(Err(refused)),
+            // A repeat of an item before it in this batch: the job as that one wrote it.
+            Step::Repeat if decided.writes.iter().any(|w| w.job_id == row.job.job_id) => {
+                Decided::Written(row.job.job_id.clone())
+            }
+            Step::Repeat => Decided::Answered(Ok(row.job.clone())),
+            Step::Finish(write) => {
+                decided.writes.push(write);
+                Decided::Written(row.job.job_id.clone())
+            }
+            Step::OneByOne => return Ok(None),
+        };
+        decided.answers.push(answer);
+    }
+    Ok(Some(decided))
+}
+
+/// What one item does.
+#[allow(clippy::large_enum_variant)] // returned once per item, never stored
+enum Step {
+    Refused(Refusal),
+    Repeat,
+    /// Its write.
+    Finish(FinishWrite),
+    /// It causes an event besides the job's own: the batch goes one by one.
+    OneByOne,
+}
+
+/// Decides one item as its single call does; a finish is applied to the account's state
+/// and the job's row, so the items after it see it.
+fn decide_item<T: FinishItem>(
+    card: &RateCard,
+    item: &T,
+    row: &mut JobRow,
+    state: &mut AccountState,
+) -> Result<Step, StoreError> {
+    let finish = match item.step(row, state) {
+        Err(refused) => return Ok(Step::Refused(refused)),
+        Ok(None) => return Ok(Step::Repeat),
+        Ok(Some(finish)) => finish,
+    };
+    let (plan, write) = match plan_finish_write(card, state, &row.job, &finish) {
+        Err(StoreError::Refused(refused)) => return Ok(Step::Refused(refused)),
+        Err(e) => return Err(e),
+        Ok(planned) => planned,
+    };
+    let before = state.snap.available_money();
+    let after = plan.after.available_money();
+    let suspends = plan
+        .money
+        .as_ref()
+        .is_some_and(|m| m.suspension != Suspension::Unchanged);
+    if suspends || crossing_event(card, &plan.after, before, after).is_some() {
+        return Ok(Step::OneByOne);
+    }
+    state.snap = plan.after;
+    row.job.status = finish.status;
+    row.finished_by = Some(finish.finished_by.as_str().to_owned());
+    Ok(Step::Finish(write))
+}
+
+/// Writes the finished jobs in one statement and checks each was written as decided
+/// (its row, and one capture entry when it was charged); answers in request order.
+async fn write_batch(
+    tx: &mut Tx,
+    decided: DecidedBatch,
+) -> Result<Vec<Result<Job, Refusal>>, StoreError> {
+    let mut written = HashMap::with_capacity(decided.writes.len());
+    if !decided.writes.is_empty() {
+        let writes = &decided.writes;
+        let params = items_params(
+            tx.dialect(),
+            "finish_jobs",
+            "items",
+            writes,
+            FinishWrite::columns,
+        )?;
+        for row in tx.rows(&FINISH_JOBS, params).await? {
+            let captures = row.int("captures")?;
+            let job = job_from(&row)?.job;
+            written.insert(job.job_id.clone(), (job, captures));
+        }
+    }
+    for write in &decided.writes {
+        let charged = i64::from(write.entry_delta != 0);
+        match written.get(&write.job_id) {
+            Some((_, captures)) if *captures == charged => {}
+            other => {
+                return Err(StoreError::Corrupt(format!(
+                    "finishing job {} in a batch wrote {:?} (captures), decided {charged}",
+                    write.job_id,
+                    other.map(|(_, c)| c)
+                )));
+            }
+        }
+    }
+    let mut answers = Vec::with_capacity(decided.answers.len());
+    for answer in decided.answers {
+        answers.push(match answer {
+            Decided::Answered(answer) => answer,
+            Decided::Written(job_id) => match written.get(&job_id) {
+                Some((job, _)) => Ok(job.clone()),
+                None => return Err(StoreError::Corrupt(format!("job {job_id}: not written"))),
+            },
+        });
+    }
+    Ok(answers)
+}
