@@ -32,7 +32,9 @@ macro_rules! engine_statement {
     };
 }
 
-// The engine's two statements of a debit, one or a batch.
+// The engine's statements of a debit, and its two of a batch ingest.
+engine_statement!(ENGINE_LOCK, "lock_account");
+engine_statement!(ENGINE_WRITE, "write_money");
 engine_statement!(ENGINE_INGEST_LOCK, "ingest_lock_accounts");
 engine_statement!(ENGINE_INGEST_WRITE, "ingest_write");
 
@@ -194,16 +196,43 @@ impl FloorPool {
         Ok(())
     }
 
-    /// The engine's own statements of a debit on PostgreSQL: a batch ingest of one
-    /// ([`FloorPool::ingest_engine_sql`]), as the engine applies a single debit.
+    /// The engine's own two statements of a debit on PostgreSQL (`lock_account`, then
+    /// `write_money`, loaded from holdfast-store's files), driven by plain sqlx: no
+    /// batcher, no decision beyond the balance arithmetic, no answer built. Beside the
+    /// engine and the floor it tells what the engine's SQL costs from what the engine's
+    /// path around it costs.
     pub async fn debit_engine_sql(&self, account: &str, key: &str) -> anyhow::Result<()> {
-        self.ingest_engine_sql(&[account.to_owned()], &[key.to_owned()])
-            .await
+        use holdfast::store::params;
+        let FloorPool::Postgres(pool) = self else {
+            bail!("the engine's debit statements are measured on PostgreSQL only");
+        };
+        let mut tx = pool.begin().await?;
+        let lock = params! { account_id: account, keys: "[]" };
+        let row = engine_query(&ENGINE_LOCK, lock)?
+            .fetch_one(&mut *tx)
+            .await?;
+        let balance: i64 = row.try_get("balance")?;
+        let held: i64 = row.try_get("held")?;
+        let write = params! {
+            account_id: account, key: key, kind: "debit", request_hash: HASH,
+            delta_micros: -DEBIT_MICROS, credited_micros: 0, spent_micros: DEBIT_MICROS,
+            suspended_at: None::<i64>, guard_micros: BUFFER_MICROS,
+            amount_after: balance - DEBIT_MICROS,
+            available_after: balance - held - DEBIT_MICROS,
+            buffer_micros: BUFFER_MICROS, reference: None::<String>,
+            now: row.try_get::<i64, _>("now")?, actor: None::<String>,
+        };
+        let row = engine_query(&ENGINE_WRITE, write)?
+            .fetch_one(&mut *tx)
+            .await?;
+        row.try_get::<Option<i64>, _>("entry_id")?
+            .context("the engine's write refused the debit")?;
+        tx.commit().await?;
+        Ok(())
     }
 
     /// The engine's own statements of a batch ingest on PostgreSQL, driven by plain
-    /// sqlx: its `BEGIN` (with the cross-account mark when the batch spans accounts, as
-    /// the engine's), `ingest_lock_accounts` (with the
+    /// sqlx: its `BEGIN` with the cross-account mark, `ingest_lock_accounts` (with the
     /// pockets and open jobs the answers need), the balance arithmetic of each debit in
     /// order, `ingest_write`, `COMMIT`. No pricing, no request hash, no replay check, no
     /// decision beyond the arithmetic, no answer built: beside the engine and the floor
@@ -219,11 +248,9 @@ impl FloorPool {
             bail!("the engine's ingest statements are measured on PostgreSQL only");
         };
         let ids = lock_order(accounts);
-        let begin = match ids.len() {
-            1 => "BEGIN",
-            _ => "BEGIN; SET LOCAL holdfast.cross_account = 'ingest'",
-        };
-        let mut tx = pool.begin_with(begin).await?;
+        let mut tx = pool
+            .begin_with("BEGIN; SET LOCAL holdfast.cross_account = 'ingest'")
+            .await?;
         let lock = params! {
             account_ids: Cell::column(ids.iter().copied()),
             count: accounts.len() as i64,
@@ -255,7 +282,7 @@ impl FloorPool {
             buffers: Cell::column(std::iter::repeat_n(BUFFER_MICROS, n)),
             refs: Cell::column(std::iter::repeat_n(None::<String>, n)),
             nows: Cell::column(std::iter::repeat_n(now, n)),
-            actors: Cell::column(std::iter::repeat_n("library", n)),
+            actor: "library",
             stale_accounts: Cell::column(state.iter().filter(|(_, s)| !s.pockets_read).map(|(a, _)| a.as_str())),
             change_accounts: Cell::column(state.keys().map(String::as_str)),
             change_deltas: Cell::column(state.values().map(|s| -s.debits * DEBIT_MICROS)),
@@ -529,7 +556,7 @@ fn ingest_locked(
     let mut now = 0;
     for row in rows {
         if let Some(listed) = row.try_get::<Option<String>, _>("entry_ids")? {
-            entry_ids = holdfast::store::debit::parse_ids(&listed)?;
+            entry_ids = holdfast::store::ingest::parse_ids(&listed)?;
         }
         now = row.try_get("now")?;
         let account = SoFar {

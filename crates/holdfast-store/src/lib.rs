@@ -6,8 +6,7 @@
 //! Must never: take a decision of its own (those live in `holdfast-core::decide`), or
 //! write a balance without its ledger entry in the same transaction.
 //!
-//! Layout: one module per aggregate — [`accounts`], [`money`] (credits, refunds of
-//! top-ups, the ledger), [`debit`] (every debit: one, batched or ingested), [`jobs`] (and
+//! Layout: one module per aggregate — [`accounts`], [`money`], [`jobs`] (and
 //! [`job_batch`], its batched worker calls), [`refunds`]
 //! (job refunds, grants), [`events`],
 //! [`webhooks`], [`keys`], [`passes`] (sweeper, notices), [`reactivate`], [`reconcile`],
@@ -25,13 +24,12 @@ pub mod actor;
 pub mod audit;
 pub mod bans;
 pub mod db;
-pub mod debit;
 pub mod error;
 pub mod events;
 pub mod export;
 pub mod failover;
 pub mod group;
-
+pub mod ingest;
 pub mod job_batch;
 pub mod jobs;
 pub mod keys;
@@ -55,7 +53,6 @@ pub mod writes;
 pub use accounts::PutAccount;
 pub use bans::Banned;
 pub use db::{Dialect, PoolOptions, SqliteSync};
-pub use debit::DebitRequest;
 pub use error::StoreError;
 pub use events::EventFilter;
 pub use export::LedgerFilter;
@@ -66,7 +63,7 @@ pub use jobs::{CancelOutcome, Submit};
 pub use keys::key_hash;
 pub use listing::{AccountFilter, AccountPage, JobFilter};
 pub use model::*;
-pub use money::{CreditKind, MAX_PAGE};
+pub use money::{CreditKind, DebitRequest, MAX_PAGE};
 pub use refunds::{Grant, Granted, JobRefund, JobRefunded};
 pub use retention::{PRUNE_CHUNK, PruneReport};
 pub use scope::CrossAccount;

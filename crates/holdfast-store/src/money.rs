@@ -1,15 +1,19 @@
-//! The money pocket: top-up, bonus, refund of a top-up, and the ledger by cursor (debits
-//! are [`crate::debit`]'s). Each change is one unit of work: lock the account, let
-//! `holdfast_core::decide` decide, write it with its ledger entry and events, commit.
+//! The money pocket: top-up, bonus, debit (one, or batches group-committed across
+//! accounts), refund of a top-up, and the ledger by cursor. Each change is one unit of
+//! work: lock the account, let `holdfast_core::decide` decide, write it with its ledger
+//! entry and events, commit.
 
 use holdfast_core::decide::{self, MoneyMove, Usage};
 use holdfast_core::{AccountId, IdempotencyKey, Micros, Refusal};
 use serde_json::json;
 
 use crate::account_state::{AccountState, lock_account, lock_account_row, read_account};
+use crate::actor::acting_as;
 use crate::db::Tx;
 use crate::error::StoreError;
+use crate::jobs::{UsedJobs, used_jobs};
 use crate::model::{LedgerEntry, MoneyResult, Page};
+use crate::scope::CrossAccount;
 use crate::statement::Stmt;
 use crate::store::Store;
 use crate::writes::{MoneyRequest, entry_from, read_entry, request_hash, write_money};
@@ -34,6 +38,28 @@ impl CreditKind {
     }
 }
 
+/// One debit of a batch: what was used, the client's key, the job it bills, and who
+/// asked (the batcher applies it in a task of its own).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DebitRequest {
+    pub usage: Usage,
+    pub key: IdempotencyKey,
+    pub job_ref: Option<String>,
+    /// The actor of the work that made the request ([`crate::actor::current`]).
+    pub actor: String,
+}
+
+impl DebitRequest {
+    pub fn new(usage: &Usage, key: &IdempotencyKey, job_ref: Option<&str>) -> DebitRequest {
+        DebitRequest {
+            usage: usage.clone(),
+            key: key.clone(),
+            job_ref: job_ref.map(str::to_owned),
+            actor: crate::actor::current(),
+        }
+    }
+}
+
 /// A client's key with the operation and request hash it is used for.
 #[derive(Clone, Copy)]
 struct UseOfKey<'k> {
@@ -42,15 +68,28 @@ struct UseOfKey<'k> {
     request_hash: &'k str,
 }
 
+/// A debit priced from the card and hashed, ready to apply.
+pub(crate) struct PricedDebit<'r> {
+    pub req: &'r DebitRequest,
+    pub amount: Micros,
+    pub hash: String,
+}
+
 /// Largest page a listing returns.
 pub const MAX_PAGE: i64 = 1000;
 
 impl<'k> UseOfKey<'k> {
-    fn request(self, change: MoneyMove, reference: Option<String>) -> MoneyRequest<'k> {
+    fn request(
+        self,
+        change: MoneyMove,
+        reference: Option<String>,
+        guarded: bool,
+    ) -> MoneyRequest<'k> {
         MoneyRequest {
             change,
             kind: self.operation,
             reference,
+            guarded,
             key: self.key,
             request_hash: self.request_hash,
         }
@@ -80,7 +119,7 @@ impl Store {
                 return Ok(replay);
             }
             let buffer = state.snap.buffer(self.card());
-            let req = use_of_key.request(MoneyMove::Credit(amount), None);
+            let req = use_of_key.request(MoneyMove::Credit(amount), None, false);
             let written = write_money(tx, self.card(), &mut state, buffer, req).await?;
             self.written_or_replay(tx, &mut state, use_of_key, written)
                 .await
@@ -90,6 +129,178 @@ impl Store {
     /// Prices usage: money as given, or meter seconds at the card's rate.
     pub fn price(&self, usage: &Usage) -> Result<Micros, StoreError> {
         Ok(decide::price(self.card(), usage)?)
+    }
+
+    /// A metered debit: `balance − held − amount ≥ −buffer`, or `insufficient_funds`.
+    /// The same path as a batch of one.
+    pub async fn debit(
+        &self,
+        account: &AccountId,
+        usage: &Usage,
+        key: &IdempotencyKey,
+        job_ref: Option<&str>,
+    ) -> Result<MoneyResult, StoreError> {
+        let req = DebitRequest::new(usage, key, job_ref);
+        self.debit_one(account, &req).await
+    }
+
+    /// One debit as a request (the batcher's unit), as [`Store::debit_batch`] for one
+    /// debit, with a mid-write refusal answered as such.
+    pub async fn debit_one(
+        &self,
+        account: &AccountId,
+        req: &DebitRequest,
+    ) -> Result<MoneyResult, StoreError> {
+        match self.debit_batch(account, std::slice::from_ref(req)).await {
+            Err(StoreError::BatchAborted(r)) => Err(r.into()),
+            Err(e) => Err(e),
+            Ok(mut results) => results
+                .pop()
+                .ok_or_else(|| StoreError::Corrupt("a batch of one answered nothing".into()))?
+                .map_err(StoreError::from),
+        }
+    }
+
+    /// Applies debits of one account in arrival order in ONE transaction: each gets its
+    /// own buffer check, ledger entry, idempotency key and result, and a refused debit
+    /// refuses only itself (a refusal writes nothing). A key repeated inside the batch is
+    /// a replay of its first use. The outer error fails the whole transaction (database);
+    /// the inner results are per debit.
+    pub async fn debit_batch(
+        &self,
+        account: &AccountId,
+        requests: &[DebitRequest],
+    ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
+        let priced: Vec<Result<PricedDebit<'_>, Refusal>> =
+            requests.iter().map(|r| self.price_debit(r)).collect();
+        in_write_tx!(self, |tx| async {
+            self.debit_account_in(tx, account, requests, &priced).await
+        })
+    }
+
+    /// Debits of any accounts in ONE transaction, answered in the order given: the debit
+    /// batcher's group commit. Applied set-based, as a batch ingest is ([`Store::ingest`]:
+    /// two statements per call whatever its size), each debit exactly as a single debit
+    /// (its own buffer check, entry, key and refusal; each account's debits in the order
+    /// given; a key repeated in the call is a replay of its first use). The outer error
+    /// fails the transaction as a whole: nothing is written.
+    pub async fn debit_many(
+        &self,
+        items: &[(AccountId, DebitRequest)],
+    ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
+        self.apply_debits(items, CrossAccount::DebitBatch).await
+    }
+
+    /// One account's debits, in the caller's transaction.
+    async fn debit_account_in(
+        &self,
+        tx: &mut Tx,
+        account: &AccountId,
+        requests: &[DebitRequest],
+        priced: &[Result<PricedDebit<'_>, Refusal>],
+    ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
+        let keys: Vec<&str> = requests.iter().map(|r| r.key.as_str()).collect();
+        let mut state = match lock_account_row(tx, account, &keys).await {
+            Err(StoreError::Refused(missing)) => {
+                // 422s (an unknown meter, a bad amount) come before 404.
+                return Ok(priced
+                    .iter()
+                    .map(|p| Err(p.as_ref().err().unwrap_or(&missing).clone()))
+                    .collect());
+            }
+            other => other?,
+        };
+        // Only the debits that passed their checks (a job_ref with a NUL does not).
+        let refs = priced
+            .iter()
+            .filter_map(|p| p.as_ref().ok()?.req.job_ref.as_deref());
+        let jobs = used_jobs(tx, refs.map(|r| (account.as_str(), r))).await?;
+        let mut out = Vec::with_capacity(priced.len());
+        for p in priced {
+            out.push(match p {
+                Err(r) => Err(r.clone()),
+                Ok(p) => {
+                    match acting_as(&p.req.actor, self.debit_in(tx, &mut state, p, &jobs)).await {
+                        Ok(m) => Ok(m),
+                        Err(StoreError::Refused(r)) => Err(r),
+                        Err(e) => return Err(e),
+                    }
+                }
+            });
+        }
+        Ok(out)
+    }
+
+    /// May this debit pass on the account as it is now: the job its `job_ref` names (if
+    /// it names one of this engine), then the buffer.
+    pub(crate) fn may_debit(
+        &self,
+        state: &AccountState,
+        p: &PricedDebit<'_>,
+        jobs: &UsedJobs,
+        buffer: Micros,
+    ) -> Result<(), Refusal> {
+        let job = p
+            .req
+            .job_ref
+            .as_ref()
+            .and_then(|r| jobs.get(&(state.account.to_string(), r.clone())));
+        let grace = self.card().timeouts.late_usage_grace_seconds;
+        decide::check_usage_of_job(job, state.snap.now, grace)?;
+        decide::check_debit(&state.snap, p.amount, buffer)
+    }
+
+    pub(crate) fn price_debit<'r>(
+        &self,
+        req: &'r DebitRequest,
+    ) -> Result<PricedDebit<'r>, Refusal> {
+        if req.job_ref.as_deref().is_some_and(|r| r.contains('\0')) {
+            return Err(Refusal::InvalidRequest(
+                "job_ref: must not contain NUL characters".into(),
+            ));
+        }
+        let amount = decide::price(self.card(), &req.usage)?;
+        decide::check_request_amount(amount)?;
+        let hash = request_hash(&HashedDebit::of(req));
+        Ok(PricedDebit { req, amount, hash })
+    }
+
+    async fn debit_in(
+        &self,
+        tx: &mut Tx,
+        state: &mut AccountState,
+        p: &PricedDebit<'_>,
+        jobs: &UsedJobs,
+    ) -> Result<MoneyResult, StoreError> {
+        let use_of_key = UseOfKey {
+            key: &p.req.key,
+            operation: "debit",
+            request_hash: &p.hash,
+        };
+        if let Some(replay) = self.known_replay(tx, state, use_of_key).await? {
+            return Ok(replay);
+        }
+        let buffer = state.snap.buffer(self.card());
+        if let Err(refusal) = self.may_debit(state, p, jobs, buffer) {
+            // The key may still name an earlier debit (PostgreSQL reads keys on demand):
+            // a replay is answered as such whatever the balance is now.
+            state.check_key(tx, p.req.key.as_str()).await?;
+            return match self.known_replay(tx, state, use_of_key).await? {
+                Some(replay) => Ok(replay),
+                None => Err(refusal.into()),
+            };
+        }
+        let req = use_of_key.request(MoneyMove::Debit(p.amount), p.req.job_ref.clone(), true);
+        // The write is one statement: it either wrote this debit whole or nothing. A
+        // refusal from it (a result out of range) aborts the whole batch all the same,
+        // never only this debit; the batcher then answers its debits one by one.
+        let written = write_money(tx, self.card(), state, buffer, req)
+            .await
+            .map_err(|e| match e {
+                StoreError::Refused(r) => StoreError::BatchAborted(r),
+                other => other,
+            })?;
+        self.written_or_replay(tx, state, use_of_key, written).await
     }
 
     /// A forced debit refunding (part of) a top-up: no buffer check, never more than the
@@ -122,7 +333,7 @@ impl Store {
             let refunded = tx.row(&REFUNDED_OF_TOP_UP, params).await?.int("refunded")?;
             decide::check_refund(top_up, refunded, amount)?;
             let buffer = state.snap.buffer(self.card());
-            let req = use_of_key.request(MoneyMove::Refund(amount), Some(reference));
+            let req = use_of_key.request(MoneyMove::Refund(amount), Some(reference), false);
             let written = write_money(tx, self.card(), &mut state, buffer, req).await?;
             self.written_or_replay(tx, &mut state, use_of_key, written)
                 .await
@@ -168,8 +379,12 @@ impl Store {
         let Some(record) = state.replay(key.as_str(), operation, request_hash)? else {
             return Ok(None);
         };
+        // A record of this transaction without its entry: the guarded write refused.
         let entry_id = record.entry_id.ok_or_else(|| {
-            StoreError::Corrupt(format!("key {key:?}: a money record without its entry"))
+            StoreError::Corrupt(format!(
+                "key {key:?}: a money record without its entry (a guarded write refused \
+                 what the decision allowed)"
+            ))
         })?;
         if state.open_jobs.is_none() {
             state.look_up(tx, &[]).await?;
@@ -218,5 +433,88 @@ fn refundable_top_up(
             Err(Refusal::NotRefundable.into())
         }
         _ => Err(Refusal::TopUpNotFound.into()),
+    }
+}
+
+/// A debit as its request hash reads it: `{"job_ref", "op": "debit", "usage"}`, keys in
+/// sorted order, the usage as `{"amount_micros"}` or `{"meter", "seconds"}`. Serialized
+/// straight from the request, with no `serde_json::Value` built per debit; the bytes are
+/// those of the sorted-key `Value` that the stored hashes were made from (tested below).
+#[derive(serde::Serialize)]
+struct HashedDebit<'r> {
+    job_ref: Option<&'r str>,
+    op: &'static str,
+    usage: HashedUsage<'r>,
+}
+
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum HashedUsage<'r> {
+    Amount { amount_micros: i64 },
+    Metered { meter: &'r str, seconds: i64 },
+}
+
+impl<'r> HashedDebit<'r> {
+    fn of(req: &'r DebitRequest) -> HashedDebit<'r> {
+        let usage = match &req.usage {
+            Usage::Amount(m) => HashedUsage::Amount { amount_micros: m.0 },
+            Usage::Metered { meter, seconds } => HashedUsage::Metered {
+                meter,
+                seconds: *seconds,
+            },
+        };
+        HashedDebit {
+            job_ref: req.job_ref.as_deref(),
+            op: "debit",
+            usage,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hash of a debit as it was made before `HashedDebit`: a `serde_json::Value`.
+    fn hash_by_value(req: &DebitRequest) -> String {
+        let usage = match &req.usage {
+            Usage::Amount(m) => json!({ "amount_micros": m.0 }),
+            Usage::Metered { meter, seconds } => json!({ "meter": meter, "seconds": seconds }),
+        };
+        request_hash(&json!({ "op": "debit", "usage": usage, "job_ref": req.job_ref }))
+    }
+
+    #[test]
+    fn a_debit_hashes_as_its_sorted_json_value_did() {
+        let key = IdempotencyKey::parse("k-1").unwrap();
+        let usages = [
+            Usage::Amount(Micros(1)),
+            Usage::Amount(Micros(i64::MAX)),
+            Usage::Metered {
+                meter: "linux-small".into(),
+                seconds: 3600,
+            },
+            Usage::Metered {
+                meter: "m\"é\u{1}/\\".into(),
+                seconds: -1,
+            },
+        ];
+        let refs = [None, Some("job-1"), Some("quote\" and \u{7f} and ü and \n")];
+        for usage in &usages {
+            for job_ref in refs {
+                let req = DebitRequest::new(usage, &key, job_ref);
+                assert_eq!(
+                    request_hash(&HashedDebit::of(&req)),
+                    hash_by_value(&req),
+                    "{usage:?} {job_ref:?}"
+                );
+            }
+        }
+        // And the bytes hashed are the ones a stored hash was made from, not just equal.
+        let req = DebitRequest::new(&usages[2], &key, Some("j"));
+        assert_eq!(
+            serde_json::to_string(&HashedDebit::of(&req)).unwrap(),
+            r#"{"job_ref":"j","op":"debit","usage":{"meter":"linux-small","seconds":3600}}"#
+        );
     }
 }

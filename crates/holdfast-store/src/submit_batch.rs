@@ -21,8 +21,8 @@ use holdfast_core::{AccountId, Refusal};
 
 use crate::account_state::{AccountState, IdemRecord};
 use crate::db::Tx;
-use crate::debit::lock_accounts_and_read;
 use crate::error::StoreError;
+use crate::ingest::lock_accounts_and_read;
 use crate::jobs::{Submit, SubmitWrite, job_from, read_job, submit_hash};
 use crate::model::Submitted;
 use crate::scope::CrossAccount;

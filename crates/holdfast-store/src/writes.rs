@@ -231,6 +231,8 @@ pub(crate) struct MoneyRequest<'a> {
     /// The entry's kind and the key's operation (a credit is `top_up` or `bonus`).
     pub kind: &'a str,
     pub reference: Option<String>,
+    /// A debit that must stay within the buffer: the write checks it again.
+    pub guarded: bool,
     pub key: &'a IdempotencyKey,
     pub request_hash: &'a str,
 }
@@ -245,6 +247,7 @@ struct MoneyWrite {
     credited_micros: i64,
     spent_micros: i64,
     suspended_at: Option<i64>,
+    guard_micros: Option<i64>,
     amount_after: i64,
     available_after: Option<i64>,
     buffer_micros: i64,
@@ -262,6 +265,7 @@ bind_by_name!(MoneyWrite {
     credited_micros,
     spent_micros,
     suspended_at,
+    guard_micros,
     amount_after,
     available_after,
     buffer_micros,
@@ -302,9 +306,9 @@ fn money_written(rows: &[Row]) -> Result<MoneyWritten, StoreError> {
 /// Writes a money change under the client's key (idempotency record, balance, counters,
 /// ledger entry) and the suspension it causes, as `core::decide::change_money` decides
 /// it, updating `state`. Returns the ledger entry, or `None` (nothing written) when the
-/// key is taken already. A write that claimed the key but changed no account row, or
-/// wrote another balance than decided, is corruption: the caller's transaction is
-/// rolled back. Emits the suspension and the
+/// key is taken already. A write that claimed the key but found no account row to
+/// change (a guarded debit past its buffer), or wrote another balance than decided, is
+/// corruption: the caller's transaction is rolled back. Emits the suspension and the
 /// low-balance crossing the change causes.
 pub(crate) async fn write_money(
     tx: &mut Tx,
@@ -326,6 +330,7 @@ pub(crate) async fn write_money(
         credited_micros: req.change.credited_micros(),
         spent_micros: req.change.spent_micros(),
         suspended_at: after.suspended_at,
+        guard_micros: req.guarded.then_some(buffer.0),
         amount_after: after.balance_micros,
         available_after: Some(available_after),
         buffer_micros: buffer.0,
@@ -337,7 +342,7 @@ pub(crate) async fn write_money(
     let written = money_written(&rows)?;
     let Some(entry_id) = written.entry_id else {
         if written.claimed {
-            return Err(claimed_unwritten(account, &write));
+            return Err(guard_refused(account, &write));
         }
         return Ok(None);
     };
@@ -374,11 +379,11 @@ pub(crate) async fn write_money(
     Ok(Some(facts.entry(entry_id, account, state.snap.now)))
 }
 
-fn claimed_unwritten(account: &str, write: &MoneyWrite) -> StoreError {
+fn guard_refused(account: &str, write: &MoneyWrite) -> StoreError {
     StoreError::Corrupt(format!(
-        "account {account}: a money write of {} micros claimed its key and changed no \
-         account row; nothing was written",
-        write.delta_micros
+        "account {account}: the guarded money write refused a change of {} micros \
+         (buffer {:?}) that the decision allowed; nothing was written",
+        write.delta_micros, write.guard_micros
     ))
 }
 

@@ -1,63 +1,29 @@
-//! Defense in depth: the debit write carries each account's buffer check in SQL too, so a
-//! debit the decision wrongly allowed changes no balance, and the count of accounts
-//! changed comes back short (the unit of work then reports corruption and rolls back).
-//! The statement is run here as a broken decision would run it, on both dialects.
+//! Defense in depth: the money write carries the debit's buffer check in SQL too, so a
+//! debit the decision wrongly allowed writes no balance and no ledger entry. The
+//! statement is run here as a broken decision would run it, on both dialects.
 
-use holdfast_store::db::{Arg, Dialect, Pool, PoolOptions};
+use holdfast_store::db::{Dialect, Pool, PoolOptions};
 use holdfast_store::params;
-use holdfast_store::statement::{Params, Statement};
+use holdfast_store::statement::Statement;
 use sqlx::{Connection, Executor};
 
-fn ingest_write(dialect: &str) -> &'static Statement {
+fn write_money(dialect: &str) -> &'static Statement {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/sql");
-    let text: &'static str = std::fs::read_to_string(format!("{dir}/{dialect}/ingest_write.sql"))
+    let text: &'static str = std::fs::read_to_string(format!("{dir}/{dialect}/write_money.sql"))
         .unwrap()
         .leak();
-    Box::leak(Box::new(Statement::load("ingest_write", text, text)))
+    Box::leak(Box::new(Statement::load("write_money", text, text)))
 }
 
-const AMOUNT: i64 = 10_000_000;
-
-/// One debit of `AMOUNT` on `account`, decided as if its buffer were `buffer`.
-fn one_debit(dialect: Dialect, account: &str, buffer: i64) -> Params {
-    let texts = |s: &str| Arg::Texts(vec![Some(s.to_owned())]);
-    let ints = |i: i64| Arg::Ints(vec![Some(i)]);
-    match dialect {
-        Dialect::Postgres => params! {
-            account_ids: texts(account), keys: texts("k1"), request_hashes: texts("h"),
-            entry_ids: ints(1), deltas: ints(-AMOUNT), amounts_after: ints(-AMOUNT),
-            availables_after: ints(-AMOUNT), buffers: ints(buffer),
-            refs: Arg::Texts(vec![None]), nows: ints(1), actors: texts("library"),
-            change_accounts: texts(account), change_deltas: ints(-AMOUNT),
-            change_spent: ints(AMOUNT), change_suspended_at: Arg::Ints(vec![None]),
-            change_balances_after: ints(-AMOUNT), change_buffers: ints(buffer),
-            stale_accounts: Arg::Texts(vec![]),
-        },
-        Dialect::Sqlite => params! {
-            items: serde_json::json!([{
-                "account_id": account, "key": "k1", "request_hash": "h", "entry_id": 1,
-                "delta": -AMOUNT, "amount_after": -AMOUNT, "available_after": -AMOUNT,
-                "buffer": buffer, "ref": null, "now": 1, "actor": "library",
-            }])
-            .to_string(),
-            changes: serde_json::json!([{
-                "account_id": account, "delta": -AMOUNT, "spent": AMOUNT,
-                "suspended_at": null, "balance_after": -AMOUNT, "buffer": buffer,
-            }])
-            .to_string(),
-        },
-    }
-}
-
-/// A debit of 10.00 on an account with 0 balance under `buffer`: the accounts the write
-/// changed and the balance it left.
-async fn debit_of_ten(pool: &Pool, buffer: i64) -> (i64, i64) {
+/// A debit of 10.00 on an account with 0 balance and a 5.00 buffer, guarded (or not).
+async fn debit_past_the_buffer(pool: &Pool, guarded: bool) -> (Vec<bool>, i64, i64) {
     let dialect = match pool.dialect() {
         Dialect::Postgres => "postgres",
         Dialect::Sqlite => "sqlite",
     };
+    let stmt = write_money(dialect);
     let mut tx = pool.begin_write().await.unwrap();
-    let account = format!("acct-{buffer}");
+    let account = format!("acct-{guarded}");
     let insert = "INSERT INTO accounts (account_id, plan, created_at) VALUES ($1, 'free', 0)";
     tx.execute(
         holdfast_store::db::Sql::both(insert),
@@ -65,9 +31,28 @@ async fn debit_of_ten(pool: &Pool, buffer: i64) -> (i64, i64) {
     )
     .await
     .unwrap();
-    let params = one_debit(pool.dialect(), &account, buffer);
-    let rows = tx.rows(ingest_write(dialect), params).await.unwrap();
-    let changed = rows[0].int("accounts_changed").unwrap();
+    let params = params! {
+        account_id: account.as_str(), key: "k1", kind: "debit", request_hash: "h",
+        delta_micros: -10_000_000_i64, credited_micros: 0_i64, spent_micros: 10_000_000_i64,
+        suspended_at: None::<i64>, guard_micros: guarded.then_some(5_000_000_i64),
+        amount_after: -10_000_000_i64, available_after: Some(-10_000_000_i64),
+        buffer_micros: 5_000_000_i64, reference: None::<String>, now: 1_i64, actor: "library",
+    };
+    let rows = tx.rows(stmt, params).await.unwrap();
+    let wrote_entry = rows
+        .iter()
+        .map(|r| r.has("entry_id") && r.opt_int("entry_id").unwrap().is_some())
+        .collect();
+    let count = "SELECT COUNT(*) AS n FROM ledger WHERE account_id = $1";
+    let entries = tx
+        .fetch_one(
+            holdfast_store::db::Sql::both(count),
+            holdfast_store::args![account.as_str()],
+        )
+        .await
+        .unwrap()
+        .int("n")
+        .unwrap();
     let balance = "SELECT balance FROM accounts WHERE account_id = $1";
     let balance = tx
         .fetch_one(
@@ -78,22 +63,29 @@ async fn debit_of_ten(pool: &Pool, buffer: i64) -> (i64, i64) {
         .unwrap()
         .int("balance")
         .unwrap();
-    tx.rollback().await.unwrap();
-    (changed, balance)
+    tx.commit().await.unwrap();
+    (wrote_entry, entries, balance)
 }
 
 async fn check(pool: &Pool) {
-    assert_eq!(
-        debit_of_ten(pool, 5_000_000).await,
-        (0, 0),
-        "the write changed a balance past its buffer"
+    let (wrote, entries, balance) = debit_past_the_buffer(pool, true).await;
+    assert!(
+        !wrote.contains(&true),
+        "the guarded write answered an entry"
     );
-    // The same write within the buffer does change it: the guard is what stopped it.
-    assert_eq!(debit_of_ten(pool, 20_000_000).await, (1, -AMOUNT));
+    assert_eq!(
+        (entries, balance),
+        (0, 0),
+        "the guarded write changed the books"
+    );
+    // The same write without the guard does write: the guard is what stopped it.
+    let (wrote, entries, balance) = debit_past_the_buffer(pool, false).await;
+    assert!(wrote.contains(&true));
+    assert_eq!((entries, balance), (1, -10_000_000));
 }
 
 #[tokio::test]
-async fn sqlite_debit_past_the_buffer_changes_no_balance() {
+async fn sqlite_guarded_debit_past_the_buffer_writes_nothing() {
     let file = std::env::temp_dir().join(format!("holdfast-guard-{}", uuid::Uuid::new_v4()));
     let pool = Pool::connect(
         &format!("sqlite://{}", file.display()),
@@ -108,7 +100,7 @@ async fn sqlite_debit_past_the_buffer_changes_no_balance() {
 }
 
 #[tokio::test]
-async fn postgres_debit_past_the_buffer_changes_no_balance() {
+async fn postgres_guarded_debit_past_the_buffer_writes_nothing() {
     let admin = std::env::var("HOLDFAST_TEST_POSTGRES")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned());
     let name = format!("holdfast_guard_{}", uuid::Uuid::new_v4().simple());

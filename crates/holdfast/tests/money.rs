@@ -375,10 +375,7 @@ backend_test!(a_batch_answers_each_debit_on_its_own, |b| async move {
         req("0.40", "c"),
         req("0.50", "a"),
     ];
-    let of = |account: &str, reqs: &[holdfast::DebitRequest]| -> Vec<_> {
-        reqs.iter().map(|r| (acct(account), r.clone())).collect()
-    };
-    let results = s.debit_many(&of("u", &batch)).await.unwrap();
+    let results = s.debit_batch(&acct("u"), &batch).await.unwrap();
     let first = results[0].as_ref().unwrap();
     assert!(!first.replay);
     let again = results[1].as_ref().unwrap();
@@ -401,7 +398,7 @@ backend_test!(a_batch_answers_each_debit_on_its_own, |b| async move {
     );
     let a = s.get_account(&acct("u")).await.unwrap();
     assert_eq!(a.balance, 500_000 - 1_000_000 - 400_000);
-    let missing = s.debit_many(&of("nobody", &batch[..2])).await.unwrap();
+    let missing = s.debit_batch(&acct("nobody"), &batch[..2]).await.unwrap();
     assert!(
         missing
             .iter()

@@ -2,19 +2,22 @@
 -- statement: the key's record, the account row and the ledger entry — or nothing at
 -- all when the key is taken already (claimed_entry_id is then NULL and the caller
 -- looks the key up). ON CONFLICT DO NOTHING rather than a failing insert: an error
--- would abort the whole transaction. A credit or a refund needs no guard: neither is
--- checked against the buffer (a debit is: ingest_write).
+-- would abort the whole transaction, and with it a batch of debits.
+-- A guarded debit carries its buffer check here too, so a wrong decision writes no
+-- balance: balance_after is then NULL and the caller fails the transaction.
 -- It also reads the pockets and open jobs for the answer (it runs after the lock); the
 -- pockets in no order, as the answer keys them by name.
 --
 -- :account_id           the account
 -- :key                  the client's idempotency key
--- :kind                 the operation and the entry's kind: top_up, bonus, refund
+-- :kind                 the operation and the entry's kind: top_up, bonus, debit, refund
 -- :request_hash         the hash of the normalised request, for replays
 -- :delta_micros         the signed change of the balance
 -- :credited_micros      how much total_credited grows
 -- :spent_micros         how much total_spent grows
 -- :suspended_at         suspended_at after the change (the decision's)
+-- :guard_micros         for a guarded debit the buffer (the row is written only while
+--                       balance - held + delta >= -buffer); NULL for no guard
 -- :amount_after         the balance after, as decided
 -- :available_after      balance minus held after, as decided
 -- :buffer_micros        the buffer recorded on the entry
@@ -35,6 +38,7 @@ changed_account AS (
            suspended_at = :suspended_at
      WHERE account_id = :account_id
        AND EXISTS (SELECT 1 FROM claimed_key)
+       AND (:guard_micros::bigint IS NULL OR balance - held + :delta_micros >= -:guard_micros::bigint)
     RETURNING balance
 ),
 new_entry AS (

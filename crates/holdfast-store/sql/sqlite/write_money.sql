@@ -2,17 +2,20 @@
 -- record, the account row and the ledger entry — or nothing at all when the key is
 -- taken already (then no row comes back and the caller looks the key up). Each step
 -- runs only when the one before it wrote its row (changes() is the row count of the
--- statement before). A credit or a refund
--- needs no guard: neither is checked against the buffer (a debit is: ingest_write).
+-- statement before). A guarded debit carries its buffer check here too: a wrong
+-- decision writes no balance and no entry, and leaves the key's record without an
+-- entry, which the caller reports as corruption (the transaction is rolled back).
 --
 -- :account_id           the account
 -- :key                  the client's idempotency key
--- :kind                 the operation and the entry's kind: top_up, bonus, refund
+-- :kind                 the operation and the entry's kind: top_up, bonus, debit, refund
 -- :request_hash         the hash of the normalised request, for replays
 -- :delta_micros         the signed change of the balance
 -- :credited_micros      how much total_credited grows
 -- :spent_micros         how much total_spent grows
 -- :suspended_at         suspended_at after the change (the decision's)
+-- :guard_micros         for a guarded debit the buffer (the row is written only while
+--                       balance - held + delta >= -buffer); NULL for no guard
 -- :amount_after         the balance after, as decided
 -- :available_after      balance minus held after, as decided
 -- :buffer_micros        the buffer recorded on the entry
@@ -30,6 +33,7 @@ UPDATE accounts
        suspended_at = :suspended_at
  WHERE account_id = :account_id
    AND changes() = 1
+   AND (:guard_micros IS NULL OR balance - held + :delta_micros >= -:guard_micros)
 RETURNING balance AS balance_after;
 
 INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor)

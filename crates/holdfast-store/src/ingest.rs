@@ -1,36 +1,35 @@
-//! Debits: ONE unit of work for every debit, whatever its size — a single debit
-//! ([`Store::debit`], the batcher's call that goes straight through) is a batch of one
-//! through the same statements as the batcher's group commit ([`Store::debit_many`]) and
-//! a batch ingest ([`Store::ingest`]), so the three answer alike by construction.
+//! Batch ingest: the debits of many accounts in ONE transaction, set-based (also the
+//! debit batcher's group commit, [`Store::debit_many`]). Two statements per call
+//! whatever its size: lock the accounts (sorted) and read their rows with the locks,
+//! then, every lock held, the clock and the call's ledger ids (`ingest_lock_accounts`,
+//! which on PostgreSQL also reads the pockets and open jobs for the answers before its
+//! first lock, kept where the account's row version did not change meanwhile: docs/
+//! DESIGN.md, "Account row versions"); write everything (`ingest_write`: every key,
+//! every entry, each account row once, and the pockets and open jobs of the accounts
+//! whose row changed while the lock waited; on PostgreSQL the items bound as columns,
+//! one array per field). Between the two,
+//! `holdfast_core::decide` decides every debit in order, exactly as for a single debit:
+//! each account's debits in the order given, each buffer check seeing the debits before
+//! it. The answers' account views are built after the commit, from each account's
+//! state and where each debit left it, so the locks are not held while they are built.
 //!
-//! Set-based: two statements per call whatever its size. Lock the accounts (sorted) and
-//! read their rows with the locks, then, every lock held, the clock and the call's ledger
-//! ids (`ingest_lock_accounts`, which on PostgreSQL also reads the pockets and open jobs
-//! for the answers before its first lock, kept where the account's row version did not
-//! change meanwhile: docs/DESIGN.md, "Account row versions"); write everything
-//! (`ingest_write`: every key, every entry with its own actor, each account row once, and
-//! the pockets and open jobs of the accounts whose row changed while the lock waited; on
-//! PostgreSQL the items bound as columns, one array per field). Between the two,
-//! `holdfast_core::decide` decides every debit in order: each account's debits in the
-//! order given, each buffer check seeing the debits before it, and a refused debit
-//! refuses only itself (a refusal writes nothing). The answers' account views are built
-//! after the commit, from each account's state and where each debit left it, so the
-//! locks are not held while they are built.
+//! The keys are claimed optimistically, as a single debit's are: the call does not read
+//! them before deciding, and the write claims them: a plain `INSERT` on PostgreSQL,
+//! `ON CONFLICT DO NOTHING` on SQLite. A key used already (a retry, or a duplicate in
+//! flight) fails the write with a unique violation (PostgreSQL) or leaves its count of
+//! claimed keys short (SQLite): the attempt is rolled back and the call redone reading
+//! its keys first
+//! ([`Keys::ReadFirst`], a third statement), where a used key is a replay or a
+//! mismatch. A key repeated inside one call is a replay of its first use on either path
+//! (the decision remembers the keys it records).
 //!
-//! The keys are claimed optimistically: the call does not read them before deciding, and
-//! the write claims them: a plain `INSERT` on PostgreSQL, `ON CONFLICT DO NOTHING` on
-//! SQLite. A key used already (a retry, or a duplicate in flight) fails the write with a
-//! unique violation (PostgreSQL) or leaves its count of claimed keys short (SQLite): the
-//! attempt is rolled back and the call redone reading its keys first
-//! ([`Keys::ReadFirst`], a third statement), where a used key is a replay or a mismatch.
-//! A key repeated inside one call is a replay of its first use on either path (the
-//! decision remembers the keys it records).
+//! A call of one debit (an ingest of one item, a batch of one) runs as a single debit.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
-use holdfast_core::decide::{self, MoneyMove, Suspension, Usage};
-use holdfast_core::{AccountId, AccountSnapshot, IdempotencyKey, MONEY, Micros, Refusal};
+use holdfast_core::decide::{self, MoneyMove, Suspension};
+use holdfast_core::{AccountId, AccountSnapshot, MONEY, Micros, Refusal};
 use serde::Serialize;
 use serde_json::json;
 
@@ -39,46 +38,16 @@ use crate::db::{Dialect, Tx};
 use crate::error::StoreError;
 use crate::jobs::{UsedJobs, used_jobs};
 use crate::model::{AccountView, LedgerEntry, MoneyResult};
+use crate::money::{DebitRequest, PricedDebit};
 use crate::scope::CrossAccount;
 use crate::statement::{Cell, Params, Stmt};
 use crate::store::Store;
-use crate::writes::{
-    EntryFacts, crossing_event, emit, emit_suspension, items_params, read_entry, request_hash,
-};
+use crate::writes::{EntryFacts, crossing_event, emit, emit_suspension, items_params, read_entry};
 use crate::{columns, in_write_tx, params, statement};
 
 static LOCK_ACCOUNTS: Stmt = statement!("ingest_lock_accounts");
 static READ_ACCOUNTS: Stmt = statement!("ingest_read_accounts");
 static WRITE: Stmt = statement!("ingest_write");
-
-/// One debit of a batch: what was used, the client's key, the job it bills, and who
-/// asked (the batcher applies it in a task of its own).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DebitRequest {
-    pub usage: Usage,
-    pub key: IdempotencyKey,
-    pub job_ref: Option<String>,
-    /// The actor of the work that made the request ([`crate::actor::current`]).
-    pub actor: String,
-}
-
-impl DebitRequest {
-    pub fn new(usage: &Usage, key: &IdempotencyKey, job_ref: Option<&str>) -> DebitRequest {
-        DebitRequest {
-            usage: usage.clone(),
-            key: key.clone(),
-            job_ref: job_ref.map(str::to_owned),
-            actor: crate::actor::current(),
-        }
-    }
-}
-
-/// A debit priced from the card and hashed, ready to apply.
-pub(crate) struct PricedDebit<'r> {
-    pub req: &'r DebitRequest,
-    pub amount: Micros,
-    pub hash: String,
-}
 
 /// What the decision gave one debit of the call.
 enum Decided {
@@ -144,7 +113,7 @@ impl IngestWrite {
                 account_ids: account_id, keys: key, request_hashes: request_hash,
                 entry_ids: entry_id, deltas: delta, amounts_after: amount_after,
                 availables_after: available_after, buffers: buffer, refs: reference,
-                nows: now, actors: actor)
+                nows: now)
         })?;
         let changes = items_params(dialect, "ingest", "changes", &self.changes, |changes| {
             columns!(changes;
@@ -152,7 +121,9 @@ impl IngestWrite {
                 change_suspended_at: suspended_at, change_balances_after: balance_after,
                 change_buffers: buffer)
         })?;
-        Ok(items.and(changes))
+        Ok(items
+            .and(changes)
+            .and(params! { actor: crate::actor::current() }))
     }
 }
 
@@ -171,8 +142,6 @@ struct Item {
     #[serde(rename = "ref")]
     reference: Option<String>,
     now: i64,
-    /// Who asked for it: a batch carries the debits of several callers.
-    actor: String,
 }
 
 /// An account's row as `ingest_write` changes it (`:changes`): the sum of its debits.
@@ -198,47 +167,9 @@ enum Keys {
 }
 
 impl Store {
-    /// A metered debit: `balance − held − amount ≥ −buffer`, or `insufficient_funds`.
-    /// A batch of one.
-    pub async fn debit(
-        &self,
-        account: &AccountId,
-        usage: &Usage,
-        key: &IdempotencyKey,
-        job_ref: Option<&str>,
-    ) -> Result<MoneyResult, StoreError> {
-        let req = DebitRequest::new(usage, key, job_ref);
-        self.debit_one(account, &req).await
-    }
-
-    /// One debit as a request (the batcher's call alone): a batch of one, its refusal
-    /// answered as the error it is.
-    pub async fn debit_one(
-        &self,
-        account: &AccountId,
-        req: &DebitRequest,
-    ) -> Result<MoneyResult, StoreError> {
-        let item = [(account.clone(), req.clone())];
-        let mut answers = self.apply_debits(&item, CrossAccount::DebitBatch).await?;
-        match answers.pop() {
-            Some(answer) => Ok(answer?),
-            None => Err(StoreError::Corrupt(
-                "a batch of one answered nothing".into(),
-            )),
-        }
-    }
-
-    /// Debits of any accounts in ONE transaction, answered in the order given: the debit
-    /// batcher's group commit. Each answered as alone (see the module). The outer error
+    /// Debits of any accounts in ONE transaction, answered in the order given, each
+    /// exactly as a single debit would be answered (see the module). The outer error
     /// fails the transaction as a whole: nothing is written.
-    pub async fn debit_many(
-        &self,
-        items: &[(AccountId, DebitRequest)],
-    ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
-        self.apply_debits(items, CrossAccount::DebitBatch).await
-    }
-
-    /// A batch ingest: [`Store::debit_many`], marked as an ingest where it spans accounts.
     pub async fn ingest(
         &self,
         items: &[(AccountId, DebitRequest)],
@@ -246,12 +177,21 @@ impl Store {
         self.apply_debits(items, CrossAccount::Ingest).await
     }
 
-    /// The debits that `why` brings together, in one transaction (see the module).
-    async fn apply_debits(
+    /// [`Store::ingest`] for the debits that `why` brings together (a batch ingest, or
+    /// the batcher's group commit: see [`Store::debit_many`]).
+    pub(crate) async fn apply_debits(
         &self,
         items: &[(AccountId, DebitRequest)],
         why: CrossAccount,
     ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
+        // One debit: a single debit's two statements cost less than the set-based ones.
+        // A result out of range, which aborts a single-account batch, is its refusal.
+        if let [(account, req)] = items {
+            return match self.debit_batch(account, std::slice::from_ref(req)).await {
+                Err(StoreError::BatchAborted(refused)) => Ok(vec![Err(refused)]),
+                other => other,
+            };
+        }
         let priced: Vec<Result<PricedDebit<'_>, Refusal>> =
             items.iter().map(|(_, r)| self.price_debit(r)).collect();
         let (answers, states) = match self
@@ -287,40 +227,6 @@ impl Store {
             }));
         }
         Ok(out)
-    }
-
-    /// May this debit pass on the account as it is now: the job its `job_ref` names (if
-    /// it names one of this engine), then the buffer.
-    pub(crate) fn may_debit(
-        &self,
-        state: &AccountState,
-        p: &PricedDebit<'_>,
-        jobs: &UsedJobs,
-        buffer: Micros,
-    ) -> Result<(), Refusal> {
-        let job = p
-            .req
-            .job_ref
-            .as_ref()
-            .and_then(|r| jobs.get(&(state.account.to_string(), r.clone())));
-        let grace = self.card().timeouts.late_usage_grace_seconds;
-        decide::check_usage_of_job(job, state.snap.now, grace)?;
-        decide::check_debit(&state.snap, p.amount, buffer)
-    }
-
-    pub(crate) fn price_debit<'r>(
-        &self,
-        req: &'r DebitRequest,
-    ) -> Result<PricedDebit<'r>, Refusal> {
-        if req.job_ref.as_deref().is_some_and(|r| r.contains('\0')) {
-            return Err(Refusal::InvalidRequest(
-                "job_ref: must not contain NUL characters".into(),
-            ));
-        }
-        let amount = decide::price(self.card(), &req.usage)?;
-        decide::check_request_amount(amount)?;
-        let hash = request_hash(&HashedDebit::of(req));
-        Ok(PricedDebit { req, amount, hash })
     }
 
     /// One transaction of an ingest: lock and read, decide, write; what it answers, and
@@ -497,7 +403,6 @@ impl Ingesting {
             buffer: buffer.0,
             reference: p.req.job_ref.clone(),
             now: snap.now,
-            actor: p.req.actor.clone(),
         });
         self.buffer = Some(buffer.0);
         let record = IdemRecord {
@@ -516,10 +421,7 @@ impl Ingesting {
             buffer: Some(buffer.0),
             reference: p.req.job_ref.clone(),
         };
-        LedgerEntry {
-            actor: Some(p.req.actor.clone()),
-            ..facts.entry(entry_id, &account, self.state.snap.now)
-        }
+        facts.entry(entry_id, &account, self.state.snap.now)
     }
 }
 
@@ -703,87 +605,4 @@ async fn apply(
         emit(tx, event, account, None, data.clone(), *now).await?;
     }
     Ok(())
-}
-
-/// A debit as its request hash reads it: `{"job_ref", "op": "debit", "usage"}`, keys in
-/// sorted order, the usage as `{"amount_micros"}` or `{"meter", "seconds"}`. Serialized
-/// straight from the request, with no `serde_json::Value` built per debit; the bytes are
-/// those of the sorted-key `Value` that the stored hashes were made from (tested below).
-#[derive(serde::Serialize)]
-struct HashedDebit<'r> {
-    job_ref: Option<&'r str>,
-    op: &'static str,
-    usage: HashedUsage<'r>,
-}
-
-#[derive(serde::Serialize)]
-#[serde(untagged)]
-enum HashedUsage<'r> {
-    Amount { amount_micros: i64 },
-    Metered { meter: &'r str, seconds: i64 },
-}
-
-impl<'r> HashedDebit<'r> {
-    fn of(req: &'r DebitRequest) -> HashedDebit<'r> {
-        let usage = match &req.usage {
-            Usage::Amount(m) => HashedUsage::Amount { amount_micros: m.0 },
-            Usage::Metered { meter, seconds } => HashedUsage::Metered {
-                meter,
-                seconds: *seconds,
-            },
-        };
-        HashedDebit {
-            job_ref: req.job_ref.as_deref(),
-            op: "debit",
-            usage,
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The hash of a debit as it was made before `HashedDebit`: a `serde_json::Value`.
-    fn hash_by_value(req: &DebitRequest) -> String {
-        let usage = match &req.usage {
-            Usage::Amount(m) => json!({ "amount_micros": m.0 }),
-            Usage::Metered { meter, seconds } => json!({ "meter": meter, "seconds": seconds }),
-        };
-        request_hash(&json!({ "op": "debit", "usage": usage, "job_ref": req.job_ref }))
-    }
-
-    #[test]
-    fn a_debit_hashes_as_its_sorted_json_value_did() {
-        let key = IdempotencyKey::parse("k-1").unwrap();
-        let usages = [
-            Usage::Amount(Micros(1)),
-            Usage::Amount(Micros(i64::MAX)),
-            Usage::Metered {
-                meter: "linux-small".into(),
-                seconds: 3600,
-            },
-            Usage::Metered {
-                meter: "m\"é\u{1}/\\".into(),
-                seconds: -1,
-            },
-        ];
-        let refs = [None, Some("job-1"), Some("quote\" and \u{7f} and ü and \n")];
-        for usage in &usages {
-            for job_ref in refs {
-                let req = DebitRequest::new(usage, &key, job_ref);
-                assert_eq!(
-                    request_hash(&HashedDebit::of(&req)),
-                    hash_by_value(&req),
-                    "{usage:?} {job_ref:?}"
-                );
-            }
-        }
-        // And the bytes hashed are the ones a stored hash was made from, not just equal.
-        let req = DebitRequest::new(&usages[2], &key, Some("j"));
-        assert_eq!(
-            serde_json::to_string(&HashedDebit::of(&req)).unwrap(),
-            r#"{"job_ref":"j","op":"debit","usage":{"meter":"linux-small","seconds":3600}}"#
-        );
-    }
 }
