@@ -282,7 +282,7 @@ impl FloorPool {
             buffers: Cell::column(std::iter::repeat_n(BUFFER_MICROS, n)),
             refs: Cell::column(std::iter::repeat_n(None::<String>, n)),
             nows: Cell::column(std::iter::repeat_n(now, n)),
-            actor: "library",
+            actors: Cell::column(std::iter::repeat_n("library", n)),
             stale_accounts: Cell::column(state.iter().filter(|(_, s)| !s.pockets_read).map(|(a, _)| a.as_str())),
             change_accounts: Cell::column(state.keys().map(String::as_str)),
             change_deltas: Cell::column(state.values().map(|s| -s.debits * DEBIT_MICROS)),

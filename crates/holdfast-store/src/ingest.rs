@@ -113,7 +113,7 @@ impl IngestWrite {
                 account_ids: account_id, keys: key, request_hashes: request_hash,
                 entry_ids: entry_id, deltas: delta, amounts_after: amount_after,
                 availables_after: available_after, buffers: buffer, refs: reference,
-                nows: now)
+                nows: now, actors: actor)
         })?;
         let changes = items_params(dialect, "ingest", "changes", &self.changes, |changes| {
             columns!(changes;
@@ -121,9 +121,7 @@ impl IngestWrite {
                 change_suspended_at: suspended_at, change_balances_after: balance_after,
                 change_buffers: buffer)
         })?;
-        Ok(items
-            .and(changes)
-            .and(params! { actor: crate::actor::current() }))
+        Ok(items.and(changes))
     }
 }
 
@@ -142,6 +140,9 @@ struct Item {
     #[serde(rename = "ref")]
     reference: Option<String>,
     now: i64,
+    /// Who asked for it: a batch carries the debits of several callers (the batcher's
+    /// group commit runs on a task of its own).
+    actor: String,
 }
 
 /// An account's row as `ingest_write` changes it (`:changes`): the sum of its debits.
@@ -403,6 +404,7 @@ impl Ingesting {
             buffer: buffer.0,
             reference: p.req.job_ref.clone(),
             now: snap.now,
+            actor: p.req.actor.clone(),
         });
         self.buffer = Some(buffer.0);
         let record = IdemRecord {
@@ -421,7 +423,10 @@ impl Ingesting {
             buffer: Some(buffer.0),
             reference: p.req.job_ref.clone(),
         };
-        facts.entry(entry_id, &account, self.state.snap.now)
+        LedgerEntry {
+            actor: Some(p.req.actor.clone()),
+            ..facts.entry(entry_id, &account, self.state.snap.now)
+        }
     }
 }
 

@@ -67,3 +67,49 @@ backend_test!(passes_and_programs_record_who_they_are, |b| async move {
     assert_eq!(adjustment.actor.as_deref(), Some("system:reconcile"));
     assert_clean(e.store()).await;
 });
+
+backend_test!(
+    each_debit_of_a_batch_records_its_own_caller,
+    |b| async move {
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        for account in ["u", "v"] {
+            put(e.store(), account, "free").await;
+            top_up(e.store(), account, "5.00", "t").await;
+        }
+        // A batch carries the debits of several callers (the batcher's group commit runs
+        // them on a task of its own): each entry names the caller of its debit, in the
+        // answer and in the ledger, whoever runs the batch.
+        let usage = holdfast::Usage::Amount(holdfast::Micros(100));
+        let debit = |account: &str, k: &str, caller: &str| {
+            let mut req = holdfast::DebitRequest::new(&usage, &key(k), None);
+            req.actor = caller.to_owned();
+            (acct(account), req)
+        };
+        let items = [
+            debit("u", "d1", "key:alice"),
+            debit("v", "d2", "key:bob"),
+            debit("u", "d3", "key:bob"),
+        ];
+        let answers = acting_as("batch:runner", e.debit_many(&items))
+            .await
+            .unwrap();
+        let answered: Vec<Option<String>> = answers
+            .into_iter()
+            .map(|a| a.unwrap().entry.actor)
+            .collect();
+        let callers = ["key:alice", "key:bob", "key:bob"].map(|c| Some(c.to_owned()));
+        assert_eq!(answered, callers);
+        let mut stored = Vec::new();
+        for account in ["u", "v"] {
+            let ledger = e.ledger(&acct(account), None, 100).await.unwrap().items;
+            let debits = ledger.into_iter().filter(|l| l.kind == "debit");
+            stored.extend(debits.map(|l| (l.entry_id, l.actor)));
+        }
+        stored.sort();
+        let stored: Vec<Option<String>> = stored.into_iter().map(|(_, a)| a).collect();
+        assert_eq!(stored, callers);
+        assert_clean(e.store()).await;
+    }
+);

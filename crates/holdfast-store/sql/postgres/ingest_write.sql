@@ -18,8 +18,8 @@
 -- the same order, bound as arrays (nothing to parse, unlike a JSON document):
 -- :account_ids, :keys, :request_hashes, :entry_ids, :deltas, :amounts_after,
 -- :availables_after, :buffers, :refs, :nows (the database clock as the account was
--- read, micros: the entry's time)   the debits
--- :actor    who caused it (see migration 0007): one call, one caller
+-- read, micros: the entry's time), :actors (who asked for each: a batch carries several
+-- callers' debits; see migration 0007)   the debits
 -- :stale_accounts  the accounts whose pockets and open jobs to read, an array of text
 -- :change_accounts, :change_deltas (the sum of its debits), :change_spent,
 -- :change_suspended_at (after the last), :change_balances_after, :change_buffers
@@ -29,9 +29,9 @@ WITH item AS (
       FROM unnest(:account_ids::text[], :keys::text[], :request_hashes::text[],
                   :entry_ids::bigint[], :deltas::bigint[], :amounts_after::bigint[],
                   :availables_after::bigint[], :buffers::bigint[], :refs::text[],
-                  :nows::bigint[])
+                  :nows::bigint[], :actors::text[])
            AS item(account_id, key, request_hash, entry_id, delta, amount_after,
-                   available_after, buffer, ref, now)
+                   available_after, buffer, ref, now, actor)
 ),
 change AS (
     SELECT *
@@ -50,7 +50,7 @@ new_entry AS (
     INSERT INTO ledger (entry_id, account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor)
     OVERRIDING SYSTEM VALUE
     SELECT entry_id, account_id, 'money', delta, 'debit', amount_after, available_after,
-           buffer, ref, now, :actor
+           buffer, ref, now, actor
       FROM item
     RETURNING 1
 ),

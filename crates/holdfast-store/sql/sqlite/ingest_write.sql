@@ -7,8 +7,9 @@
 --
 -- :items    the debits, a JSON array of objects: account_id, key, request_hash,
 --           entry_id, delta, amount_after, available_after, buffer, ref, now (the
---           database clock as the account was read, micros: the entry's time)
--- :actor    who caused it (see migration 0007): one call, one caller
+--           database clock as the account was read, micros: the entry's time), actor
+--           (who asked for it: a batch carries several callers' debits; see migration
+--           0007)
 -- :changes  the accounts, a JSON array of objects: account_id, delta (the sum of its
 --           debits), spent, suspended_at (after the last), balance_after, buffer
 INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
@@ -23,7 +24,8 @@ INSERT INTO ledger (entry_id, account_id, pocket, delta, kind, amount_after, ava
 SELECT json_extract(value, '$.entry_id'), json_extract(value, '$.account_id'), 'money',
        json_extract(value, '$.delta'), 'debit', json_extract(value, '$.amount_after'),
        json_extract(value, '$.available_after'), json_extract(value, '$.buffer'),
-       json_extract(value, '$.ref'), json_extract(value, '$.now'), :actor
+       json_extract(value, '$.ref'), json_extract(value, '$.now'),
+       json_extract(value, '$.actor')
   FROM json_each(:items);
 
 UPDATE accounts
