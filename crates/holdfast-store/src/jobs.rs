@@ -739,6 +739,13 @@ pub(crate) fn fail_step<'a>(
     token: &str,
     reason: Option<&'a str>,
 ) -> Result<Option<Finish<'a>>, Refusal> {
+    // Refused here, as the request's own mistake, for a single fail and a batched one
+    // alike: a batch binds it inside a document on SQLite, where the binding's own check
+    // for NULs cannot see it.
+    if reason.is_some_and(|r| r.contains('\0')) {
+        let why = "reason: must not contain NUL characters";
+        return Err(Refusal::InvalidRequest(why.into()));
+    }
     if let FinishCall::Repeat = check_lease(row, token, FinishedBy::Fail, state)? {
         return Ok(None);
     }

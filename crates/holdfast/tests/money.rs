@@ -432,6 +432,17 @@ backend_test!(
             refused(s.fail(&id, &l.lease_token, Some("bad\0reason")).await),
             Refusal::InvalidRequest(_)
         ));
+        // The same in a batch, which SQLite binds as one document.
+        let batched = holdfast::FailJob {
+            job: id.clone(),
+            lease_token: l.lease_token.clone(),
+            reason: Some("bad\0reason".into()),
+        };
+        let answers = s.fail_many(&[batched]).await.unwrap();
+        assert!(matches!(
+            answers[0],
+            Err(StoreError::Refused(Refusal::InvalidRequest(_)))
+        ));
         assert!(matches!(
             refused(s.heartbeat(&id, "tok\0en").await),
             Refusal::InvalidRequest(_)
