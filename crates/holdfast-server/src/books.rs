@@ -1,6 +1,10 @@
 //! The books as CSV, for `GET /v1/ledger` with `Accept: text/csv` and `holdfast export`:
 //! one header row, then one row per ledger entry, money as a decimal string with its
-//! micros beside it (allowance counts leave the micros empty), times RFC 3339 UTC.
+//! micros beside it (allowance counts leave the micros empty), times RFC 3339 UTC. A
+//! text cell a client wrote (a `job_ref`, an actor, an account id) that a spreadsheet
+//! would run as a formula — it begins with `=`, `+`, `-`, `@`, a tab or a carriage
+//! return — is written with a `'` before it, as OWASP advises against CSV injection;
+//! the amounts, whose minus sign is theirs, are written as they are.
 
 use holdfast::{LedgerEntry, MONEY, Micros};
 
@@ -28,21 +32,30 @@ fn amount_fields(pocket: &str, value: i64) -> [String; 2] {
     }
 }
 
+/// A text cell as a spreadsheet will read it safely: one that would start a formula gets
+/// a `'` before it (which spreadsheets show as text and do not run).
+fn text_cell(text: &str) -> String {
+    match text.chars().next() {
+        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{text}"),
+        _ => text.to_owned(),
+    }
+}
+
 fn record(e: &LedgerEntry) -> [String; 11] {
     let [delta, delta_micros] = amount_fields(&e.pocket, e.delta);
     let [after, after_micros] = amount_fields(&e.pocket, e.amount_after);
     [
         e.entry_id.to_string(),
         crate::http::wire::rfc3339(e.created_at),
-        e.account_id.clone(),
-        e.pocket.clone(),
-        e.kind.clone(),
+        text_cell(&e.account_id),
+        text_cell(&e.pocket),
+        text_cell(&e.kind),
         delta,
         delta_micros,
         after,
         after_micros,
-        e.reference.clone().unwrap_or_default(),
-        e.actor.clone().unwrap_or_default(),
+        text_cell(e.reference.as_deref().unwrap_or_default()),
+        text_cell(e.actor.as_deref().unwrap_or_default()),
     ]
 }
 
@@ -99,5 +112,29 @@ mod tests {
             "7,1970-01-01T00:00:00Z,acme,daily_images,debit,3,,250000,,,key:k1"
         );
         assert_eq!(csv_chunk(&[], false).unwrap(), b"");
+    }
+
+    #[test]
+    fn a_text_cell_that_would_run_as_a_formula_is_written_as_text() {
+        let formulas = [
+            "=HYPERLINK(\"http://x\")",
+            "+1+2",
+            "-1+2",
+            "@SUM(A1)",
+            "\tx",
+            "\rx",
+        ];
+        for formula in formulas {
+            let text = csv_chunk(&[entry("money", -100, Some(formula))], false).unwrap();
+            let mut reader = csv::ReaderBuilder::new()
+                .has_headers(false)
+                .from_reader(text.as_slice());
+            let row = reader.records().next().unwrap().unwrap();
+            assert_eq!(&row[9], format!("'{formula}"), "{formula:?}");
+            // The amount keeps its minus sign: it is a number, not a client's text.
+            assert_eq!((&row[5], &row[6]), ("-0.0001", "-100"));
+        }
+        let plain = csv_chunk(&[entry("money", 1, Some("run 42 = ok"))], false).unwrap();
+        assert!(String::from_utf8(plain).unwrap().contains(",run 42 = ok,"));
     }
 }
