@@ -39,6 +39,13 @@ pub enum StoreError {
     /// `Store::ingest` never returns it.
     #[error("an ingest met a key used already")]
     KeyTaken,
+    /// Inside the store only: a money write found its key taken, and by the time it read
+    /// the key's record the record was gone — pruned in between, its retention window
+    /// past, so the key is free again. Retryable: the transaction runs again, and the
+    /// key is then written as new. `Store` never returns it (after the retries, it is
+    /// [`StoreError::Contention`]).
+    #[error("a key's record was pruned while a write used the key")]
+    KeyPrunedMeanwhile,
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -85,6 +92,9 @@ impl StoreError {
     /// A deadlock or serialization failure on PostgreSQL (40P01, 40001), a busy or locked
     /// database on SQLite: the whole transaction may be retried.
     pub fn is_retryable(&self) -> bool {
+        if let StoreError::KeyPrunedMeanwhile = self {
+            return true;
+        }
         let StoreError::Database(sqlx::Error::Database(db)) = self else {
             return false;
         };

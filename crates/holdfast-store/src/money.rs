@@ -341,7 +341,9 @@ impl Store {
     }
 
     /// Answers a money write: its entry and the account as it is now — or, when the key
-    /// turned out to be taken already (nothing was written), the key's earlier use.
+    /// turned out to be taken already (nothing was written), the key's earlier use; or,
+    /// when that use's record was pruned meanwhile, [`StoreError::KeyPrunedMeanwhile`]
+    /// (retryable: the transaction runs again).
     async fn written_or_replay(
         &self,
         tx: &mut Tx,
@@ -357,9 +359,11 @@ impl Store {
             });
         }
         state.look_up(tx, &[use_of_key.key.as_str()]).await?;
+        // Taken, yet no record now: a prune removed it in between (its window past);
+        // the transaction runs again and finds the key free.
         self.known_replay(tx, state, use_of_key)
             .await?
-            .ok_or_else(|| StoreError::Corrupt("a taken key without its record".into()))
+            .ok_or(StoreError::KeyPrunedMeanwhile)
     }
 
     /// The answer to an earlier use of the key, if the account knows one: the original
