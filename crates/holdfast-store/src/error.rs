@@ -90,7 +90,8 @@ fn server_unavailable(code: &str) -> bool {
 
 impl StoreError {
     /// A deadlock or serialization failure on PostgreSQL (40P01, 40001), a busy or locked
-    /// database on SQLite: the whole transaction may be retried.
+    /// database on SQLite, or a key's record pruned under a write
+    /// ([`StoreError::KeyPrunedMeanwhile`]): the whole transaction may be retried.
     pub fn is_retryable(&self) -> bool {
         if let StoreError::KeyPrunedMeanwhile = self {
             return true;
