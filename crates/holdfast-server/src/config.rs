@@ -71,36 +71,7 @@ impl DbArgs {
     }
 }
 
-/// Hides the password of a database URL: `postgres://u:***@host/db`.
+/// Hides the password of a database URL: `postgres://u:***@host/db`, `?password=***`.
 pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let Some(at) = rest[..authority_end].rfind('@') else {
-        return url.to_owned();
-    };
-    match rest[..at].split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***{}", &rest[at..]),
-        None => url.to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn urls_lose_their_password() {
-        assert_eq!(
-            redact_url("postgres://u:secret@h:5432/db"),
-            "postgres://u:***@h:5432/db"
-        );
-        assert_eq!(redact_url("postgres://u@h/db"), "postgres://u@h/db");
-        assert_eq!(
-            redact_url("postgres://u:secret@h1:5432,h2/db?target_session_attrs=read-write"),
-            "postgres://u:***@h1:5432,h2/db?target_session_attrs=read-write"
-        );
-        assert_eq!(redact_url("sqlite://a@b.db"), "sqlite://a@b.db");
-    }
+    holdfast::redact::database_url(url)
 }

@@ -205,6 +205,102 @@ backend_test!(
 );
 
 backend_test!(
+    a_revoked_key_ends_its_console_session_before_any_action,
+    |b| async move {
+        let Some(api) = api(b).await else {
+            return;
+        };
+        api.account("acct_rk", "free").await;
+        let second = holdfast_server::http::auth::new_key();
+        let key_id = api.engine.create_key("admin", &second).await.unwrap();
+        let s = signed(&api, &second).await;
+        assert!(
+            page(&api, &s.cookie, "/console/accounts/acct_rk")
+                .await
+                .contains("acct_rk")
+        );
+
+        assert!(api.engine.revoke_key(&key_id).await.unwrap());
+        // A confirmed credit with the session's own CSRF token: sent to sign in, nothing
+        // written.
+        let (status, _) = post_form(
+            &api,
+            &s,
+            "/console/accounts/acct_rk/credit",
+            &[
+                ("kind", "bonus"),
+                ("amount", "5.00"),
+                ("idempotency_key", "after-revoke"),
+                ("csrf", &s.csrf),
+                ("confirmed", "yes"),
+            ],
+        )
+        .await;
+        assert_eq!(status, StatusCode::SEE_OTHER);
+        assert_eq!(balance(&api, "acct_rk").await, "0.00");
+        let ledger = api.get(&api.admin, "/v1/accounts/acct_rk/ledger").await;
+        let entries = ledger.body["entries"].as_array().unwrap();
+        assert!(entries.iter().all(|e| e["kind"] != "bonus"), "{entries:?}");
+        // The session is gone, not only refused once: every page asks to sign in, and the
+        // revoked key cannot sign in again.
+        let r = browser()
+            .get(api.url("/console"))
+            .header(COOKIE, &s.cookie)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::SEE_OTHER);
+        assert!(
+            r.headers()[LOCATION]
+                .to_str()
+                .unwrap()
+                .starts_with("/console/login")
+        );
+        assert_eq!(
+            sign_in(&api, &second).await.status(),
+            StatusCode::UNAUTHORIZED
+        );
+    }
+);
+
+backend_test!(
+    console_pages_carry_the_browser_security_headers,
+    |b| async move {
+        let Some(api) = api(b).await else {
+            return;
+        };
+        let s = signed(&api, &api.admin).await;
+        let login = browser()
+            .get(api.url("/console/login"))
+            .send()
+            .await
+            .unwrap();
+        let overview = browser()
+            .get(api.url("/console"))
+            .header(COOKIE, &s.cookie)
+            .send()
+            .await
+            .unwrap();
+        let css = browser()
+            .get(api.url("/console/console.css"))
+            .send()
+            .await
+            .unwrap();
+        for r in [&login, &overview, &css] {
+            let h = r.headers();
+            let csp = h["content-security-policy"].to_str().unwrap();
+            assert!(csp.contains("default-src 'self'"), "{csp}");
+            assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+            assert_eq!(h["x-content-type-options"], "nosniff");
+            assert_eq!(h["referrer-policy"], "same-origin");
+        }
+        for r in [&login, &overview] {
+            assert_eq!(r.headers()["cache-control"], "no-store");
+        }
+    }
+);
+
+backend_test!(
     a_viewer_reads_every_page_and_changes_nothing,
     |b| async move {
         let Some(api) = api(b).await else {
@@ -256,7 +352,10 @@ backend_test!(
         api.get(&viewer, "/v1/accounts/acct_v")
             .await
             .expect(200, "");
-        api.get(&viewer, "/v1/admin/audit").await.expect(200, "");
+        // The audit is the most expensive read: admins only.
+        api.get(&viewer, "/v1/admin/audit")
+            .await
+            .expect(403, "forbidden");
         api.post(
             &viewer,
             "/v1/accounts/acct_v/top-ups",
@@ -435,5 +534,20 @@ backend_test!(
         assert_eq!(balance(&api, "acct_r").await, "4.25");
         assert_eq!(top_ups(&api, "acct_r").await.len(), 17);
         assert_clean(api.engine.store()).await;
+    }
+);
+
+backend_test!(
+    the_webhooks_page_shows_no_token_of_an_endpoint_url,
+    |b| async move {
+        let hook = "webhooks_every_seconds = 1\n\n[[webhooks]]\nurl = \"http://127.0.0.1:9/in?token=s3cr3t\"\nsecret = \"s\"\n";
+        let card = holdfast::testing::card_with(&[("webhooks_every_seconds = 1", hook)]);
+        let Some(api) = api_with(b, card).await else {
+            return;
+        };
+        let s = signed(&api, &api.admin).await;
+        let html = page(&api, &s.cookie, "/console/webhooks").await;
+        assert!(html.contains("http://127.0.0.1:9/in?token=***"), "{html}");
+        assert!(!html.contains("s3cr3t"), "{html}");
     }
 );

@@ -108,3 +108,58 @@ backend_test!(
         api.assert_clean().await;
     }
 );
+
+/// A CSV export of the whole ledger with `key`: its status and error code (if any).
+async fn csv_export(api: &Api, key: &str) -> (u16, Option<String>, String) {
+    let res = api
+        .client
+        .get(api.url("/v1/ledger"))
+        .bearer_auth(key)
+        .header("accept", "text/csv")
+        .send()
+        .await
+        .unwrap();
+    let status = res.status().as_u16();
+    let retry = res
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().to_owned());
+    (status, retry, res.text().await.unwrap())
+}
+
+backend_test!(
+    csv_exports_past_the_bound_are_refused_and_a_finished_one_frees_its_place,
+    |b| async move {
+        // No place at all: every CSV export is refused, JSON pages are not.
+        let none = holdfast_server::http::ServerOptions {
+            max_export_streams: 0,
+            ..test_options()
+        };
+        let Some(api) = api_served(b, none).await else {
+            return;
+        };
+        api.account("x", "free").await;
+        api.top_up("x", "1.00", "t-x").await;
+        let (status, retry, body) = csv_export(&api, &api.admin).await;
+        assert_eq!(status, 429, "{body}");
+        assert_eq!(retry.as_deref(), Some("1"));
+        assert!(body.contains("too_many_exports"), "{body}");
+        api.get(&api.admin, "/v1/ledger").await.expect(200, "");
+        api.stop().await;
+
+        // One place: exports one after another each get it back when they end.
+        let one = holdfast_server::http::ServerOptions {
+            max_export_streams: 1,
+            ..test_options()
+        };
+        let api = api_served(b, one).await.unwrap();
+        api.account("x", "free").await;
+        api.top_up("x", "1.00", "t-x").await;
+        for round in 0..3 {
+            let (status, _, body) = csv_export(&api, &api.admin).await;
+            assert_eq!(status, 200, "round {round}: {body}");
+            assert!(body.contains("top_up"), "{body}");
+        }
+        api.stop().await;
+    }
+);

@@ -268,6 +268,7 @@ async fn api_with_header_timeout(b: Backend) -> Option<Api> {
     let opts = ServerOptions {
         connection_limits: ConnectionLimits {
             header_read_timeout: Duration::from_secs(2),
+            ..ConnectionLimits::default()
         },
         ..test_options()
     };
@@ -357,6 +358,91 @@ backend_test!(
         }
         assert_eq!(fits.send().await.unwrap().status().as_u16(), 200);
         api.get("", "/healthz").await.expect(200, "");
+        api.stop().await;
+    }
+);
+
+/// Sends a keep-alive `GET /healthz` on `stream` and waits up to `wait` for its answer's
+/// status line; `None` when no answer came in that time.
+async fn health_on(stream: &mut TcpStream, wait: Duration) -> Option<String> {
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: holdfast\r\n\r\n")
+        .await
+        .unwrap();
+    let mut buf = vec![0u8; 1024];
+    let read = tokio::time::timeout(wait, stream.read(&mut buf))
+        .await
+        .ok()?;
+    let n = read.unwrap();
+    let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+    Some(text.lines().next().unwrap_or("").to_owned())
+}
+
+backend_test!(
+    connections_past_the_cap_wait_until_one_closes,
+    |b| async move {
+        let opts = ServerOptions {
+            connection_limits: ConnectionLimits {
+                header_read_timeout: Duration::from_secs(60),
+                max_connections: 2,
+            },
+            ..test_options()
+        };
+        let Some(api) = api_served(b, opts).await else {
+            return;
+        };
+        let addr = api.base.trim_start_matches("http://").to_owned();
+        let wait = Duration::from_secs(10);
+        let mut first = TcpStream::connect(&addr).await.unwrap();
+        let mut second = TcpStream::connect(&addr).await.unwrap();
+        for stream in [&mut first, &mut second] {
+            let status = health_on(stream, wait).await.expect("served");
+            assert_eq!(status, "HTTP/1.1 200 OK");
+        }
+        // Both stay open (keep-alive): a third connection waits in the listen queue.
+        let mut third = TcpStream::connect(&addr).await.unwrap();
+        let mut third_answer = tokio::spawn(async move { health_on(&mut third, wait * 3).await });
+        let early = tokio::time::timeout(Duration::from_millis(500), &mut third_answer).await;
+        assert!(early.is_err(), "a third connection was served: {early:?}");
+        drop(first);
+        let status = third_answer.await.unwrap().expect("served once one closed");
+        assert_eq!(status, "HTTP/1.1 200 OK");
+        drop(second);
+        api.stop().await;
+    }
+);
+
+backend_test!(
+    a_request_without_a_key_is_refused_before_its_body_arrives,
+    |b| async move {
+        let Some(api) = api(b).await else { return };
+        let addr = api.base.trim_start_matches("http://").to_owned();
+        let mut stream = TcpStream::connect(&addr).await.unwrap();
+        // A body of 1 MiB announced, none of it sent: the answer comes anyway.
+        stream
+            .write_all(
+                b"POST /v1/debits HTTP/1.1\r\nHost: holdfast\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n",
+            )
+            .await
+            .unwrap();
+        let mut buf = vec![0u8; 4096];
+        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf))
+            .await
+            .expect("answered without the body")
+            .unwrap();
+        let text = String::from_utf8_lossy(&buf[..n]);
+        assert!(text.starts_with("HTTP/1.1 401"), "{text}");
+        assert!(text.contains("unauthorized"), "{text}");
+        // With a key the same request waits for its body (the handler needs it).
+        let mut keyed = TcpStream::connect(&addr).await.unwrap();
+        let head = format!(
+            "POST /v1/debits HTTP/1.1\r\nHost: holdfast\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n",
+            api.service
+        );
+        keyed.write_all(head.as_bytes()).await.unwrap();
+        let waited = tokio::time::timeout(Duration::from_millis(1500), keyed.read(&mut buf)).await;
+        assert!(waited.is_err(), "answered before the body: {waited:?}");
+        drop(keyed);
         api.stop().await;
     }
 );

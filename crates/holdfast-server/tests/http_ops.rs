@@ -119,7 +119,7 @@ backend_test!(
                 responses.keys().any(|s| s.starts_with('2')),
                 "{method} {path}: no 2xx"
             );
-            let open = ["/healthz", "/metrics", "/openapi.json"].contains(&path.as_str());
+            let open = ["/healthz", "/openapi.json"].contains(&path.as_str());
             assert_eq!(
                 responses.contains_key("401"),
                 !open,
@@ -170,7 +170,18 @@ backend_test!(
         )
         .await
         .expect(201, "");
-        let res = api.client.get(api.url("/metrics")).send().await.unwrap();
+        // Business figures: an admin or viewer key, not a service key, not none.
+        api.get("", "/metrics").await.expect(401, "unauthorized");
+        api.get(&api.service, "/metrics")
+            .await
+            .expect(403, "forbidden");
+        let res = api
+            .client
+            .get(api.url("/metrics"))
+            .bearer_auth(&api.admin)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(res.status(), 200);
         assert!(
             res.headers()["content-type"]
@@ -196,6 +207,39 @@ backend_test!(
         let stats = api.engine.store().stats().await.unwrap();
         assert_eq!(stats.count("image", "queued"), 1);
         assert_eq!(stats.open_holds, 1);
+        api.stop().await;
+    }
+);
+
+backend_test!(
+    metrics_listen_serves_metrics_alone_and_without_a_key,
+    |b| async move {
+        let opts = holdfast_server::http::ServerOptions {
+            metrics_listen: Some("127.0.0.1:0".to_owned()),
+            ..test_options()
+        };
+        let Some(api) = api_served(b, opts).await else {
+            return;
+        };
+        let addr = api
+            .server
+            .as_ref()
+            .unwrap()
+            .metrics_addr()
+            .expect("a metrics address");
+        let get = |path: &str| {
+            let url = format!("http://{addr}{path}");
+            let client = api.client.clone();
+            async move { client.get(url).send().await.unwrap() }
+        };
+        let res = get("/metrics").await;
+        assert_eq!(res.status(), 200);
+        assert!(res.text().await.unwrap().contains("holdfast_database_up"));
+        // Only /metrics: the API is not on this address.
+        assert_eq!(get("/v1/accounts").await.status(), 404);
+        assert_eq!(get("/healthz").await.status(), 404);
+        // The main address still asks for a key.
+        api.get("", "/metrics").await.expect(401, "unauthorized");
         api.stop().await;
     }
 );
@@ -234,6 +278,7 @@ backend_test!(
         let text = api
             .client
             .get(api.url("/metrics"))
+            .bearer_auth(&api.admin)
             .send()
             .await
             .unwrap()
@@ -623,4 +668,26 @@ fn the_request_time_limit_is_a_flag_within_bounds() {
     let (ok, help, _) = holdfast(&["serve", "--help"], "sqlite::memory:");
     assert!(ok);
     assert!(help.contains("HOLDFAST_REQUEST_TIMEOUT_SECONDS") && help.contains("[default: 15]"));
+}
+
+#[test]
+fn serve_refuses_an_environment_admin_key_shorter_than_32_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = format!("sqlite://{}", dir.path().join("short.db").display());
+    let out = Command::new(env!("CARGO_BIN_EXE_holdfast"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("HOLDFAST_DATABASE_URL", &database)
+        .env("HOLDFAST_ADMIN_KEY", "x".repeat(31))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("HOLDFAST_ADMIN_KEY is 31 characters; it needs at least 32"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains(&"x".repeat(31)),
+        "the key is never printed"
+    );
 }

@@ -284,12 +284,12 @@ impl Dispatcher {
                 let after = self.store.delivery_failed(d, &error, retry, max).await?;
                 let outcome = match after {
                     AfterFailure::Dead => {
-                        tracing::warn!(endpoint = %ep.url, event_id = d.event.event_id, attempts = d.attempts, %error,
+                        tracing::warn!(endpoint = %crate::redact::webhook_url(&ep.url), event_id = d.event.event_id, attempts = d.attempts, %error,
                             "webhook delivery is dead after its last attempt");
                         "dead"
                     }
                     AfterFailure::Retry(_) => {
-                        tracing::info!(endpoint = %ep.url, event_id = d.event.event_id, attempts = d.attempts, %error,
+                        tracing::info!(endpoint = %crate::redact::webhook_url(&ep.url), event_id = d.event.event_id, attempts = d.attempts, %error,
                             "webhook delivery failed; will retry");
                         "retry"
                     }
@@ -326,7 +326,9 @@ impl Dispatcher {
             .body(body)
             .send()
             .await
-            .map_err(|e| format!("request failed: {e}"))?;
+            // Without the URL: a receiver's token in its query must not reach the logs or
+            // the deliveries' `last_error`.
+            .map_err(|e| format!("request failed: {}", e.without_url()))?;
         let status = response.status();
         if status.is_success() {
             Ok(())

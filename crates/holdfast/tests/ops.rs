@@ -1073,3 +1073,34 @@ backend_test!(
         );
     }
 );
+
+backend_test!(
+    a_failed_delivery_records_its_error_without_the_urls_token,
+    |b| async move {
+        // Port 9 (discard) refuses: every attempt fails at once.
+        let url = "http://127.0.0.1:9/hook?token=s3cr3t";
+        let Some((_db, e)) = engine_with(b, card_with_hook(url, None, &[])).await else {
+            return;
+        };
+        let s = e.store().clone();
+        put(&s, "dora", "free").await;
+        run_job(&e, "dora", "text", "text", "d-j1").await;
+        let d = Dispatcher::new(s.clone(), fast(1, 500)).unwrap();
+        let mut dead = Vec::new();
+        for _ in 0..600 {
+            d.run_once(1000).await.unwrap();
+            dead = s.dead_deliveries(None, None, 100).await.unwrap().items;
+            if !dead.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let error = dead[0].last_error.clone().expect("an error");
+        assert!(error.starts_with("request failed"), "{error}");
+        assert!(!error.contains("s3cr3t"), "{error}");
+        assert_eq!(
+            holdfast::redact::webhook_url(&dead[0].endpoint),
+            "http://127.0.0.1:9/hook?token=***"
+        );
+    }
+);

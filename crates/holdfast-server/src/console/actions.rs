@@ -11,7 +11,7 @@
 use axum::extract::{Form, Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
-use holdfast::{AccountId, AccountView, CreditKind, IdempotencyKey, Micros};
+use holdfast::{AccountId, AccountView, CreditKind, IdempotencyKey, Micros, RateCard};
 use maud::{Markup, html};
 
 use super::pages::failed;
@@ -282,22 +282,28 @@ pub async fn run_pass(
                 .audit(&s.engine)
                 .await
                 .map_err(ApiError::from)
-                .map(|v| match v.len() {
-                    0 => "Audit: clean.".to_owned(),
-                    n => format!("Audit: {n} violations."),
+                .map(|run| match run.violations() {
+                    Ok(0) => "Audit: clean.".to_owned(),
+                    Ok(n) => format!("Audit: {n} violations."),
+                    Err(e) => format!("Audit: could not run ({e})."),
                 }),
         }
     };
     run_as(&s, &who, "/console", work, |text| text).await
 }
 
-/// The redeliver button of a dead delivery.
-pub fn redeliver_form(who: &SignedIn, event_id: i64, endpoint: &str) -> Markup {
+/// The redeliver button of a dead delivery to an endpoint of the card in force (none for
+/// an endpoint the card no longer names). The form names the endpoint by its place in
+/// the card, so that its URL, which may carry a token, is never in the page.
+pub fn redeliver_form(who: &SignedIn, card: &RateCard, event_id: i64, endpoint: &str) -> Markup {
+    let Some(place) = card.webhooks.iter().position(|w| w.url == endpoint) else {
+        return html! { "(not in the card)" };
+    };
     html! {
         form method="post" action="/console/webhooks/redeliver" {
             (csrf(who))
             input type="hidden" name="event_id" value=(event_id);
-            input type="hidden" name="endpoint" value=(endpoint);
+            input type="hidden" name="endpoint" value=(place);
             input type="hidden" name="back" value="/console/webhooks";
             button type="submit" { "Redeliver…" }
         }
@@ -315,17 +321,28 @@ pub async fn redeliver(
     let Some(event_id) = field(&form, "event_id").and_then(|e| e.parse::<i64>().ok()) else {
         return failed(&who, ApiError::invalid("event_id: must be a whole number"));
     };
-    let endpoint = field(&form, "endpoint").unwrap_or("").to_owned();
-    let what = format!("Deliver event {event_id} to {endpoint} again, with fresh attempts.");
+    let hooks = &s.engine.card().webhooks;
+    let Some(endpoint) = field(&form, "endpoint")
+        .and_then(|place| place.parse::<usize>().ok())
+        .and_then(|place| hooks.get(place))
+        .map(|hook| hook.url.clone())
+    else {
+        return failed(
+            &who,
+            ApiError::invalid("endpoint: not an endpoint of the rate card"),
+        );
+    };
+    let shown = holdfast::redact::webhook_url(&endpoint);
+    let what = format!("Deliver event {event_id} to {shown} again, with fresh attempts.");
     if let Some(answer) = unconfirmed(&who, &form, "/console/webhooks/redeliver", &what) {
         return answer;
     }
     let run = s.engine.redeliver(event_id, &endpoint);
     run_as(&s, &who, "/console/webhooks", run, |queued| {
         if queued {
-            format!("Event {event_id} is queued for {endpoint} again.")
+            format!("Event {event_id} is queued for {shown} again.")
         } else {
-            format!("Event {event_id} has no ended delivery to {endpoint} (already queued again?).")
+            format!("Event {event_id} has no ended delivery to {shown} (already queued again?).")
         }
     })
     .await

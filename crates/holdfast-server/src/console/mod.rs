@@ -15,6 +15,7 @@ pub mod session;
 pub mod view;
 
 use std::sync::Mutex;
+use std::time::Instant;
 
 use axum::Router;
 use axum::extract::{ConnectInfo, Form, Query, State};
@@ -26,7 +27,7 @@ use maud::html;
 use serde::Deserialize;
 
 use crate::http::AppState;
-use crate::http::auth::{Role, role_of_key};
+use crate::http::auth::{Role, role_of_hash};
 use session::{Sessions, SignedIn};
 
 /// What the console keeps in memory: sessions, the last audit, refusals per minute.
@@ -34,32 +35,52 @@ use session::{Sessions, SignedIn};
 pub struct Console {
     pub sessions: Sessions,
     last_audit: Mutex<Option<AuditRun>>,
+    /// Held while an audit runs: one at a time per process.
+    audit_turn: tokio::sync::Mutex<()>,
 }
 
 /// When the audit last ran in this process and what it found.
 #[derive(Debug, Clone)]
 pub struct AuditRun {
+    /// When it started (database time, micros).
     pub at: i64,
-    /// Violations found; `Err` when the audit could not run.
-    pub violations: Result<usize, String>,
+    /// The violations found; `Err` when the audit could not run.
+    pub found: Result<Vec<holdfast::Violation>, String>,
+    finished: Instant,
+}
+
+impl AuditRun {
+    /// How many violations it found; `Err` when it could not run.
+    pub fn violations(&self) -> Result<usize, &str> {
+        self.found.as_ref().map(Vec::len).map_err(String::as_str)
+    }
 }
 
 impl Console {
-    fn note_audit(&self, run: AuditRun) {
-        *self.last_audit.lock().expect("last audit") = Some(run);
-    }
-
-    /// Runs the audit on `engine` and remembers when and what it found, for the
-    /// overview (the API's `GET /v1/admin/audit` and the console's button both run it so).
-    pub async fn audit(
-        &self,
-        engine: &holdfast::Engine,
-    ) -> Result<Vec<holdfast::Violation>, holdfast::StoreError> {
+    /// Runs the audit on `engine`, one at a time: a caller that comes while one runs
+    /// waits for it and gets its result instead of starting another (the audit reads
+    /// every row; on a big database it takes seconds). The result is remembered, with
+    /// when it started, for the overview. The API's `GET /v1/admin/audit` and the
+    /// console's button both run it so.
+    pub async fn audit(&self, engine: &holdfast::Engine) -> Result<AuditRun, holdfast::StoreError> {
+        let asked = Instant::now();
+        let _turn = self.audit_turn.lock().await;
+        if let Some(run) = self.last_audit().filter(|run| run.finished > asked) {
+            return Ok(run);
+        }
+        let at = engine.now().await?;
         let result = engine.audit().await;
-        let at = engine.now().await.unwrap_or_default();
-        let violations = result.as_ref().map(Vec::len).map_err(|e| e.to_string());
-        self.note_audit(AuditRun { at, violations });
-        result
+        let found = result
+            .as_ref()
+            .map(Clone::clone)
+            .map_err(ToString::to_string);
+        let run = AuditRun {
+            at,
+            found,
+            finished: Instant::now(),
+        };
+        *self.last_audit.lock().expect("last audit") = Some(run.clone());
+        result.map(|_| run)
     }
 
     pub fn last_audit(&self) -> Option<AuditRun> {
@@ -124,6 +145,39 @@ pub fn routes() -> Router<AppState> {
         .route("/console/accounts/{account_id}/block", post(actions::block))
         .route("/console/run/{pass}", post(actions::run_pass))
         .route("/console/webhooks/redeliver", post(actions::redeliver))
+        .layer(axum::middleware::from_fn(security_headers))
+}
+
+/// What every console answer tells the browser: load nothing from elsewhere and run no
+/// script (the console has none), never be framed, never guess a content type, send no
+/// referrer off the site; and keep no page in any cache (they show balances).
+async fn security_headers(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    use axum::http::HeaderValue;
+    use axum::http::header;
+    let mut response = next.run(req).await;
+    let no_store = response.status().is_redirection()
+        || response
+            .headers()
+            .get(CONTENT_TYPE)
+            .is_some_and(|t| t.as_bytes().starts_with(b"text/html"));
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'self'; frame-ancestors 'none'; form-action 'self'"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    if no_store {
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    response
 }
 
 async fn stylesheet() -> impl IntoResponse {
@@ -189,11 +243,12 @@ async fn login(
             .into_response();
     }
     let refused = |status, text: &str| (status, login_form(&next, Some(text))).into_response();
-    match role_of_key(form.key.trim(), &s).await {
+    let key_hash = holdfast::key_hash(form.key.trim());
+    match role_of_hash(&key_hash, &s).await {
         Ok((role @ (Role::Admin | Role::Viewer), actor)) => {
             sessions.right_key(addr);
             tracing::info!(%actor, role = role.as_str(), "console sign-in");
-            let id = sessions.open(role, actor);
+            let id = sessions.open(role, actor, key_hash);
             session::with_cookie(session::cookie(&headers, Some(&id)), Redirect::to(&next))
         }
         Ok((role, _)) => refused(
@@ -233,4 +288,42 @@ async fn logout(
         session::cookie(&headers, None),
         Redirect::to("/console/login"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use holdfast::testing::{Backend, engine};
+
+    use super::Console;
+
+    /// Two audits asked while a third runs share one run: the second caller waits for the
+    /// running one and gets its answer; a caller after it has finished runs a new one.
+    #[tokio::test]
+    async fn an_audit_asked_while_one_runs_shares_its_answer() {
+        let (_db, engine) = engine(Backend::Sqlite).await.expect("sqlite");
+        let console = Arc::new(Console::default());
+        let running = console.audit_turn.lock().await; // an audit "runs"
+        let callers: Vec<_> = (0..2)
+            .map(|_| {
+                let (console, engine) = (console.clone(), engine.clone());
+                tokio::spawn(async move { console.audit(&engine).await.unwrap() })
+            })
+            .collect();
+        // Both callers have asked and wait for the turn (a current-thread runtime polls
+        // them while this task yields).
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        drop(running);
+        let mut runs = Vec::new();
+        for caller in callers {
+            runs.push(caller.await.unwrap());
+        }
+        assert_eq!(runs[0].finished, runs[1].finished, "one run, two answers");
+        assert_eq!(runs[0].violations(), Ok(0));
+        let later = console.audit(&engine).await.unwrap();
+        assert!(later.finished > runs[0].finished, "a new call runs anew");
+    }
 }

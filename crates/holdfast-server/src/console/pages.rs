@@ -3,6 +3,7 @@
 
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
+use holdfast::redact::webhook_url;
 use holdfast::store::overview::FinishedInMinute;
 use holdfast::{
     AccountFilter, AccountId, AccountStatus, AccountView, JobFilter, JobId, JobStatus, LedgerEntry,
@@ -113,7 +114,7 @@ fn webhooks_and_audit(s: &AppState, who: &SignedIn, stats: &holdfast::Stats) -> 
                     thead { tr { th { "Endpoint" } th { "Pending" } th { "Oldest pending" } th { "Dead" } } }
                     tbody {
                         @for w in &stats.webhooks {
-                            tr { td { code { (w.endpoint) } } td { (w.pending) } td { (age(w.oldest_pending_micros)) }
+                            tr { td { code { (webhook_url(&w.endpoint)) } } td { (w.pending) } td { (age(w.oldest_pending_micros)) }
                                  td { a href="/console/webhooks#dead" { (w.dead) } } }
                         }
                     }
@@ -125,7 +126,7 @@ fn webhooks_and_audit(s: &AppState, who: &SignedIn, stats: &holdfast::Stats) -> 
             @match s.console.last_audit() {
                 None => p { "Not run since this server started." },
                 Some(run) => p {
-                    @match run.violations {
+                    @match run.violations() {
                         Ok(0) => { strong.ok { "Clean" } }
                         Ok(n) => { strong.bad { (n) " violations" } }
                         Err(e) => { strong.bad { "Could not run: " (e) } }
@@ -550,7 +551,7 @@ pub async fn webhooks(State(s): State<AppState>, who: SignedIn) -> PageResult {
                 thead { tr { th { "URL" } th { "Events" } th.num { "Pending" } th.num { "Dead" } } }
                 tbody { @for w in &s.engine.card().webhooks {
                     @let backlog = stats.webhooks.iter().find(|b| b.endpoint == w.url);
-                    tr { td { code { (w.url) } }
+                    tr { td { code { (webhook_url(&w.url)) } }
                          td { (w.events.as_ref().map_or_else(|| "all".to_owned(), |e| e.join(", "))) }
                          td.num { (backlog.map_or(0, |b| b.pending)) } td.num { (backlog.map_or(0, |b| b.dead)) } }
                 } }
@@ -562,10 +563,10 @@ pub async fn webhooks(State(s): State<AppState>, who: SignedIn) -> PageResult {
             table {
                 thead { tr { th { "Delivery" } th { "Event" } th { "Endpoint" } th { "Account" } th.num { "Attempts" } th { "Last error" } th { "Dead since" } th {} } }
                 tbody { @for d in &dead.items {
-                    tr { td { (d.delivery_id) } td { (d.event_id) " " code { (d.event_type) } } td { code { (d.endpoint) } }
+                    tr { td { (d.delivery_id) } td { (d.event_id) " " code { (d.event_type) } } td { code { (webhook_url(&d.endpoint)) } }
                          td { (account_link(&d.account_id)) } td.num { (d.attempts) }
                          td { (d.last_error.as_deref().unwrap_or("—")) } td { (opt_time(d.dead_at)) }
-                         td { @if who.session.is_admin() { (actions::redeliver_form(&who, d.event_id, &d.endpoint)) } } }
+                         td { @if who.session.is_admin() { (actions::redeliver_form(&who, s.engine.card(), d.event_id, &d.endpoint)) } } }
                 } }
             }
         }
@@ -576,7 +577,7 @@ pub async fn webhooks(State(s): State<AppState>, who: SignedIn) -> PageResult {
                 thead { tr { th { "Delivery" } th { "Event" } th { "Endpoint" } th { "Status" } th.num { "Attempts" } th { "Queued" } th { "Ended" } } }
                 tbody { @for d in &recent {
                     tr { td { (d.delivery_id) } td { (d.event_id) " " code { (d.event_type.as_deref().unwrap_or("(pruned)")) } }
-                         td { code { (d.endpoint) } } td { (d.status) } td.num { (d.attempts) }
+                         td { code { (webhook_url(&d.endpoint)) } } td { (d.status) } td.num { (d.attempts) }
                          td { (time(d.created_at)) } td { (opt_time(d.finished_at)) } }
                 } }
             }

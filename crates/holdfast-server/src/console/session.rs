@@ -3,9 +3,12 @@
 //! The browser holds only a random session id, in a cookie that is `HttpOnly`,
 //! `SameSite=Strict`, limited to `/console`, expiring with the session, and `Secure` when
 //! the request came over TLS (`X-Forwarded-Proto: https` from the proxy that ends it). The
-//! API key is checked once at sign-in and never stored, here or in the browser. Every
+//! API key itself is never stored, here or in the browser: the session keeps the key's
+//! SHA-256 (as the database does) and looks it up again on every page and action, so a
+//! session ends at its first request after its key is revoked or its role changes. Every
 //! form that changes something carries the session's CSRF token, compared in constant time.
-//! Ten wrong keys from one client address pause sign-in from it for a minute.
+//! Ten wrong keys from one client address within ten minutes pause sign-in from it for a
+//! minute.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -21,7 +24,8 @@ use subtle::ConstantTimeEq;
 
 use super::Console;
 use crate::http::AppState;
-use crate::http::auth::Role;
+use crate::http::auth::{Role, role_of_hash};
+use crate::http::error::ApiError;
 
 /// The cookie that names a session.
 pub const COOKIE_NAME: &str = "holdfast_session";
@@ -31,16 +35,23 @@ pub const SESSION_TTL: Duration = Duration::from_secs(8 * 3600);
 pub const MAX_WRONG_KEYS: u32 = 10;
 /// How long sign-in pauses after [`MAX_WRONG_KEYS`].
 pub const PAUSE: Duration = Duration::from_secs(60);
+/// How long a wrong key counts: the count of an address starts again this long after its
+/// first wrong key.
+pub const WRONG_KEY_WINDOW: Duration = Duration::from_secs(600);
+/// Addresses whose wrong keys one process counts at most (the oldest count goes first).
+const MAX_TRACKED_ADDRESSES: usize = 10_000;
 /// Sessions one process keeps at most (the oldest go first when more sign in).
 const MAX_SESSIONS: usize = 10_000;
 
-/// Who is signed in: the key's role and actor (`key:<key id>`), the session's CSRF token,
-/// and a message for the next page (what the last action did).
+/// Who is signed in: the key's role and actor (`key:<key id>`) at sign-in, the key's hash
+/// (to check it again on every request), the session's CSRF token, and a message for the
+/// next page (what the last action did).
 #[derive(Debug, Clone)]
 pub struct Session {
     pub role: Role,
     pub actor: String,
     pub csrf: String,
+    key_hash: String,
     expires: Instant,
     flash: Option<String>,
 }
@@ -56,10 +67,20 @@ impl Session {
     }
 }
 
-#[derive(Debug, Default)]
+/// The wrong keys of one address since `since`, and the pause they led to.
+#[derive(Debug)]
 struct Tries {
     wrong: u32,
+    since: Instant,
     paused_until: Option<Instant>,
+}
+
+impl Tries {
+    /// Whether this count still matters at `now`: its window is open or its pause runs.
+    fn live(&self, now: Instant) -> bool {
+        now.duration_since(self.since) < WRONG_KEY_WINDOW
+            || self.paused_until.is_some_and(|u| u > now)
+    }
 }
 
 /// The sessions of this process and the sign-in attempts per client address.
@@ -74,8 +95,8 @@ fn random_token() -> String {
 }
 
 impl Sessions {
-    /// A new session for a key of `role`; returns its id.
-    pub fn open(&self, role: Role, actor: String) -> String {
+    /// A new session for the key whose hash is `key_hash`, of `role`; returns its id.
+    pub fn open(&self, role: Role, actor: String, key_hash: String) -> String {
         let id = random_token();
         let now = Instant::now();
         let mut live = self.live.lock().expect("sessions");
@@ -91,6 +112,7 @@ impl Sessions {
         let session = Session {
             role,
             actor,
+            key_hash,
             csrf: random_token(),
             expires: now + SESSION_TTL,
             flash: None,
@@ -125,22 +147,49 @@ impl Sessions {
 
     /// How long sign-in from `addr` is paused; `None` when it may try.
     pub fn paused(&self, addr: IpAddr) -> Option<Duration> {
-        let tries = self.tries.lock().expect("tries");
-        let until = tries.get(&addr)?.paused_until?;
-        until.checked_duration_since(Instant::now())
+        self.paused_at(addr, Instant::now())
     }
 
-    /// Counts a wrong key from `addr`; the tenth pauses it.
+    fn paused_at(&self, addr: IpAddr, now: Instant) -> Option<Duration> {
+        let tries = self.tries.lock().expect("tries");
+        let until = tries.get(&addr)?.paused_until?;
+        until.checked_duration_since(now).filter(|d| !d.is_zero())
+    }
+
+    /// Counts a wrong key from `addr`; the tenth within [`WRONG_KEY_WINDOW`] pauses it.
+    /// Counts that no longer matter are dropped, and at most [`MAX_TRACKED_ADDRESSES`]
+    /// addresses are kept (the oldest count goes first).
     pub fn wrong_key(&self, addr: IpAddr) {
+        self.wrong_key_at(addr, Instant::now());
+    }
+
+    fn wrong_key_at(&self, addr: IpAddr, now: Instant) {
         let mut tries = self.tries.lock().expect("tries");
-        let now = Instant::now();
-        tries.retain(|_, t| t.wrong > 0 || t.paused_until.is_some_and(|u| u > now));
-        let t = tries.entry(addr).or_default();
+        tries.retain(|_, t| t.live(now));
+        if tries.len() >= MAX_TRACKED_ADDRESSES
+            && !tries.contains_key(&addr)
+            && let Some(oldest) = tries.iter().min_by_key(|(_, t)| t.since).map(|(a, _)| *a)
+        {
+            tries.remove(&oldest);
+        }
+        let t = tries.entry(addr).or_insert(Tries {
+            wrong: 0,
+            since: now,
+            paused_until: None,
+        });
+        if now.duration_since(t.since) >= WRONG_KEY_WINDOW {
+            (t.wrong, t.since) = (0, now);
+        }
         t.wrong += 1;
         if t.wrong >= MAX_WRONG_KEYS {
-            t.wrong = 0;
+            (t.wrong, t.since) = (0, now);
             t.paused_until = Some(now + PAUSE);
         }
+    }
+
+    /// How many addresses have wrong keys counted now.
+    pub fn tracked_addresses(&self) -> usize {
+        self.tries.lock().expect("tries").len()
     }
 
     /// A right key from `addr`: its count starts again.
@@ -207,26 +256,112 @@ pub fn console_of(state: &AppState) -> &Console {
     &state.console
 }
 
+/// Where a browser without a live session goes: the sign-in page, and back here after it.
+fn to_sign_in(parts: &Parts) -> Response {
+    let here = parts
+        .extensions
+        .get::<OriginalUri>()
+        .map_or_else(|| parts.uri.clone(), |u| u.0.clone());
+    let next = here
+        .path_and_query()
+        .map_or("/console", |p| p.as_str())
+        .to_owned();
+    let to = format!("/console/login?next={}", super::view::url_encode(&next));
+    Redirect::to(&to).into_response()
+}
+
+/// Whether the session's key is still live with the role it signed in with. A revoked
+/// key or a changed role ends the session (`Ok(false)`); a database that cannot answer
+/// now is an error page, and the session stays.
+async fn key_still_holds(session: &Session, state: &AppState) -> Result<bool, Response> {
+    match role_of_hash(&session.key_hash, state).await {
+        Ok((role, _)) => Ok(role == session.role),
+        Err(ApiError::Unauthorized) => Ok(false),
+        Err(e) => Err(e.into_response()),
+    }
+}
+
 impl FromRequestParts<AppState> for SignedIn {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
-        let found = session_id(&parts.headers)
-            .and_then(|id| console_of(state).sessions.get(&id).map(|s| (id, s)));
-        match found {
-            Some((id, session)) => Ok(SignedIn { id, session }),
-            None => {
-                let here = parts
-                    .extensions
-                    .get::<OriginalUri>()
-                    .map_or_else(|| parts.uri.clone(), |u| u.0.clone());
-                let next = here
-                    .path_and_query()
-                    .map_or("/console", |p| p.as_str())
-                    .to_owned();
-                let to = format!("/console/login?next={}", super::view::url_encode(&next));
-                Err(Redirect::to(&to).into_response())
-            }
+        let sessions = &console_of(state).sessions;
+        let Some((id, session)) =
+            session_id(&parts.headers).and_then(|id| sessions.get(&id).map(|s| (id, s)))
+        else {
+            return Err(to_sign_in(parts));
+        };
+        if !key_still_holds(&session, state).await? {
+            tracing::info!(actor = %session.actor, "console session ended: its key was revoked or its role changed");
+            sessions.close(&id);
+            return Err(to_sign_in(parts));
         }
+        Ok(SignedIn { id, session })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(n: u32) -> IpAddr {
+        IpAddr::from(n.to_be_bytes())
+    }
+
+    #[test]
+    fn ten_wrong_keys_in_the_window_pause_sign_in() {
+        let sessions = Sessions::default();
+        let t0 = Instant::now();
+        for i in 0..MAX_WRONG_KEYS - 1 {
+            sessions.wrong_key_at(addr(1), t0 + Duration::from_secs(u64::from(i)));
+            assert_eq!(
+                sessions.paused_at(addr(1), t0),
+                None,
+                "after {} wrong",
+                i + 1
+            );
+        }
+        let tenth = t0 + Duration::from_secs(30);
+        sessions.wrong_key_at(addr(1), tenth);
+        assert_eq!(sessions.paused_at(addr(1), tenth), Some(PAUSE));
+        assert_eq!(sessions.paused_at(addr(1), tenth + PAUSE), None);
+        assert_eq!(sessions.paused_at(addr(2), tenth), None, "per address");
+    }
+
+    #[test]
+    fn wrong_keys_older_than_the_window_stop_counting() {
+        let sessions = Sessions::default();
+        let t0 = Instant::now();
+        for _ in 0..MAX_WRONG_KEYS - 1 {
+            sessions.wrong_key_at(addr(1), t0);
+        }
+        let later = t0 + WRONG_KEY_WINDOW;
+        sessions.wrong_key_at(addr(1), later);
+        assert_eq!(sessions.paused_at(addr(1), later), None);
+        // The count started again at `later`: nine more within its window pause it.
+        for _ in 0..MAX_WRONG_KEYS - 1 {
+            sessions.wrong_key_at(addr(1), later);
+        }
+        assert_eq!(sessions.paused_at(addr(1), later), Some(PAUSE));
+    }
+
+    #[test]
+    fn the_counts_kept_are_bounded_and_expire() {
+        let sessions = Sessions::default();
+        let t0 = Instant::now();
+        let many = u32::try_from(MAX_TRACKED_ADDRESSES).unwrap() + 50;
+        for n in 0..many {
+            sessions.wrong_key_at(addr(n), t0 + Duration::from_millis(u64::from(n)));
+        }
+        assert_eq!(sessions.tracked_addresses(), MAX_TRACKED_ADDRESSES);
+        // The newest address is kept, the oldest went first.
+        sessions.wrong_key_at(addr(many - 1), t0 + Duration::from_secs(20));
+        assert_eq!(sessions.tracked_addresses(), MAX_TRACKED_ADDRESSES);
+        sessions.wrong_key_at(addr(0), t0 + WRONG_KEY_WINDOW + Duration::from_secs(60));
+        assert_eq!(
+            sessions.tracked_addresses(),
+            1,
+            "expired counts are dropped"
+        );
     }
 }

@@ -10,10 +10,11 @@ use axum::{Extension, Json};
 use holdfast::schedules::{MAX_ACCOUNTS_PER_RUN, MAX_PER_RUN};
 
 use super::auth::{AdminRead, AdminRole, Auth};
+use super::error::ApiError;
 use super::error::{ApiResult, AuthErrors, ErrorBody};
 use super::extract::{BodyOrEmpty, Empty};
 use super::state::AppState;
-use super::wire::{AuditBody, HealthBody, PassBody};
+use super::wire::{AuditBody, HealthBody, PassBody, rfc3339};
 
 /// Runs the sweeper now: expired leases and stale jobs release their holds.
 #[utoipa::path(post, path = "/v1/admin/sweep", tag = "admin",
@@ -71,17 +72,23 @@ pub async fn reactivate(
     Ok(Json(report.into()))
 }
 
-/// Checks the invariants of DESIGN.md over the whole database.
+/// Checks the invariants of DESIGN.md over the whole database. Admin keys only; one
+/// audit runs at a time per server: a call that comes while one runs gets that run's
+/// answer (its `checked_at` says when it started).
 #[utoipa::path(get, path = "/v1/admin/audit", tag = "admin",
     responses(
         (status = 200, description = "`ok` when no invariant is broken", body = AuditBody),
         AuthErrors,
     ),
     security(("bearer" = [])))]
-pub async fn audit(_: Auth<AdminRead>, State(s): State<AppState>) -> ApiResult<Json<AuditBody>> {
-    let violations = s.console.audit(&s.engine).await?;
+pub async fn audit(_: Auth<AdminRole>, State(s): State<AppState>) -> ApiResult<Json<AuditBody>> {
+    let run = s.console.audit(&s.engine).await?;
+    let violations = run
+        .found
+        .map_err(|e| ApiError::Unavailable(format!("the audit could not run: {e}")))?;
     Ok(Json(AuditBody {
         ok: violations.is_empty(),
+        checked_at: rfc3339(run.at),
         violations: violations.into_iter().map(Into::into).collect(),
     }))
 }
@@ -112,10 +119,20 @@ pub async fn healthz(State(s): State<AppState>) -> (StatusCode, Json<HealthBody>
     }
 }
 
-/// Prometheus text. No key needed.
+/// Prometheus text: an admin or viewer key (or no key on the address of
+/// `serve --metrics-listen`). Gauges read from the database are at most 5 s old.
 #[utoipa::path(get, path = "/metrics", tag = "operations",
-    responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain", body = String)))]
-pub async fn metrics(State(s): State<AppState>) -> impl IntoResponse {
+    responses(
+        (status = 200, description = "Prometheus text exposition", content_type = "text/plain", body = String),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn metrics(_: Auth<AdminRead>, State(s): State<AppState>) -> impl IntoResponse {
+    metrics_text(State(s)).await
+}
+
+/// The metrics without a key: what `serve --metrics-listen` serves on its own address.
+pub async fn metrics_text(State(s): State<AppState>) -> impl IntoResponse {
     let text = super::metrics::render(&s).await;
     ([(CONTENT_TYPE, "text/plain; version=0.0.4")], text)
 }

@@ -2,9 +2,12 @@
 //! looked up by that hash. The environment's admin key is compared in constant time.
 //!
 //! Handlers take [`Auth<P>`] as their first argument: axum runs it before the body is
-//! read, so 401 and 403 always win over 413 and 422 (API.md "Errors").
+//! parsed, so 401 and 403 always win over 413 and 422 (API.md "Errors"). A request to
+//! `/v1/` without a live key is answered 401 before its body is buffered: the body is
+//! only read and dropped, for at most a second.
 
 use std::marker::PhantomData;
+use std::time::Duration;
 
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::HeaderMap;
@@ -12,6 +15,7 @@ use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
 use holdfast::key_hash;
 
 use super::error::ApiError;
@@ -116,13 +120,18 @@ async fn caller_of(headers: &HeaderMap, state: &AppState) -> Result<(Role, Strin
 
 /// The role and actor of an API key (401 when it is no live key).
 pub async fn role_of_key(key: &str, state: &AppState) -> Result<(Role, String), ApiError> {
-    let hash = key_hash(key);
-    if state.env_key.matches(&hash) {
+    role_of_hash(&key_hash(key), state).await
+}
+
+/// The role and actor of the key whose SHA-256 is `hash` (401 when it is no live key:
+/// never made, or revoked).
+pub async fn role_of_hash(hash: &str, state: &AppState) -> Result<(Role, String), ApiError> {
+    if state.env_key.matches(hash) {
         return Ok((Role::Admin, "key:env".to_owned()));
     }
     let (role, key_id) = state
         .engine
-        .key_of_hash(&hash)
+        .key_of_hash(hash)
         .await?
         .ok_or(ApiError::Unauthorized)?;
     let role = Role::parse(&role).ok_or(ApiError::Unauthorized)?;
@@ -139,6 +148,12 @@ struct Caller(Result<(Role, String), ApiError>);
 /// (never the key). The handler's [`Auth`] check reads what was resolved here.
 pub async fn identify(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let caller = caller_of(req.headers(), &state).await;
+    if let Err(ApiError::Unauthorized) = caller
+        && req.uri().path().starts_with("/v1/")
+    {
+        discard(req.into_body()).await;
+        return ApiError::Unauthorized.into_response();
+    }
     if let (Ok((_, actor)), Some(limiter)) = (&caller, &state.limiter)
         && let Err(retry_after_seconds) = limiter.check(actor)
     {
@@ -153,6 +168,27 @@ pub async fn identify(State(state): State<AppState>, mut req: Request, next: Nex
     };
     req.extensions_mut().insert(Caller(caller));
     holdfast::actor::acting_as(&actor, next.run(req)).await
+}
+
+/// The longest the body of a request without a live key is read (and dropped) before
+/// its 401, so that a client still sending reads the answer instead of a reset connection.
+const DISCARD_TIME: Duration = Duration::from_secs(1);
+
+/// Reads and drops the body of a request that will be refused: a chunk at a time (never
+/// held whole), at most [`extract::DRAIN_BYTES`](super::extract::DRAIN_BYTES) and for at
+/// most [`DISCARD_TIME`].
+async fn discard(body: axum::body::Body) {
+    let mut chunks = body.into_data_stream();
+    let mut read = 0;
+    let _ = tokio::time::timeout(DISCARD_TIME, async {
+        while let Some(Ok(chunk)) = chunks.next().await {
+            read += chunk.len();
+            if read > super::extract::DRAIN_BYTES {
+                break;
+            }
+        }
+    })
+    .await;
 }
 
 impl<P: Policy + Send + Sync> FromRequestParts<AppState> for Auth<P> {

@@ -29,6 +29,11 @@ pub enum ApiError {
     /// This key made more requests than its rate limit allows (`--rate-limit-per-second`).
     #[error("this key is over its request rate limit; try again after Retry-After seconds")]
     RateLimited { retry_after_seconds: u64 },
+    /// As many CSV exports as one server streams at once are streaming now.
+    #[error(
+        "as many CSV exports as this server streams at once are running; try again when one ends"
+    )]
+    TooManyExports,
     /// A business refusal from the engine: its own status and code.
     #[error(transparent)]
     Refused(Refusal),
@@ -74,7 +79,8 @@ pub enum AuthErrors {
     #[response(status = 413)]
     PayloadTooLarge(ErrorBody),
     /// `rate_limited`: this key is over its request rate limit (when the server has one);
-    /// `Retry-After` gives the whole seconds to wait.
+    /// `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+    /// at once are running. `Retry-After` gives the whole seconds to wait.
     #[response(status = 429, headers(("Retry-After" = u64, description = "Whole seconds to wait, at least 1")))]
     RateLimited(ErrorBody),
     /// `database_unavailable`: the database did not answer in time, or (SQLite) its disk
@@ -102,7 +108,9 @@ impl ApiError {
             ApiError::RouteNotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::DeliveryNotFound => StatusCode::NOT_FOUND,
-            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::RateLimited { .. } | ApiError::TooManyExports => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             ApiError::Refused(r) => {
                 StatusCode::from_u16(r.http_status()).unwrap_or(StatusCode::UNPROCESSABLE_ENTITY)
             }
@@ -121,6 +129,7 @@ impl ApiError {
             ApiError::MethodNotAllowed => "method_not_allowed",
             ApiError::DeliveryNotFound => "delivery_not_found",
             ApiError::RateLimited { .. } => "rate_limited",
+            ApiError::TooManyExports => "too_many_exports",
             ApiError::Refused(r) => r.code(),
             ApiError::Unavailable(_) | ApiError::DiskFull(_) => "database_unavailable",
             ApiError::Internal(_) => "internal_error",
@@ -176,7 +185,7 @@ impl IntoResponse for ApiError {
         let retry_after = match self {
             // The database did not answer in time: worth trying again shortly. A full disk
             // too: the retry costs little (refused at once) and space may come back any time.
-            ApiError::Unavailable(_) | ApiError::DiskFull(_) => Some(1),
+            ApiError::Unavailable(_) | ApiError::DiskFull(_) | ApiError::TooManyExports => Some(1),
             ApiError::RateLimited {
                 retry_after_seconds,
             } => Some(retry_after_seconds.max(1)),

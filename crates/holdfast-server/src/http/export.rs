@@ -83,6 +83,11 @@ pub async fn ledger(
 ) -> ApiResult<Response> {
     let csv = wants_csv(&headers);
     let filter = ledger_filter(&query, csv)?;
+    // A stream holds its place until its last chunk is sent (or its client goes away).
+    let place = csv
+        .then(|| s.exports.clone().try_acquire_owned())
+        .transpose()
+        .map_err(|_| ApiError::TooManyExports)?;
     // The first page is read before answering, so a bad filter or a database that is
     // down is an error status, not a broken stream.
     let first = s.engine.export_ledger(&filter).await?;
@@ -101,7 +106,12 @@ pub async fn ledger(
         ..filter
     };
     let rest = stream::unfold(more.then_some((s.engine.clone(), after)), next_chunk);
-    let body = stream::once(async move { Ok(Bytes::from(head)) }).chain(rest);
+    let body = stream::once(async move { Ok(Bytes::from(head)) })
+        .chain(rest)
+        .chain(stream::once(async move {
+            drop(place);
+            Ok(Bytes::new())
+        }));
     let mut response = Body::from_stream(body).into_response();
     let headers = response.headers_mut();
     headers.insert(

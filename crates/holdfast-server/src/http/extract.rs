@@ -35,7 +35,7 @@ pub fn body_limit(path: &str) -> usize {
 /// How much of an oversized body is read and dropped so that the client, still sending,
 /// reads its 413 (or 401/403) instead of a reset connection. Past this the connection is
 /// simply closed.
-const DRAIN_BYTES: usize = 2 * MAX_BATCH_BODY_BYTES;
+pub const DRAIN_BYTES: usize = 2 * MAX_BATCH_BODY_BYTES;
 
 /// Marks a request whose body was over its [`body_limit`] (its body is then empty).
 #[derive(Clone, Copy)]

@@ -4,6 +4,7 @@
 //! `serve` sets neither.) Stopping is graceful: no new connections, each open one ends
 //! after the request it is serving.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -14,13 +15,16 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tokio::sync::watch;
+use tokio::sync::{Semaphore, watch};
 use tower::ServiceExt;
 
 /// The most bytes of a request line and headers together; over it, 431.
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 /// The most headers of a request; over it, 431.
 pub const MAX_HEADERS: usize = 100;
+
+/// The most connections served at once unless `--max-connections` says otherwise.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 1024;
 
 /// Bounds on what a connection may hold the server to.
 #[derive(Debug, Clone, Copy)]
@@ -29,12 +33,16 @@ pub struct ConnectionLimits {
     /// connection's start or the end of the previous response (so also the longest an
     /// idle keep-alive connection stays open).
     pub header_read_timeout: Duration,
+    /// The most connections open at once: at the cap, the server accepts no more until
+    /// one closes (the next wait in the kernel's listen queue).
+    pub max_connections: u32,
 }
 
 impl Default for ConnectionLimits {
     fn default() -> Self {
         ConnectionLimits {
             header_read_timeout: Duration::from_secs(10),
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -60,7 +68,13 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let builder = builder(limits);
     let graceful = GracefulShutdown::new();
+    let open = Arc::new(Semaphore::new(limits.max_connections as usize));
     loop {
+        // A place for the next connection first: at the cap, accept nothing.
+        let place = tokio::select! {
+            place = open.clone().acquire_owned() => place.expect("never closed"),
+            _ = stop.wait_for(|down| *down) => break,
+        };
         let stream = tokio::select! {
             (stream, peer) = Listener::accept(&mut listener) => (stream, peer),
             _ = stop.wait_for(|down| *down) => break,
@@ -80,6 +94,7 @@ pub async fn serve(
             if let Err(e) = connection.await {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
+            drop(place);
         });
     }
     drop(listener);

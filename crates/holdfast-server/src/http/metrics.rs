@@ -1,9 +1,11 @@
 //! Prometheus metrics: requests by route and status, a latency histogram, debits and
 //! sweeper releases counted as they happen here, and gauges (open holds, jobs per lane and
-//! status) read from the database at scrape time, so they cover every process.
+//! status) read from the database at scrape time, so they cover every process — at most
+//! once per [`GAUGE_REFRESH`], however often `/metrics` is asked (the gauges' queries read
+//! every account and every job).
 
-use std::sync::OnceLock;
-use std::time::Instant;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use axum::extract::{MatchedPath, Request};
 use axum::middleware::Next;
@@ -103,14 +105,55 @@ async fn set_gauges(s: &AppState) {
     }
 }
 
-/// The Prometheus text, with the gauges read now.
+/// The least time between two reads of the gauges from the database.
+pub const GAUGE_REFRESH: Duration = Duration::from_secs(5);
+
+/// When the gauges were last read; a scrape reads them again only once this is
+/// [`GAUGE_REFRESH`] old.
+#[derive(Debug, Default)]
+pub struct GaugeRefresh {
+    last: Mutex<Option<Instant>>,
+}
+
+impl GaugeRefresh {
+    /// Whether the gauges are due at `now`; when they are, `now` is taken as their read
+    /// (so of many scrapes at once, one reads the database).
+    fn due(&self, now: Instant) -> bool {
+        let mut last = self.last.lock().expect("gauge refresh");
+        let due = last.is_none_or(|at| now.duration_since(at) >= GAUGE_REFRESH);
+        if due {
+            *last = Some(now);
+        }
+        due
+    }
+}
+
+/// The Prometheus text, with the gauges read now when they are due.
 pub async fn render(s: &AppState) -> String {
-    set_gauges(s).await;
+    if s.gauges.due(Instant::now()) {
+        set_gauges(s).await;
+    }
     match handle() {
         Some(h) => {
             h.run_upkeep();
             h.render()
         }
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gauges_are_read_at_most_once_per_refresh() {
+        let refresh = GaugeRefresh::default();
+        let t0 = Instant::now();
+        assert!(refresh.due(t0), "the first scrape reads them");
+        assert!(!refresh.due(t0));
+        assert!(!refresh.due(t0 + GAUGE_REFRESH - Duration::from_millis(1)));
+        assert!(refresh.due(t0 + GAUGE_REFRESH));
+        assert!(!refresh.due(t0 + GAUGE_REFRESH + Duration::from_secs(1)));
     }
 }

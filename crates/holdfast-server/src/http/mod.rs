@@ -112,6 +112,21 @@ pub struct ServeArgs {
     /// Do not serve the operator console at `/console`.
     #[arg(long, env = "HOLDFAST_NO_CONSOLE")]
     pub no_console: bool,
+    /// Also serve `GET /metrics` without a key on this address (for Prometheus, on an
+    /// address only it reaches); on the main address `/metrics` needs an admin or viewer
+    /// key.
+    #[arg(long, env = "HOLDFAST_METRICS_LISTEN")]
+    pub metrics_listen: Option<String>,
+    /// The most client connections open at once; more wait in the listen queue until one
+    /// closes.
+    #[arg(long, env = "HOLDFAST_MAX_CONNECTIONS", default_value_t = listen::DEFAULT_MAX_CONNECTIONS,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_connections: u32,
+    /// The most CSV exports (`GET /v1/ledger` with `Accept: text/csv`) streaming at once;
+    /// one more is answered 429 `too_many_exports`. 0 turns CSV export off.
+    #[arg(long, env = "HOLDFAST_MAX_EXPORT_STREAMS", default_value_t = state::DEFAULT_MAX_EXPORT_STREAMS,
+          value_parser = clap::value_parser!(u32).range(0..=1000))]
+    pub max_export_streams: u32,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -135,6 +150,10 @@ pub struct ServerOptions {
     pub webhook_max_attempts: u32,
     /// The longest one webhook POST may take.
     pub webhook_timeout: Duration,
+    /// An address to serve `/metrics` on without a key (`--metrics-listen`).
+    pub metrics_listen: Option<String>,
+    /// The most CSV exports streaming at once (0: none).
+    pub max_export_streams: u32,
 }
 
 impl Default for ServerOptions {
@@ -148,6 +167,8 @@ impl Default for ServerOptions {
             console: true,
             webhook_max_attempts: holdfast::webhooks::WebhookOptions::default().max_attempts,
             webhook_timeout: holdfast::webhooks::WebhookOptions::default().timeout,
+            metrics_listen: None,
+            max_export_streams: state::DEFAULT_MAX_EXPORT_STREAMS,
         }
     }
 }
@@ -277,8 +298,9 @@ pub fn router(state: AppState, request_timeout: Duration, console: bool) -> Rout
 /// A running server and its scheduled passes.
 pub struct Server {
     addr: SocketAddr,
+    metrics_addr: Option<SocketAddr>,
     shutdown: watch::Sender<bool>,
-    http: JoinHandle<std::io::Result<()>>,
+    http: Vec<JoinHandle<std::io::Result<()>>>,
     passes: Vec<JoinHandle<()>>,
 }
 
@@ -288,10 +310,20 @@ impl Server {
         self.addr
     }
 
+    /// The address of `/metrics` without a key, when asked for
+    /// ([`ServerOptions::metrics_listen`]).
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_addr
+    }
+
     /// Stops accepting, lets in-flight requests finish, stops the passes.
     pub async fn shutdown(self) -> anyhow::Result<()> {
         let _ = self.shutdown.send(true);
-        let served = self.http.await.context("server task")?;
+        let mut served = Ok(());
+        for http in self.http {
+            let result = http.await.context("server task")?;
+            served = served.and(result);
+        }
         for pass in self.passes {
             let _ = pass.await;
         }
@@ -331,15 +363,50 @@ pub async fn start(
         shutdown: rx.clone(),
         console: Arc::default(),
         request_timeout: opts.request_timeout,
+        gauges: Arc::default(),
+        exports: Arc::new(tokio::sync::Semaphore::new(
+            opts.max_export_streams as usize,
+        )),
     };
+    let mut http = Vec::new();
+    let mut metrics_addr = None;
+    if let Some(listen) = &opts.metrics_listen {
+        let listener = TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("listening for metrics on {listen}"))?;
+        metrics_addr = Some(listener.local_addr().context("metrics listener address")?);
+        let app = metrics_router(state.clone());
+        let limits = opts.connection_limits;
+        http.push(tokio::spawn(listen::serve(
+            listener,
+            app,
+            limits,
+            rx.clone(),
+        )));
+    }
     let app = router(state, opts.request_timeout, opts.console);
-    let http = tokio::spawn(listen::serve(listener, app, opts.connection_limits, rx));
+    http.push(tokio::spawn(listen::serve(
+        listener,
+        app,
+        opts.connection_limits,
+        rx,
+    )));
     Ok(Server {
         addr,
+        metrics_addr,
         shutdown,
         http,
         passes,
     })
+}
+
+/// `GET /metrics` without a key, alone: what `--metrics-listen` serves (on an address
+/// only Prometheus reaches).
+fn metrics_router(state: AppState) -> Router {
+    Router::new()
+        .route("/metrics", axum::routing::get(admin::metrics_text))
+        .fallback(route_not_found)
+        .with_state(state)
 }
 
 /// With no key configured at all — none in the environment, none live in the database —
@@ -353,6 +420,29 @@ pub async fn first_admin_key(engine: &Engine, env_key_set: bool) -> anyhow::Resu
         .create_key(Role::Admin.as_str(), &key)
         .await
         .context("creating the first admin key")?;
+    Ok(Some(key))
+}
+
+/// The shortest admin key `serve` takes from its environment: a key an attacker may try
+/// against the console's sign-in and every route must be too long to guess.
+pub const MIN_ENV_KEY_CHARS: usize = 32;
+
+/// The admin key of `HOLDFAST_ADMIN_KEY`, when set (empty counts as unset); a key shorter
+/// than [`MIN_ENV_KEY_CHARS`] is refused.
+fn env_admin_key() -> anyhow::Result<Option<String>> {
+    let Some(key) = std::env::var("HOLDFAST_ADMIN_KEY")
+        .ok()
+        .filter(|k| !k.is_empty())
+    else {
+        return Ok(None);
+    };
+    let chars = key.chars().count();
+    if chars < MIN_ENV_KEY_CHARS {
+        anyhow::bail!(
+            "HOLDFAST_ADMIN_KEY is {chars} characters; it needs at least {MIN_ENV_KEY_CHARS} \
+             (make one with `holdfast key create --role admin`, or e.g. `openssl rand -hex 32`)"
+        );
+    }
     Ok(Some(key))
 }
 
@@ -390,6 +480,7 @@ fn shutdown_signal() -> anyhow::Result<impl Future<Output = ()>> {
 
 pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     init_tracing();
+    let env_key = env_admin_key()?;
     let wait = Duration::from_millis(args.db_acquire_timeout_ms);
     let pool = holdfast::PoolOptions {
         acquire_timeout: wait,
@@ -408,9 +499,6 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             max_batch: usize::try_from(args.submit_batch_max)?,
             postgres_streams: args.debit_lanes,
         });
-    let env_key = std::env::var("HOLDFAST_ADMIN_KEY")
-        .ok()
-        .filter(|k| !k.is_empty());
     if let Some(key) = first_admin_key(&engine, env_key.is_some()).await? {
         println!("holdfast: created the first admin key (shown once, only its hash is stored):");
         println!("{key}");
@@ -427,7 +515,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         ),
         connection_limits: listen::ConnectionLimits {
             header_read_timeout: Duration::from_secs(args.header_read_timeout_seconds),
+            max_connections: args.max_connections,
         },
+        metrics_listen: args.metrics_listen.clone(),
+        max_export_streams: args.max_export_streams,
         console: !args.no_console,
         webhook_max_attempts: args.webhook_max_attempts,
         webhook_timeout: Duration::from_secs(args.webhook_timeout_seconds),
@@ -435,6 +526,9 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     let stop = shutdown_signal()?;
     let server = start(engine, listener, opts).await?;
+    if let Some(metrics) = server.metrics_addr() {
+        tracing::info!(listen = %metrics, "serving /metrics without a key on {metrics}");
+    }
     tracing::info!(
         listen = %server.addr(),
         database = %crate::config::redact_url(&args.db.database),

@@ -9,6 +9,7 @@ use subtle::ConstantTimeEq;
 use tokio::sync::watch;
 
 use super::limits::KeyLimiter;
+use super::metrics::GaugeRefresh;
 use crate::console::Console;
 
 /// The engine, the environment's admin key, the rate limit, and whether the server is
@@ -26,7 +27,16 @@ pub struct AppState {
     /// The longest a request may take (`--request-timeout-seconds`); a lease adds its
     /// own `wait_ms`.
     pub request_timeout: Duration,
+    /// When `/metrics` last read its gauges from the database.
+    pub gauges: Arc<GaugeRefresh>,
+    /// A place for each CSV export that may stream at once (`--max-export-streams`).
+    pub exports: Arc<tokio::sync::Semaphore>,
 }
+
+/// The most CSV exports one server streams at once unless `--max-export-streams` says
+/// otherwise (each reads the ledger a page at a time for as long as its client reads);
+/// one more is answered 429 `too_many_exports`.
+pub const DEFAULT_MAX_EXPORT_STREAMS: u32 = 4;
 
 /// The admin key given in the environment, kept as its hash.
 #[derive(Clone, Default)]

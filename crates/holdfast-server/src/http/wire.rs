@@ -427,6 +427,9 @@ impl From<Violation> for ViolationBody {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AuditBody {
     pub ok: bool,
+    /// When the audit that gave this answer started (RFC 3339): a call made while
+    /// another ran shares that run's answer.
+    pub checked_at: String,
     pub violations: Vec<ViolationBody>,
 }
 
