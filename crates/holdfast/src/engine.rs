@@ -14,6 +14,7 @@ mod jobs;
 mod keys;
 mod money;
 mod ops;
+mod overview;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

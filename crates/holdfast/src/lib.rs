@@ -35,6 +35,7 @@ pub use holdfast_store::actor;
 // The engine's requests and results.
 /// Largest page a listing returns (`limit` is clamped to 1 ..= this).
 pub use holdfast_store::accounts::MAX_PAGE;
+pub use holdfast_store::overview::{AccountCounts, DeliveryRow, FinishedInMinute, OpenLane};
 /// How many jobs one chunk of a pass takes.
 pub use holdfast_store::passes::CHUNK as PASS_CHUNK;
 pub use holdfast_store::stats::{LaneCount, Stats};

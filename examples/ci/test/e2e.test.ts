@@ -132,5 +132,6 @@ test("a runner is stopped once its account goes below zero: into the buffer, the
 
 test("the books are consistent afterwards (audit)", async () => {
   const admin = new Holdfast({ baseUrl: server.url, apiKey: server.adminKey });
-  assert.deepEqual(await unwrap(admin.api.GET("/v1/admin/audit")), { ok: true, violations: [] });
+  const audit = await unwrap(admin.api.GET("/v1/admin/audit"));
+  assert.deepEqual({ ok: audit.ok, violations: audit.violations }, { ok: true, violations: [] });
 });

@@ -207,7 +207,7 @@ fn login_form(next: &str, error: Option<&str>) -> maud::Markup {
                 input #key type="password" name="key" autocomplete="off" required autofocus;
                 button type="submit" { "Sign in" }
             }
-            p.muted { "The key is checked once and never stored: the browser keeps only a session cookie." }
+            p.muted { "The key is never stored: the browser keeps only a session cookie, and the key is checked again on every page." }
         },
     )
 }

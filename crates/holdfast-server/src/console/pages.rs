@@ -4,9 +4,9 @@
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use holdfast::redact::webhook_url;
-use holdfast::store::overview::FinishedInMinute;
 use holdfast::{
-    AccountFilter, AccountId, AccountStatus, AccountView, JobFilter, JobId, JobStatus, LedgerEntry,
+    AccountFilter, AccountId, AccountStatus, AccountView, FinishedInMinute, JobFilter, JobId,
+    JobStatus, LedgerEntry,
 };
 use maud::{Markup, html};
 use serde::Deserialize;
@@ -48,13 +48,13 @@ pub fn failed(who: &SignedIn, e: impl Into<ApiError>) -> Response {
 }
 
 pub async fn overview(State(s): State<AppState>, who: SignedIn) -> PageResult {
-    let store = s.engine.store();
+    let engine = &s.engine;
     let fail = |e| failed(&who, e);
     let now = s.engine.now().await.map_err(fail)?;
-    let counts = store.account_counts().await.map_err(fail)?;
-    let stats = store.stats_of_holds_and_webhooks().await.map_err(fail)?;
-    let lanes = store.open_lanes().await.map_err(fail)?;
-    let finished = store
+    let counts = engine.account_counts().await.map_err(fail)?;
+    let stats = engine.stats_of_holds_and_webhooks().await.map_err(fail)?;
+    let lanes = engine.open_lanes().await.map_err(fail)?;
+    let finished = engine
         .finished_per_minute(now - 3_600_000_000)
         .await
         .map_err(fail)?;
@@ -317,13 +317,13 @@ pub async fn account(
 ) -> PageResult {
     let fail = |e| failed(&who, e);
     let account = AccountId::parse(&id).map_err(|e| failed(&who, ApiError::from(e)))?;
-    let store = s.engine.store();
+    let engine = &s.engine;
     let a = s.engine.get_account(&account).await.map_err(fail)?;
-    let entries = store
+    let entries = engine
         .recent_ledger(&id, q.before, PAGE)
         .await
         .map_err(fail)?;
-    let recent = store
+    let recent = engine
         .recent_ledger(&id, None, CHART_ENTRIES)
         .await
         .map_err(fail)?;
@@ -343,7 +343,7 @@ pub async fn account(
         })
         .await
         .map_err(fail)?;
-    let events = store.recent_account_events(&id, 20).await.map_err(fail)?;
+    let events = engine.recent_account_events(&id, 20).await.map_err(fail)?;
     let older = entries
         .last()
         .map(|e| e.entry_id)
@@ -492,12 +492,12 @@ pub async fn job(State(s): State<AppState>, who: SignedIn, Path(id): Path<String
     let fail = |e| failed(&who, e);
     let job_id = JobId::parse(&id).map_err(|e| failed(&who, ApiError::from(e)))?;
     let j = s.engine.get_job(&job_id).await.map_err(fail)?;
-    let store = s.engine.store();
-    let events = store
+    let engine = &s.engine;
+    let events = engine
         .job_events(&j.account_id, &j.job_id, 100)
         .await
         .map_err(fail)?;
-    let entries = store
+    let entries = engine
         .entries_of_ref(&j.account_id, &j.job_id, 100)
         .await
         .map_err(fail)?;
@@ -526,23 +526,13 @@ pub async fn job(State(s): State<AppState>, who: SignedIn, Path(id): Path<String
 
 pub async fn webhooks(State(s): State<AppState>, who: SignedIn) -> PageResult {
     let fail = |e| failed(&who, e);
-    let recent = s
-        .engine
-        .store()
-        .recent_deliveries(PAGE)
-        .await
-        .map_err(fail)?;
+    let recent = s.engine.recent_deliveries(PAGE).await.map_err(fail)?;
     let dead = s
         .engine
         .dead_deliveries(None, None, PAGE)
         .await
         .map_err(fail)?;
-    let stats = s
-        .engine
-        .store()
-        .stats_of_holds_and_webhooks()
-        .await
-        .map_err(fail)?;
+    let stats = s.engine.stats_of_holds_and_webhooks().await.map_err(fail)?;
     let body = html! {
         h2 { "Endpoints" }
         @if s.engine.card().webhooks.is_empty() { p { "The rate card names no webhook endpoint." } }
