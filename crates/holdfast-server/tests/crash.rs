@@ -48,10 +48,10 @@ use std::time::{Duration, Instant};
 
 use holdfast::RateCard;
 use holdfast::testing::{Backend, TestDb, assert_clean, card_file, card_text_with, put, top_up};
+use http_support::cluster::Cluster;
 use http_support::faults::{
-    Answers, CAPTURES_BY_REF, Client, DEBITS_BY_REF, Load, as_postgres, assert_each_once,
-    assert_no_job_ended_twice, connect_within, counts, free_port, in_ci, job_receiver,
-    postgres_bindir, postgres_temp_dir, postmaster, signal, submit_and_lease, wait_delivered,
+    Answers, CAPTURES_BY_REF, Client, DEBITS_BY_REF, Load, assert_each_once,
+    assert_no_job_ended_twice, counts, job_receiver, signal, submit_and_lease, wait_delivered,
 };
 use http_support::{Serving, listen_address};
 use reqwest::Method;
@@ -361,114 +361,6 @@ async fn assert_books(
 }
 
 // ---------------------------------------------------------------- the faults
-
-/// A PostgreSQL cluster of its own under a temporary directory, on a free loopback port;
-/// stopped (immediately) on drop.
-struct Cluster {
-    dir: tempfile::TempDir,
-    bindir: PathBuf,
-    as_postgres: bool,
-    port: u16,
-}
-
-impl Cluster {
-    /// `initdb` and start, or `None` without PostgreSQL's binaries (outside CI).
-    async fn new() -> Option<Cluster> {
-        let Some(bindir) = postgres_bindir().filter(|b| b.join("initdb").is_file()) else {
-            assert!(
-                !in_ci(),
-                "PostgreSQL's server binaries (initdb, pg_ctl) are required under CI"
-            );
-            eprintln!(
-                "\n*** initdb/pg_ctl not found under /usr/lib/postgresql \
-                 (apt-get install postgresql-15)\n*** SKIPPING the PostgreSQL restart test\n"
-            );
-            return None;
-        };
-        let (dir, as_postgres) = postgres_temp_dir();
-        let cluster = Cluster {
-            dir,
-            bindir,
-            as_postgres,
-            port: free_port(),
-        };
-        let data = cluster.data();
-        cluster.run(
-            "initdb",
-            &["-D", &data, "-U", "postgres", "-A", "trust", "--no-sync"],
-        );
-        cluster.start();
-        let mut conn = connect_within(&cluster.url("postgres"), Duration::from_secs(30)).await;
-        sqlx::raw_sql("CREATE DATABASE holdfast")
-            .execute(&mut conn)
-            .await
-            .unwrap();
-        Some(cluster)
-    }
-
-    fn data(&self) -> String {
-        self.dir.path().join("data").display().to_string()
-    }
-
-    fn url(&self, db: &str) -> String {
-        format!(
-            "postgres://postgres@127.0.0.1:{}/{db}?sslmode=disable",
-            self.port
-        )
-    }
-
-    /// Runs a PostgreSQL program (as `postgres` when root) to its end.
-    fn run(&self, program: &str, args: &[&str]) {
-        let out = as_postgres(&self.bindir.join(program), self.as_postgres)
-            .args(args)
-            .current_dir(self.dir.path())
-            .stdin(Stdio::null())
-            .output()
-            .expect(program);
-        assert!(
-            out.status.success(),
-            "{program} {args:?}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    /// `pg_ctl start`, waiting until it accepts connections (fsync on, as in production).
-    fn start(&self) {
-        let options = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=on",
-            self.port,
-            self.dir.path().display()
-        );
-        let log = self.dir.path().join("postgres.log").display().to_string();
-        let data = self.data();
-        self.run(
-            "pg_ctl",
-            &["start", "-D", &data, "-l", &log, "-w", "-o", &options],
-        );
-    }
-
-    /// `pg_ctl stop -m immediate`: every server process quits at once, no checkpoint;
-    /// the next start recovers from the WAL, as after a crash.
-    fn stop_immediately(&self) {
-        let data = self.data();
-        self.run("pg_ctl", &["stop", "-D", &data, "-m", "immediate", "-w"]);
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        let data = self.data();
-        let _ = as_postgres(&self.bindir.join("pg_ctl"), self.as_postgres)
-            .args(["stop", "-D", &data, "-m", "immediate", "-w"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        if let Some(pid) = postmaster(&data) {
-            signal("KILL", &pid);
-        }
-    }
-}
 
 /// What is done to the running system at each round.
 enum Fault<'a> {

@@ -242,6 +242,20 @@ impl Load {
         self.tasks.push(tokio::spawn(task));
     }
 
+    /// Stops the tasks where they stand, requests in flight and all (their server was
+    /// killed under them); a task that had panicked fails the test here.
+    pub async fn abandon(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for task in self.tasks {
+            task.abort();
+            if let Err(e) = task.await
+                && e.is_panic()
+            {
+                std::panic::resume_unwind(e.into_panic());
+            }
+        }
+    }
+
     /// Tells the tasks to stop and waits for them (a task's panic fails the test here).
     pub async fn finish(self) {
         self.stop.store(true, Ordering::Relaxed);

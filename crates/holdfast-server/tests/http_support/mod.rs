@@ -2,6 +2,7 @@
 //! each backend, a reqwest client, and one key of each role.
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod faults;
 
 use std::io::{BufRead, BufReader};
