@@ -51,9 +51,10 @@ use holdfast::testing::{Backend, TestDb, assert_clean, card_file, card_text_with
 use http_support::cluster::Cluster;
 use http_support::faults::{
     Answers, CAPTURES_BY_REF, Client, DEBITS_BY_REF, Load, assert_each_once,
-    assert_no_job_ended_twice, counts, job_receiver, signal, submit_and_lease, wait_delivered,
+    assert_no_job_ended_twice, counts, job_receiver, seeded_accounts, signal, submit_and_lease,
+    wait_delivered,
 };
-use http_support::{Serving, listen_address};
+use http_support::{Serving, serve_with_card};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -93,18 +94,8 @@ fn card(hook: &str) -> tempfile::NamedTempFile {
 
 /// `serve` on `url`, and its base URL.
 fn start_serve(url: &str, card: &Path) -> (Serving, String) {
-    let args = [
-        "--rate-card",
-        card.to_str().unwrap(),
-        "--request-timeout-seconds",
-        "5",
-        // A delivery whose attempt the kill interrupted is claimed for 2 × 1 + 5 s.
-        "--webhook-timeout-seconds",
-        "1",
-    ];
-    let serving = Serving::spawn(url, &args, Some(ADMIN));
-    let base = format!("http://{}", listen_address(&serving.until("listening on")));
-    (serving, base)
+    // A delivery whose attempt the kill interrupted is claimed for 2 × 1 + 5 s.
+    serve_with_card(url, card, ADMIN, &["--webhook-timeout-seconds", "1"])
 }
 
 // ---------------------------------------------------------------- the load
@@ -213,14 +204,7 @@ async fn accounts(client: &Client) {
     let ids = (0..MONEY_ACCOUNTS)
         .map(money_account)
         .chain((0..JOB_ACCOUNTS).map(job_account));
-    for id in ids {
-        let path = format!("/v1/accounts/{id}");
-        let plan = json!({"plan": "free"});
-        client.expect(Method::PUT, &path, plan, &[200, 201]).await;
-        let seed = json!({"amount": "100000.00", "idempotency_key": format!("{id}-seed")});
-        let path = format!("/v1/accounts/{id}/top-ups");
-        client.expect(Method::POST, &path, seed, &[200, 201]).await;
-    }
+    seeded_accounts(client, ids).await;
 }
 
 /// The clients' tasks, running until [`Load::finish`].

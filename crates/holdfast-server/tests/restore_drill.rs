@@ -31,9 +31,10 @@ use std::time::{Duration, Instant};
 use holdfast::testing::{Backend, TestDb, card_file, card_text_with};
 use http_support::cluster::Cluster;
 use http_support::faults::{
-    Acknowledged, CAPTURES_BY_REF, Client, DEBITS_BY_REF, Load, counts, submit_and_lease,
+    Acknowledged, CAPTURES_BY_REF, Client, DEBITS_BY_REF, Load, counts, seeded_accounts,
+    submit_and_lease,
 };
-use http_support::{Serving, listen_address};
+use http_support::{Serving, serve_with_card};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -52,15 +53,7 @@ fn card() -> tempfile::NamedTempFile {
 
 /// `serve` on `url`, and its base URL.
 fn start_serve(url: &str, card: &Path) -> (Serving, String) {
-    let args = [
-        "--rate-card",
-        card.to_str().unwrap(),
-        "--request-timeout-seconds",
-        "5",
-    ];
-    let serving = Serving::spawn(url, &args, Some(ADMIN));
-    let base = format!("http://{}", listen_address(&serving.until("listening on")));
-    (serving, base)
+    serve_with_card(url, card, ADMIN, &[])
 }
 
 // ---------------------------------------------------------------- the load
@@ -92,17 +85,6 @@ impl Writes {
 
 fn account(i: usize) -> String {
     format!("drill{i}")
-}
-
-async fn accounts(client: &Client) {
-    for id in (0..ACCOUNTS).map(account) {
-        let path = format!("/v1/accounts/{id}");
-        let plan = json!({"plan": "free"});
-        client.expect(Method::PUT, &path, plan, &[200, 201]).await;
-        let seed = json!({"amount": "100000.00", "idempotency_key": format!("{id}-seed")});
-        let path = format!("/v1/accounts/{id}/top-ups");
-        client.expect(Method::POST, &path, seed, &[200, 201]).await;
-    }
 }
 
 /// One client: a debit of 0.01 each round; every fourth round also a job submitted,
@@ -200,7 +182,7 @@ async fn drill(procedure: Procedure, label: &str) {
     let card = card();
     let (serving, base) = start_serve(&procedure.url(), card.path());
     let client = Client::new(&base, ADMIN, Duration::from_secs(10));
-    accounts(&client).await;
+    seeded_accounts(&client, (0..ACCOUNTS).map(account)).await;
     let writes = Arc::new(Writes::default());
     let load = start_load(&client, &writes);
     let answers = client.answers.clone();

@@ -198,6 +198,19 @@ impl Client {
     }
 }
 
+/// Opens each account on the `free` plan and seeds it with a top-up of 100,000.00 (key
+/// `<id>-seed`).
+pub async fn seeded_accounts(client: &Client, ids: impl Iterator<Item = String>) {
+    for id in ids {
+        let path = format!("/v1/accounts/{id}");
+        let plan = json!({"plan": "free"});
+        client.expect(Method::PUT, &path, plan, &[200, 201]).await;
+        let seed = json!({"amount": "100000.00", "idempotency_key": format!("{id}-seed")});
+        let path = format!("/v1/accounts/{id}/top-ups");
+        client.expect(Method::POST, &path, seed, &[200, 201]).await;
+    }
+}
+
 /// Submits a `video` job for `account` under `key`, then leases one from the shared lane
 /// as worker `account` (maybe another account's job): its id and lease token, or `None`
 /// when the lane had no job (204).

@@ -389,6 +389,27 @@ impl Drop for Serving {
     }
 }
 
+/// `holdfast serve` on `url` with the rate card at `card`, a 5 s request time limit, then
+/// `extra` arguments, and `admin` as the environment's admin key: the process and its
+/// base URL, once it listens.
+pub fn serve_with_card(
+    url: &str,
+    card: &std::path::Path,
+    admin: &str,
+    extra: &[&str],
+) -> (Serving, String) {
+    let mut args = vec![
+        "--rate-card",
+        card.to_str().unwrap(),
+        "--request-timeout-seconds",
+        "5",
+    ];
+    args.extend_from_slice(extra);
+    let serving = Serving::spawn(url, &args, Some(admin));
+    let base = format!("http://{}", listen_address(&serving.until("listening on")));
+    (serving, base)
+}
+
 pub fn listen_address(lines: &[String]) -> String {
     let line = lines.last().unwrap();
     let at = line.find("listening on ").unwrap() + "listening on ".len();
