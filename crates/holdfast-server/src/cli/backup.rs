@@ -44,8 +44,8 @@ pub async fn backup(args: BackupArgs) -> anyhow::Result<ExitCode> {
         }),
         || {
             format!(
-                "backed up {database} to {output}: {} bytes, {} accounts, {} ledger entries \
-                 (quick_check ok)",
+                "backed up {database} to {output} ({} bytes; accounts {}, ledger entries {}; \
+                 quick_check ok)",
                 copy.bytes, copy.accounts, copy.ledger_entries
             )
         },
