@@ -3,9 +3,9 @@
 //! - `backup` refuses, in one line and writing nothing: an output file that exists, a
 //!   SQLite file that does not (it is not created), a file without holdfast's schema, a
 //!   PostgreSQL URL (pointing to pg_basebackup and OPERATIONS.md).
-//! - `serve` stopped by SIGTERM checkpoints and closes the database: on SQLite the
-//!   `-wal` file is gone (or empty) and a copy of the main file alone holds every write;
-//!   on both backends it logs `database closed` and exits 0.
+//! - `serve` stopped by SIGTERM or SIGINT checkpoints and closes the database: on SQLite
+//!   the `-wal` file is gone (or empty) and a copy of the main file alone holds every
+//!   write; on both backends it logs `database closed` and exits 0.
 //!
 //! The backup of a live database under load, and its restore, is restore_drill.rs.
 
@@ -85,8 +85,8 @@ fn backup_refuses_to_overwrite_and_needs_a_holdfast_database() {
 }
 
 /// `serve` on `url` with a few writes through the API (2 accounts, 3 top-ups each), then
-/// SIGTERM: it exits 0 and logs `database closed`.
-async fn write_then_stop(url: &str) {
+/// `signal` (TERM, INT): it exits 0 and logs `database closed`.
+async fn write_then_stop(url: &str, signal: &str) {
     let serving = Serving::spawn(url, &[], Some(ADMIN));
     let base = format!("http://{}", listen_address(&serving.until("listening on")));
     let client = Client::new(&base, ADMIN, Duration::from_secs(10));
@@ -100,7 +100,7 @@ async fn write_then_stop(url: &str) {
             client.expect(Method::POST, &path, body, &[201]).await;
         }
     }
-    let (status, lines) = serving.terminate();
+    let (status, lines) = serving.stop_with(signal);
     assert!(status.success(), "serve exits 0: {lines:#?}");
     assert!(
         lines.iter().any(|l| l.contains("database closed")),
@@ -128,7 +128,7 @@ holdfast::backend_test!(
         let Some(db) = TestDb::empty(backend).await else {
             return;
         };
-        write_then_stop(&db.url).await;
+        write_then_stop(&db.url, "TERM").await;
         if backend == Backend::Sqlite {
             assert_main_file_alone_holds_everything(&db.url).await;
         }
@@ -170,4 +170,14 @@ async fn assert_main_file_alone_holds_everything(url: &str) {
     );
     let backup_url = format!("sqlite://{}", output.display());
     assert_eq!(written(&backup_url).await, (2, 6), "the backup");
+}
+
+/// Ctrl-C (SIGINT) stops `serve` the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn serve_stopped_by_ctrl_c_leaves_the_main_file_whole() {
+    let Some(db) = TestDb::empty(Backend::Sqlite).await else {
+        return;
+    };
+    write_then_stop(&db.url, "INT").await;
+    assert_main_file_alone_holds_everything(&db.url).await;
 }

@@ -364,11 +364,16 @@ impl Serving {
     }
 
     /// SIGTERM, then the exit status and every line not yet read (both streams end).
-    pub fn terminate(mut self) -> (std::process::ExitStatus, Vec<String>) {
+    pub fn terminate(self) -> (std::process::ExitStatus, Vec<String>) {
+        self.stop_with("TERM")
+    }
+
+    /// `kill -SIGNAL` (`TERM`, `INT`), then the exit status and every line not yet read.
+    pub fn stop_with(mut self, signal: &str) -> (std::process::ExitStatus, Vec<String>) {
         let pid = self.child.id().to_string();
         assert!(
             Command::new("kill")
-                .args(["-TERM", &pid])
+                .args([&format!("-{signal}"), &pid])
                 .status()
                 .unwrap()
                 .success()
