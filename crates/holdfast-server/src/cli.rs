@@ -6,6 +6,7 @@
 //! its stable code (`holdfast: insufficient_funds: not enough money: …`). Must never:
 //! write a balance itself — every change goes through the engine's operations.
 
+mod backup;
 mod export;
 pub mod fmt;
 mod ingest;
@@ -68,6 +69,9 @@ pub enum Command {
     Jobs(lists::JobsArgs),
     /// The events outbox, by cursor.
     Events(lists::EventsArgs),
+    /// Copy the SQLite database, consistently, into a new file while `serve` runs
+    /// (PostgreSQL: pg_basebackup, see docs/OPERATIONS.md).
+    Backup(backup::BackupArgs),
     /// Check every invariant of DESIGN.md; exits non-zero when any is broken.
     Audit {
         #[command(flatten)]
@@ -105,6 +109,7 @@ pub async fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Ledger(a) => lists::ledger(a).await,
         Command::Jobs(a) => lists::jobs(a).await,
         Command::Events(a) => lists::events(a).await,
+        Command::Backup(a) => backup::backup(a).await,
         Command::Audit { opts } => passes::audit(&opts).await,
         Command::Sweep(a) => passes::sweep(a).await,
         Command::Notices(a) => passes::notices(a).await,

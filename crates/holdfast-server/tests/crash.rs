@@ -48,12 +48,13 @@ use std::time::{Duration, Instant};
 
 use holdfast::RateCard;
 use holdfast::testing::{Backend, TestDb, assert_clean, card_file, card_text_with, put, top_up};
+use http_support::cluster::Cluster;
 use http_support::faults::{
-    Answers, CAPTURES_BY_REF, Client, DEBITS_BY_REF, Load, as_postgres, assert_each_once,
-    assert_no_job_ended_twice, connect_within, counts, free_port, in_ci, job_receiver,
-    postgres_bindir, postgres_temp_dir, postmaster, signal, submit_and_lease, wait_delivered,
+    Answers, CAPTURES_BY_REF, Client, DEBITS_BY_REF, Load, assert_each_once,
+    assert_no_job_ended_twice, counts, job_receiver, seeded_accounts, signal, submit_and_lease,
+    wait_delivered,
 };
-use http_support::{Serving, listen_address};
+use http_support::{Serving, serve_with_card};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -93,18 +94,8 @@ fn card(hook: &str) -> tempfile::NamedTempFile {
 
 /// `serve` on `url`, and its base URL.
 fn start_serve(url: &str, card: &Path) -> (Serving, String) {
-    let args = [
-        "--rate-card",
-        card.to_str().unwrap(),
-        "--request-timeout-seconds",
-        "5",
-        // A delivery whose attempt the kill interrupted is claimed for 2 × 1 + 5 s.
-        "--webhook-timeout-seconds",
-        "1",
-    ];
-    let serving = Serving::spawn(url, &args, Some(ADMIN));
-    let base = format!("http://{}", listen_address(&serving.until("listening on")));
-    (serving, base)
+    // A delivery whose attempt the kill interrupted is claimed for 2 × 1 + 5 s.
+    serve_with_card(url, card, ADMIN, &["--webhook-timeout-seconds", "1"])
 }
 
 // ---------------------------------------------------------------- the load
@@ -213,14 +204,7 @@ async fn accounts(client: &Client) {
     let ids = (0..MONEY_ACCOUNTS)
         .map(money_account)
         .chain((0..JOB_ACCOUNTS).map(job_account));
-    for id in ids {
-        let path = format!("/v1/accounts/{id}");
-        let plan = json!({"plan": "free"});
-        client.expect(Method::PUT, &path, plan, &[200, 201]).await;
-        let seed = json!({"amount": "100000.00", "idempotency_key": format!("{id}-seed")});
-        let path = format!("/v1/accounts/{id}/top-ups");
-        client.expect(Method::POST, &path, seed, &[200, 201]).await;
-    }
+    seeded_accounts(client, ids).await;
 }
 
 /// The clients' tasks, running until [`Load::finish`].
@@ -361,114 +345,6 @@ async fn assert_books(
 }
 
 // ---------------------------------------------------------------- the faults
-
-/// A PostgreSQL cluster of its own under a temporary directory, on a free loopback port;
-/// stopped (immediately) on drop.
-struct Cluster {
-    dir: tempfile::TempDir,
-    bindir: PathBuf,
-    as_postgres: bool,
-    port: u16,
-}
-
-impl Cluster {
-    /// `initdb` and start, or `None` without PostgreSQL's binaries (outside CI).
-    async fn new() -> Option<Cluster> {
-        let Some(bindir) = postgres_bindir().filter(|b| b.join("initdb").is_file()) else {
-            assert!(
-                !in_ci(),
-                "PostgreSQL's server binaries (initdb, pg_ctl) are required under CI"
-            );
-            eprintln!(
-                "\n*** initdb/pg_ctl not found under /usr/lib/postgresql \
-                 (apt-get install postgresql-15)\n*** SKIPPING the PostgreSQL restart test\n"
-            );
-            return None;
-        };
-        let (dir, as_postgres) = postgres_temp_dir();
-        let cluster = Cluster {
-            dir,
-            bindir,
-            as_postgres,
-            port: free_port(),
-        };
-        let data = cluster.data();
-        cluster.run(
-            "initdb",
-            &["-D", &data, "-U", "postgres", "-A", "trust", "--no-sync"],
-        );
-        cluster.start();
-        let mut conn = connect_within(&cluster.url("postgres"), Duration::from_secs(30)).await;
-        sqlx::raw_sql("CREATE DATABASE holdfast")
-            .execute(&mut conn)
-            .await
-            .unwrap();
-        Some(cluster)
-    }
-
-    fn data(&self) -> String {
-        self.dir.path().join("data").display().to_string()
-    }
-
-    fn url(&self, db: &str) -> String {
-        format!(
-            "postgres://postgres@127.0.0.1:{}/{db}?sslmode=disable",
-            self.port
-        )
-    }
-
-    /// Runs a PostgreSQL program (as `postgres` when root) to its end.
-    fn run(&self, program: &str, args: &[&str]) {
-        let out = as_postgres(&self.bindir.join(program), self.as_postgres)
-            .args(args)
-            .current_dir(self.dir.path())
-            .stdin(Stdio::null())
-            .output()
-            .expect(program);
-        assert!(
-            out.status.success(),
-            "{program} {args:?}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    /// `pg_ctl start`, waiting until it accepts connections (fsync on, as in production).
-    fn start(&self) {
-        let options = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=on",
-            self.port,
-            self.dir.path().display()
-        );
-        let log = self.dir.path().join("postgres.log").display().to_string();
-        let data = self.data();
-        self.run(
-            "pg_ctl",
-            &["start", "-D", &data, "-l", &log, "-w", "-o", &options],
-        );
-    }
-
-    /// `pg_ctl stop -m immediate`: every server process quits at once, no checkpoint;
-    /// the next start recovers from the WAL, as after a crash.
-    fn stop_immediately(&self) {
-        let data = self.data();
-        self.run("pg_ctl", &["stop", "-D", &data, "-m", "immediate", "-w"]);
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        let data = self.data();
-        let _ = as_postgres(&self.bindir.join("pg_ctl"), self.as_postgres)
-            .args(["stop", "-D", &data, "-m", "immediate", "-w"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        if let Some(pid) = postmaster(&data) {
-            signal("KILL", &pid);
-        }
-    }
-}
 
 /// What is done to the running system at each round.
 enum Fault<'a> {

@@ -29,7 +29,7 @@ use http_support::faults::{
     Acknowledged, Client, Load, as_postgres, connect_within, free_port, job_receiver,
     postgres_bindir, postgres_temp_dir, postmaster, signal, submit_and_lease, wait_delivered,
 };
-use http_support::{Serving, listen_address};
+use http_support::{Serving, serve_with_card};
 use reqwest::Method;
 use serde_json::{Value, json};
 use sqlx::{Connection, PgConnection};
@@ -454,14 +454,7 @@ impl Drop for Server {
 }
 
 fn start_serve(url: &str, card: &Path) -> (Server, String) {
-    let args = [
-        "--rate-card",
-        card.to_str().unwrap(),
-        "--request-timeout-seconds",
-        "5",
-    ];
-    let serving = Serving::spawn(url, &args, Some(ADMIN));
-    let base = format!("http://{}", listen_address(&serving.until("listening on")));
+    let (serving, base) = serve_with_card(url, card, ADMIN, &[]);
     (Server(Some(serving)), base)
 }
 

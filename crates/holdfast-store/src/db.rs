@@ -399,6 +399,23 @@ impl Pool {
             Pool::Sqlite(p, _) => p.close().await,
         }
     }
+
+    /// Ends this pool's use of the database, for a process that stops: on SQLite the
+    /// write-ahead log is first checkpointed into the main file and truncated
+    /// ([`crate::backup::checkpoint_truncate`]), so the main file alone holds every
+    /// commit; then every connection closes, on both backends (waiting for any still in
+    /// use). Whether the checkpoint completed (on PostgreSQL there is none: true).
+    pub async fn checkpoint_and_close(&self) -> Result<bool, StoreError> {
+        let checkpointed = match self {
+            Pool::Postgres(..) => Ok(true),
+            Pool::Sqlite(p, _) => match p.acquire().await {
+                Ok(mut conn) => crate::backup::checkpoint_truncate(&mut conn).await,
+                Err(e) => Err(StoreError::from(e)),
+            },
+        };
+        self.close().await;
+        checkpointed
+    }
 }
 
 /// `begin` on PostgreSQL; with several hosts, the acceptable one followed first, and a

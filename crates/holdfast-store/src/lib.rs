@@ -10,7 +10,7 @@
 //! [`job_batch`], its batched worker calls), [`refunds`]
 //! (job refunds, grants), [`events`],
 //! [`webhooks`], [`keys`], [`passes`] (sweeper, notices), [`reactivate`], [`reconcile`],
-//! [`retention`] (prune), [`audit`] — over a small shared layer: [`store`] (the transaction and its retries),
+//! [`retention`] (prune), [`audit`], [`backup`] (a SQLite copy, the checkpoint at a stop) — over a small shared layer: [`store`] (the transaction and its retries),
 //! [`account_state`] (locking and reading an account), [`writes`] (ledger entries, events,
 //! refills, the money write), [`db`] and [`statement`] (the two backends, statements
 //! bound by name), [`group`] (SQLite's write gate, where queued units of work share a
@@ -22,6 +22,7 @@ pub mod account_state;
 pub mod accounts;
 pub mod actor;
 pub mod audit;
+pub mod backup;
 pub mod bans;
 pub mod db;
 pub mod error;

@@ -29,6 +29,9 @@ pub use holdfast_core::{self as core, *};
 /// hatch, with [`Engine::store`], for tests and the bench. Applications use [`Engine`].
 pub use holdfast_store as store;
 
+/// A consistent copy of a live SQLite database (`holdfast backup`).
+pub use holdfast_store::backup::{SqliteBackup, backup_sqlite};
+
 /// Who caused a change: name the actor of a piece of work with [`actor::acting_as`].
 pub use holdfast_store::actor;
 

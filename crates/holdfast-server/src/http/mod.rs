@@ -525,7 +525,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         ..ServerOptions::default()
     };
     let stop = shutdown_signal()?;
-    let server = start(engine, listener, opts).await?;
+    let server = start(engine.clone(), listener, opts).await?;
     if let Some(metrics) = server.metrics_addr() {
         tracing::info!(listen = %metrics, "serving /metrics without a key on {metrics}");
     }
@@ -538,6 +538,22 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     stop.await;
     tracing::info!("shutting down: finishing in-flight requests");
     server.shutdown().await?;
+    close_database(&engine).await?;
     tracing::info!("stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// After the last request: the database checkpointed (SQLite: the main file alone then
+/// holds every commit, and the `-wal` file is gone) and closed.
+async fn close_database(engine: &Engine) -> anyhow::Result<()> {
+    let checkpointed = engine.close().await.context("closing the database")?;
+    if checkpointed {
+        tracing::info!("database closed");
+    } else {
+        tracing::warn!(
+            "database closed; another process was using the SQLite file, so its -wal file \
+             stays until the next checkpoint"
+        );
+    }
+    Ok(())
 }

@@ -198,6 +198,19 @@ impl Client {
     }
 }
 
+/// Opens each account on the `free` plan and seeds it with a top-up of 100,000.00 (key
+/// `<id>-seed`).
+pub async fn seeded_accounts(client: &Client, ids: impl Iterator<Item = String>) {
+    for id in ids {
+        let path = format!("/v1/accounts/{id}");
+        let plan = json!({"plan": "free"});
+        client.expect(Method::PUT, &path, plan, &[200, 201]).await;
+        let seed = json!({"amount": "100000.00", "idempotency_key": format!("{id}-seed")});
+        let path = format!("/v1/accounts/{id}/top-ups");
+        client.expect(Method::POST, &path, seed, &[200, 201]).await;
+    }
+}
+
 /// Submits a `video` job for `account` under `key`, then leases one from the shared lane
 /// as worker `account` (maybe another account's job): its id and lease token, or `None`
 /// when the lane had no job (204).
@@ -240,6 +253,20 @@ impl Load {
 
     pub fn spawn(&mut self, task: impl Future<Output = ()> + Send + 'static) {
         self.tasks.push(tokio::spawn(task));
+    }
+
+    /// Stops the tasks where they stand, requests in flight and all (their server was
+    /// killed under them); a task that had panicked fails the test here.
+    pub async fn abandon(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for task in self.tasks {
+            task.abort();
+            if let Err(e) = task.await
+                && e.is_panic()
+            {
+                std::panic::resume_unwind(e.into_panic());
+            }
+        }
     }
 
     /// Tells the tasks to stop and waits for them (a task's panic fails the test here).

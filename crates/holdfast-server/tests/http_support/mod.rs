@@ -2,6 +2,7 @@
 //! each backend, a reqwest client, and one key of each role.
 #![allow(dead_code)]
 
+pub mod cluster;
 pub mod faults;
 
 use std::io::{BufRead, BufReader};
@@ -363,11 +364,16 @@ impl Serving {
     }
 
     /// SIGTERM, then the exit status and every line not yet read (both streams end).
-    pub fn terminate(mut self) -> (std::process::ExitStatus, Vec<String>) {
+    pub fn terminate(self) -> (std::process::ExitStatus, Vec<String>) {
+        self.stop_with("TERM")
+    }
+
+    /// `kill -SIGNAL` (`TERM`, `INT`), then the exit status and every line not yet read.
+    pub fn stop_with(mut self, signal: &str) -> (std::process::ExitStatus, Vec<String>) {
         let pid = self.child.id().to_string();
         assert!(
             Command::new("kill")
-                .args(["-TERM", &pid])
+                .args([&format!("-{signal}"), &pid])
                 .status()
                 .unwrap()
                 .success()
@@ -386,6 +392,27 @@ impl Drop for Serving {
             let _ = self.child.wait();
         }
     }
+}
+
+/// `holdfast serve` on `url` with the rate card at `card`, a 5 s request time limit, then
+/// `extra` arguments, and `admin` as the environment's admin key: the process and its
+/// base URL, once it listens.
+pub fn serve_with_card(
+    url: &str,
+    card: &std::path::Path,
+    admin: &str,
+    extra: &[&str],
+) -> (Serving, String) {
+    let mut args = vec![
+        "--rate-card",
+        card.to_str().unwrap(),
+        "--request-timeout-seconds",
+        "5",
+    ];
+    args.extend_from_slice(extra);
+    let serving = Serving::spawn(url, &args, Some(admin));
+    let base = format!("http://{}", listen_address(&serving.until("listening on")));
+    (serving, base)
 }
 
 pub fn listen_address(lines: &[String]) -> String {

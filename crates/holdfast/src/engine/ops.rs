@@ -55,4 +55,13 @@ impl Engine {
     pub async fn stats(&self) -> Result<Stats, StoreError> {
         self.store.stats().await
     }
+
+    /// Ends the engine's use of the database, for a process that stops after its last
+    /// operation: on SQLite the write-ahead log is checkpointed into the main file and
+    /// truncated, so the file alone holds every commit (a copy of it is whole), then every
+    /// connection closes. Whether the checkpoint completed: not while another process is
+    /// using the file (it then keeps the log until its own checkpoint).
+    pub async fn close(&self) -> Result<bool, StoreError> {
+        self.store.pool().checkpoint_and_close().await
+    }
 }
