@@ -19,7 +19,7 @@ cleanup() {
   psql -q "$PG/postgres" -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
-export HOLDFAST_ADMIN_KEY=hf_export_memory_bench_key
+export HOLDFAST_ADMIN_KEY=hf_export_memory_bench_key_0123456789abcdef
 
 fill_sql() { # $1: the row source for 1..N as "i"
   cat <<SQL

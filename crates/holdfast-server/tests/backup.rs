@@ -21,7 +21,7 @@ use http_support::{Serving, listen_address};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-const ADMIN: &str = "hf_backup_test_admin_key";
+const ADMIN: &str = "hf_backup_test_admin_key_0123456789abcdef";
 
 /// `holdfast ARGS --database URL`: success, stdout, stderr.
 fn holdfast(url: &str, args: &[&str]) -> (bool, String, String) {

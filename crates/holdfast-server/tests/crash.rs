@@ -58,7 +58,7 @@ use http_support::{Serving, serve_with_card};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-const ADMIN: &str = "hf_crash_admin_key";
+const ADMIN: &str = "hf_crash_admin_key_0123456789abcdef";
 const MONEY_ACCOUNTS: usize = 2;
 const JOB_ACCOUNTS: usize = 2;
 /// How long the clients may take for the successes awaited before and after a fault.

@@ -38,7 +38,7 @@ use serde_json::{Value, json};
 use sqlx::{Connection, SqliteConnection};
 use tokio::sync::watch;
 
-const ADMIN: &str = "hf_disk_full_admin_key";
+const ADMIN: &str = "hf_disk_full_admin_key_0123456789abcdef";
 /// The tmpfs before it fills: the schema (about 400 KiB of WAL) and some 40 writes.
 const SMALL_KIB: u64 = 2048;
 /// The tmpfs once space is given back.

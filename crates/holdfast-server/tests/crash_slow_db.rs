@@ -34,7 +34,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
-const ADMIN: &str = "hf_slow_db_admin_key";
+const ADMIN: &str = "hf_slow_db_admin_key_0123456789abcdef";
 /// `serve --request-timeout-seconds`.
 const REQUEST_LIMIT: Duration = Duration::from_secs(2);
 /// `serve --db-acquire-timeout-ms`: long enough for the probe's delay to pass the

@@ -15,7 +15,7 @@ use holdfast::testing::{TestDb, card_file, card_text_with};
 use http_support::{Serving, listen_address};
 use tokio::sync::Notify;
 
-const ADMIN: &str = "hf_crash_webhooks_admin_key";
+const ADMIN: &str = "hf_crash_webhooks_admin_key_0123456789abcdef";
 
 /// Receives deliveries: the first is never answered (the test kills the sender meanwhile),
 /// later ones are answered 200. Records each delivery's `webhook-id`.

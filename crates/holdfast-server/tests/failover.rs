@@ -34,7 +34,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use sqlx::{Connection, PgConnection};
 
-const ADMIN: &str = "hf_failover_admin_key";
+const ADMIN: &str = "hf_failover_admin_key_0123456789abcdef";
 /// `serve --request-timeout-seconds`: no answer may take longer (plus scheduling slack).
 const REQUEST_LIMIT: Duration = Duration::from_secs(5);
 const DEBIT_ACCOUNTS: usize = 3;

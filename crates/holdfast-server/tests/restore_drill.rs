@@ -38,7 +38,7 @@ use http_support::{Serving, serve_with_card};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-const ADMIN: &str = "hf_restore_drill_admin_key";
+const ADMIN: &str = "hf_restore_drill_admin_key_0123456789abcdef";
 const ACCOUNTS: usize = 8;
 /// How long the clients may take for the successes awaited around the backup.
 const SUCCESSES_WITHIN: Duration = Duration::from_secs(60);

@@ -27,7 +27,7 @@ use holdfast::testing::{Backend, TestDb};
 use http_support::{Serving, listen_address};
 use serde_json::{Value, json};
 
-const ADMIN: &str = "hf_syncs_admin_key";
+const ADMIN: &str = "hf_syncs_admin_key_0123456789abcdef";
 const TRACE: [&str; 8] = [
     "strace",
     "-f",

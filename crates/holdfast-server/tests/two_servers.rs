@@ -17,7 +17,7 @@ use holdfast::testing::{Backend, TestDb, card_file, card_text_with};
 use http_support::{Serving, listen_address};
 use serde_json::{Value, json};
 
-const ADMIN: &str = "hf_two_servers_admin_key";
+const ADMIN: &str = "hf_two_servers_admin_key_0123456789abcdef";
 /// How long the mixed load runs: 20 s in the suite, longer for a release check with
 /// `HOLDFAST_SOAK_SECONDS` (e.g. 600).
 fn load_time() -> Duration {
