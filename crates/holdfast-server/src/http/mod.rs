@@ -193,9 +193,16 @@ fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(admin::openapi))
 }
 
-/// The OpenAPI document served at `/openapi.json`.
+/// The OpenAPI document without a rate card: what `holdfast openapi` prints and
+/// `docs/openapi.json` holds, the same for every deployment.
 pub fn document() -> serde_json::Value {
     schema::finish(api().into_openapi())
+}
+
+/// The OpenAPI document a server running `card` serves at `/openapi.json`: [`document`]
+/// with the card's names as enums and its longest lease as a maximum.
+pub fn document_for(card: &holdfast::core::ratecard::RateCard) -> serde_json::Value {
+    schema::with_card(document(), card)
 }
 
 /// The methods a path item documents, each once.
@@ -253,7 +260,7 @@ async fn time_limit(State(limit): State<Duration>, req: Request, next: Next) -> 
 /// [`admin::openapi`]).
 pub fn router(state: AppState, request_timeout: Duration, console: bool) -> Router {
     let (router, doc) = api().split_for_parts();
-    let doc = schema::finish(doc);
+    let doc = schema::with_card(schema::finish(doc), state.engine.card());
     let router = if console {
         router.merge(crate::console::routes())
     } else {
