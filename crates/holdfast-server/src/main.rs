@@ -63,3 +63,42 @@ fn cli_actor() -> String {
         .unwrap_or_else(|| "unknown".to_owned());
     format!("cli:{user}")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Every argument of `cmd` and its subcommands without a description in `--help`,
+    /// as `holdfast <subcommand…> <argument>`.
+    fn undescribed(cmd: &clap::Command, path: &str, found: &mut Vec<String>) {
+        for arg in cmd.get_arguments() {
+            let help = arg.get_help().or(arg.get_long_help());
+            if help.is_none_or(|h| h.to_string().trim().is_empty()) {
+                found.push(format!("{path} {}", arg.get_id()));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            let described = sub.get_about().or(sub.get_long_about());
+            if described.is_none_or(|h| h.to_string().trim().is_empty()) {
+                found.push(format!("{path} {} (the subcommand)", sub.get_name()));
+            }
+            undescribed(sub, &format!("{path} {}", sub.get_name()), found);
+        }
+    }
+
+    /// `holdfast … --help` describes every subcommand and every argument.
+    #[test]
+    fn every_argument_and_subcommand_has_help_text() {
+        let mut cmd = Cli::command();
+        cmd.build();
+        let mut found = vec![];
+        undescribed(&cmd, "holdfast", &mut found);
+        assert!(found.is_empty(), "no help text: {found:#?}");
+    }
+
+    #[test]
+    fn the_command_tree_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+}
