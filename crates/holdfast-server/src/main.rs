@@ -24,8 +24,9 @@ struct Cli {
 enum Command {
     /// Run the HTTP API (and the scheduled passes) on the embedded default or PostgreSQL.
     Serve(http::ServeArgs),
-    /// Print the OpenAPI document `serve` answers at /openapi.json (docs/openapi.json is
-    /// this, committed; clients are generated from it).
+    /// Print the OpenAPI document without a rate card (docs/openapi.json is this,
+    /// committed; clients are generated from it). `serve` answers /openapi.json with this
+    /// plus its card's names as enums and its longest lease as a maximum.
     Openapi,
     #[command(flatten)]
     Ops(cli::Command),

@@ -194,15 +194,10 @@ fn api() -> OpenApiRouter<AppState> {
 }
 
 /// The OpenAPI document without a rate card: what `holdfast openapi` prints and
-/// `docs/openapi.json` holds, the same for every deployment.
+/// `docs/openapi.json` holds, the same for every deployment. A server serves it with its
+/// card's names and bounds added ([`schema::with_card`], in [`router`]).
 pub fn document() -> serde_json::Value {
     schema::finish(api().into_openapi())
-}
-
-/// The OpenAPI document a server running `card` serves at `/openapi.json`: [`document`]
-/// with the card's names as enums and its longest lease as a maximum.
-pub fn document_for(card: &holdfast::core::ratecard::RateCard) -> serde_json::Value {
-    schema::with_card(document(), card)
 }
 
 /// The methods a path item documents, each once.
