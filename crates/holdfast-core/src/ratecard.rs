@@ -8,6 +8,7 @@ use serde::Deserialize;
 use thiserror::Error;
 
 use crate::money::Micros;
+use crate::refusal::{Known, Refusal};
 
 /// The money pocket's name in `take` lists, ledger entries and holds.
 pub const MONEY: &str = "money";
@@ -735,6 +736,41 @@ impl RateCard {
         } else {
             kind.lane.clone()
         }
+    }
+
+    /// The kind called `name`, else `unknown_kind` with the card's kinds.
+    pub fn kind(&self, name: &str) -> Result<&Kind, Refusal> {
+        self.kinds
+            .get(name)
+            .ok_or_else(|| Refusal::UnknownKind(name.to_owned(), Known::of(self.kinds.keys())))
+    }
+
+    /// The price per second of the meter called `name`, else `unknown_meter` with the
+    /// card's meters.
+    pub fn meter(&self, name: &str) -> Result<Micros, Refusal> {
+        self.meters
+            .get(name)
+            .copied()
+            .ok_or_else(|| Refusal::UnknownMeter(name.to_owned(), Known::of(self.meters.keys())))
+    }
+
+    /// `unknown_plan` with the card's plans when it has no plan called `name`.
+    pub fn check_plan(&self, name: &str) -> Result<(), Refusal> {
+        if self.plans.contains_key(name) {
+            return Ok(());
+        }
+        Err(Refusal::UnknownPlan(
+            name.to_owned(),
+            Known::of(self.plans.keys()),
+        ))
+    }
+
+    /// `unknown_lane` with the card's lanes when no kind uses `lane`.
+    pub fn check_lane(&self, lane: &str) -> Result<(), Refusal> {
+        if self.is_lane(lane) {
+            return Ok(());
+        }
+        Err(Refusal::UnknownLane(lane.to_owned(), Known(self.lanes())))
     }
 
     /// Every lane some kind can put a job in.

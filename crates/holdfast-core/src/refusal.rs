@@ -1,7 +1,29 @@
 //! Every business refusal holdfast gives, each with one stable code (API.md). A refusal
 //! changes nothing.
 
+use std::fmt;
+
 use thiserror::Error;
+
+/// The names the rate card has of one sort (its plans, kinds, meters or lanes), carried by
+/// the refusal of a name it lacks so that the message lists what the caller could send.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Known(pub Vec<String>);
+
+impl Known {
+    pub fn of<'a>(names: impl IntoIterator<Item = &'a String>) -> Known {
+        Known(names.into_iter().cloned().collect())
+    }
+}
+
+impl fmt::Display for Known {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("none");
+        }
+        f.write_str(&self.0.join(", "))
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum Refusal {
@@ -9,18 +31,18 @@ pub enum Refusal {
     InvalidRequest(String),
     #[error("{0}")]
     InvalidCapture(String),
-    #[error("unknown plan {0:?}")]
-    UnknownPlan(String),
-    #[error("unknown kind {0:?}")]
-    UnknownKind(String),
-    #[error("unknown meter {0:?}")]
-    UnknownMeter(String),
+    #[error("unknown plan {0:?}; the rate card's plans: {1}")]
+    UnknownPlan(String, Known),
+    #[error("unknown kind {0:?}; the rate card's kinds: {1}")]
+    UnknownKind(String, Known),
+    #[error("unknown meter {0:?}; the rate card's meters: {1}")]
+    UnknownMeter(String, Known),
     #[error("no such account")]
     AccountNotFound,
     #[error("no such job")]
     JobNotFound,
-    #[error("no kind uses lane {0:?}")]
-    UnknownLane(String),
+    #[error("no kind uses lane {0:?}; the rate card's lanes: {1}")]
+    UnknownLane(String, Known),
     #[error("no top-up with that idempotency key on this account")]
     TopUpNotFound,
     #[error("this idempotency key was used for a different request")]
@@ -64,12 +86,12 @@ impl Refusal {
     pub fn code(&self) -> &'static str {
         match self {
             Refusal::InvalidRequest(_) | Refusal::InvalidCapture(_) => "invalid_request",
-            Refusal::UnknownPlan(_) => "unknown_plan",
-            Refusal::UnknownKind(_) => "unknown_kind",
-            Refusal::UnknownMeter(_) => "unknown_meter",
+            Refusal::UnknownPlan(..) => "unknown_plan",
+            Refusal::UnknownKind(..) => "unknown_kind",
+            Refusal::UnknownMeter(..) => "unknown_meter",
             Refusal::AccountNotFound => "account_not_found",
             Refusal::JobNotFound => "job_not_found",
-            Refusal::UnknownLane(_) => "unknown_lane",
+            Refusal::UnknownLane(..) => "unknown_lane",
             Refusal::TopUpNotFound => "top_up_not_found",
             Refusal::IdempotencyMismatch => "idempotency_mismatch",
             Refusal::AccountBanned => "account_banned",
@@ -94,13 +116,13 @@ impl Refusal {
         match self {
             Refusal::InvalidRequest(_)
             | Refusal::InvalidCapture(_)
-            | Refusal::UnknownPlan(_)
-            | Refusal::UnknownKind(_)
-            | Refusal::UnknownMeter(_)
+            | Refusal::UnknownPlan(..)
+            | Refusal::UnknownKind(..)
+            | Refusal::UnknownMeter(..)
             | Refusal::AmountOutOfRange => 422,
             Refusal::AccountNotFound
             | Refusal::JobNotFound
-            | Refusal::UnknownLane(_)
+            | Refusal::UnknownLane(..)
             | Refusal::TopUpNotFound => 404,
             Refusal::AccountBanned | Refusal::AccountBlocked | Refusal::AccountSuspended => 403,
             Refusal::InsufficientFunds | Refusal::InsufficientAllowance => 402,
@@ -129,12 +151,28 @@ mod tests {
         vec![
             (Refusal::InvalidRequest(s()), "invalid_request", 422),
             (Refusal::InvalidCapture(s()), "invalid_request", 422),
-            (Refusal::UnknownPlan(s()), "unknown_plan", 422),
-            (Refusal::UnknownKind(s()), "unknown_kind", 422),
-            (Refusal::UnknownMeter(s()), "unknown_meter", 422),
+            (
+                Refusal::UnknownPlan(s(), Known::default()),
+                "unknown_plan",
+                422,
+            ),
+            (
+                Refusal::UnknownKind(s(), Known::default()),
+                "unknown_kind",
+                422,
+            ),
+            (
+                Refusal::UnknownMeter(s(), Known::default()),
+                "unknown_meter",
+                422,
+            ),
             (Refusal::AccountNotFound, "account_not_found", 404),
             (Refusal::JobNotFound, "job_not_found", 404),
-            (Refusal::UnknownLane(s()), "unknown_lane", 404),
+            (
+                Refusal::UnknownLane(s(), Known::default()),
+                "unknown_lane",
+                404,
+            ),
             (Refusal::TopUpNotFound, "top_up_not_found", 404),
             (Refusal::IdempotencyMismatch, "idempotency_mismatch", 409),
             (Refusal::AccountBanned, "account_banned", 403),
@@ -169,10 +207,15 @@ mod tests {
     }
 
     #[test]
-    fn messages_carry_the_offending_name() {
+    fn messages_carry_the_offending_name_and_the_cards_names() {
+        let known = Known(vec!["free".into(), "premium".into()]);
         assert_eq!(
-            Refusal::UnknownPlan("gold".into()).to_string(),
-            "unknown plan \"gold\""
+            Refusal::UnknownPlan("gold".into(), known).to_string(),
+            "unknown plan \"gold\"; the rate card's plans: free, premium"
+        );
+        assert_eq!(
+            Refusal::UnknownMeter("gpu".into(), Known::default()).to_string(),
+            "unknown meter \"gpu\"; the rate card's meters: none"
         );
         assert_eq!(Refusal::InvalidRequest("bad".into()).to_string(), "bad");
     }

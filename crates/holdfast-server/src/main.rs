@@ -24,8 +24,9 @@ struct Cli {
 enum Command {
     /// Run the HTTP API (and the scheduled passes) on the embedded default or PostgreSQL.
     Serve(http::ServeArgs),
-    /// Print the OpenAPI document `serve` answers at /openapi.json (docs/openapi.json is
-    /// this, committed; clients are generated from it).
+    /// Print the OpenAPI document without a rate card (docs/openapi.json is this,
+    /// committed; clients are generated from it). `serve` answers /openapi.json with this
+    /// plus its card's names as enums and its longest lease as a maximum.
     Openapi,
     #[command(flatten)]
     Ops(cli::Command),
@@ -62,4 +63,43 @@ fn cli_actor() -> String {
         .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
         .unwrap_or_else(|| "unknown".to_owned());
     format!("cli:{user}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Every argument of `cmd` and its subcommands without a description in `--help`,
+    /// as `holdfast <subcommand…> <argument>`.
+    fn undescribed(cmd: &clap::Command, path: &str, found: &mut Vec<String>) {
+        for arg in cmd.get_arguments() {
+            let help = arg.get_help().or(arg.get_long_help());
+            if help.is_none_or(|h| h.to_string().trim().is_empty()) {
+                found.push(format!("{path} {}", arg.get_id()));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            let described = sub.get_about().or(sub.get_long_about());
+            if described.is_none_or(|h| h.to_string().trim().is_empty()) {
+                found.push(format!("{path} {} (the subcommand)", sub.get_name()));
+            }
+            undescribed(sub, &format!("{path} {}", sub.get_name()), found);
+        }
+    }
+
+    /// `holdfast … --help` describes every subcommand and every argument.
+    #[test]
+    fn every_argument_and_subcommand_has_help_text() {
+        let mut cmd = Cli::command();
+        cmd.build();
+        let mut found = vec![];
+        undescribed(&cmd, "holdfast", &mut found);
+        assert!(found.is_empty(), "no help text: {found:#?}");
+    }
+
+    #[test]
+    fn the_command_tree_is_well_formed() {
+        Cli::command().debug_assert();
+    }
 }

@@ -116,9 +116,14 @@ backend_test!(accounts_and_money, |b| async move {
     .expect(404, "account_not_found");
     // 422 unknown_meter comes before 404 account_not_found.
     let usage = json!({"usage": {"meter": "quantum", "seconds": 1}, "idempotency_key": "x"});
-    api.post(&api.service, "/v1/accounts/nobody/debits", usage)
-        .await
-        .expect(422, "unknown_meter");
+    let r = api
+        .post(&api.service, "/v1/accounts/nobody/debits", usage)
+        .await;
+    r.expect(422, "unknown_meter");
+    assert_eq!(
+        r.message(),
+        "unknown meter \"quantum\"; the rate card's meters: linux-large, linux-small"
+    );
     api.assert_clean().await;
     api.stop().await;
 });

@@ -58,6 +58,29 @@ backend_test!(
                 r.expect(403, "forbidden");
             }
         }
+        // A 403 names the roles the endpoint needs and the key's own.
+        let forbidden = [
+            (
+                &api.worker,
+                "/v1/events",
+                "service, admin or viewer",
+                "worker",
+            ),
+            (&api.service, "/v1/admin/sweep", "admin", "service"),
+            (&api.service, lease, "worker or admin", "service"),
+        ];
+        for (key, path, needs, role) in forbidden {
+            let method = if path == "/v1/events" {
+                Method::GET
+            } else {
+                Method::POST
+            };
+            let body = (method == Method::POST).then(|| json!({}));
+            let r = api.call(method, key, path, body).await;
+            r.expect(403, "forbidden");
+            let expected = format!("this endpoint needs role {needs} (this key's role is {role})");
+            assert_eq!(r.message(), expected, "{path}");
+        }
         let r = api
             .post(&api.worker, lease, json!({"worker_id": "w"}))
             .await;
@@ -134,13 +157,31 @@ backend_test!(errors_come_in_the_documented_order, |b| async move {
     )
     .await
     .expect(422, "invalid_request");
-    // 422 unknown_kind / unknown_plan before 404 account_not_found.
-    api.submit("nobody", "sculpture", "k")
-        .await
-        .expect(422, "unknown_kind");
-    api.put(&api.service, "/v1/accounts/o1", json!({"plan": "gold"}))
-        .await
-        .expect(422, "unknown_plan");
+    // 422 unknown_kind / unknown_plan before 404 account_not_found; the message lists
+    // the names the card has.
+    let r = api.submit("nobody", "sculpture", "k").await;
+    r.expect(422, "unknown_kind");
+    assert_eq!(
+        r.message(),
+        "unknown kind \"sculpture\"; the rate card's kinds: ci, image, text, video"
+    );
+    let r = api
+        .put(&api.service, "/v1/accounts/o1", json!({"plan": "gold"}))
+        .await;
+    r.expect(422, "unknown_plan");
+    assert_eq!(
+        r.message(),
+        "unknown plan \"gold\"; the rate card's plans: free, premium"
+    );
+    let r = api
+        .post(
+            &api.worker,
+            "/v1/lanes/nope/lease",
+            json!({"worker_id": "w"}),
+        )
+        .await;
+    r.expect(404, "unknown_lane");
+    assert!(r.message().ends_with("lanes: image, image_priority, runners, runners_priority, text, text_priority, video, video_priority"), "{}", r.message());
     // 404 before the idempotency check: an unknown account with a used key.
     api.top_up("o1", "1.00", "used").await;
     api.post(

@@ -588,10 +588,11 @@ backend_test!(admin_passes_run_on_request, |b| async move {
     api.stop().await;
 });
 
-/// `docs/openapi.json` is the contract clients are generated from: it must be exactly what
-/// the service serves. After changing the API, `holdfast openapi > docs/openapi.json`.
+/// `docs/openapi.json` is the contract clients are generated from: it must be exactly the
+/// card-free document (`holdfast openapi`) the served one is made from. After changing the
+/// API, `holdfast openapi > docs/openapi.json`.
 #[test]
-fn the_committed_document_is_the_served_one() {
+fn the_committed_document_is_the_card_free_one() {
     let committed: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -605,6 +606,119 @@ fn the_committed_document_is_the_served_one() {
         "docs/openapi.json is stale: run `cargo run -p holdfast-server -- openapi > docs/openapi.json`"
     );
 }
+
+/// Every JSON pointer at which `a` and `b` differ (a value only one of them has included).
+fn differences(at: &str, a: &Value, b: &Value, found: &mut BTreeSet<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for k in keys {
+                let (xv, yv) = (
+                    x.get(k).unwrap_or(&Value::Null),
+                    y.get(k).unwrap_or(&Value::Null),
+                );
+                differences(
+                    &format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
+                    xv,
+                    yv,
+                    found,
+                );
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (xv, yv)) in x.iter().zip(y).enumerate() {
+                differences(&format!("{at}/{i}"), xv, yv, found);
+            }
+        }
+        _ if a != b => {
+            found.insert(at.to_owned());
+        }
+        _ => {}
+    }
+}
+
+backend_test!(
+    the_served_document_is_the_card_free_one_with_the_cards_names_and_bounds,
+    |b| async move {
+        // A card whose names and longest lease are not the default card's.
+        let card = card_with(&[
+            ("stale_after_seconds = 1800", "stale_after_seconds = 1500"),
+            (
+                "[kinds.video]\nlane = \"video\"",
+                "[kinds.film]\nlane = \"film\"",
+            ),
+            ("[meters.linux-large]", "[meters.arm-large]"),
+            ("[plans.premium]", "[plans.gold]"),
+            ("free_for = [\"premium\"]", "free_for = [\"gold\"]"),
+        ]);
+        let Some(api) = api_with(b, card).await else {
+            return;
+        };
+        let served = api.get("", "/openapi.json").await.expect(200, "").clone();
+        let card_free = holdfast_server::http::document();
+        let mut found = BTreeSet::new();
+        differences("", &card_free, &served, &mut found);
+        let lane = "/paths/~1v1~1lanes~1{lane}~1lease/post/parameters/0/schema/enum";
+        let expected: BTreeSet<String> = [
+            "/components/schemas/KindName/enum",
+            "/components/schemas/PlanName/enum",
+            "/components/schemas/MeterName/enum",
+            "/components/schemas/AllowanceName/enum",
+            "/components/schemas/LeaseRequest/properties/lease_seconds/maximum",
+            lane,
+        ]
+        .map(str::to_owned)
+        .into();
+        assert_eq!(found, expected, "served vs card-free");
+        let at = |p: &str| served.pointer(p).unwrap().clone();
+        assert_eq!(
+            at("/components/schemas/KindName/enum"),
+            json!(["ci", "film", "image", "text"])
+        );
+        assert_eq!(
+            at("/components/schemas/PlanName/enum"),
+            json!(["free", "gold"])
+        );
+        assert_eq!(
+            at("/components/schemas/MeterName/enum"),
+            json!(["arm-large", "linux-small"])
+        );
+        assert_eq!(
+            at("/components/schemas/AllowanceName/enum"),
+            json!(["daily_images", "daily_messages"])
+        );
+        assert_eq!(
+            at(lane),
+            json!([
+                "film",
+                "film_priority",
+                "image",
+                "image_priority",
+                "runners",
+                "runners_priority",
+                "text",
+                "text_priority"
+            ])
+        );
+        assert_eq!(
+            at("/components/schemas/LeaseRequest/properties/lease_seconds/maximum"),
+            1500
+        );
+        // What the document now says is what the service checks: the name just outside
+        // an enum and the lease just over the maximum are refused, the ones inside taken.
+        let plan = |p: &str| json!({ "plan": p });
+        let put = |p| api.put(&api.service, "/v1/accounts/acct-1", plan(p));
+        put("premium").await.expect(422, "unknown_plan");
+        put("gold").await.expect(201, "");
+        let lease = |s: i64| {
+            let body = json!({ "worker_id": "w1", "lease_seconds": s, "wait_ms": 0 });
+            api.post(&api.worker, "/v1/lanes/film/lease", body)
+        };
+        lease(1501).await.expect(422, "invalid_request");
+        lease(1500).await.expect(204, "");
+        api.stop().await;
+    }
+);
 
 backend_test!(
     the_document_gives_every_parameter_a_checked_format,

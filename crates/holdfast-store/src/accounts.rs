@@ -1,7 +1,7 @@
 //! Accounts and their allowance pockets: put, read, activity, block.
 
+use holdfast_core::AccountId;
 use holdfast_core::decide::{self, AccountSnapshot, NewPocket, Timestamp};
-use holdfast_core::{AccountId, Refusal};
 
 use crate::account_state::{lock_account, read_account};
 use crate::db::Tx;
@@ -35,9 +35,7 @@ impl Store {
         account: &AccountId,
         req: &PutAccount,
     ) -> Result<(AccountView, bool), StoreError> {
-        if !self.card().plans.contains_key(&req.plan) {
-            return Err(Refusal::UnknownPlan(req.plan.clone()).into());
-        }
+        self.card().check_plan(&req.plan)?;
         decide::check_concurrency_override(req.max_concurrent_jobs)?;
         in_write_tx!(self, |tx| self.put_account_in(tx, account, req))
     }

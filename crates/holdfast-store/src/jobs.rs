@@ -462,11 +462,7 @@ impl Store {
     /// A refusal still commits the due refill and the activity: time passing is not the
     /// request's change.
     pub async fn submit(&self, req: &Submit) -> Result<Submitted, StoreError> {
-        let kind = self
-            .card()
-            .kinds
-            .get(&req.kind)
-            .ok_or_else(|| Refusal::UnknownKind(req.kind.clone()))?;
+        let kind = self.card().kind(&req.kind)?;
         let hash = submit_hash(req);
         let answer: Result<Submitted, Refusal> = in_write_tx!(self, |tx| async {
             let mut state = lock_account_with_extras(tx, &req.account).await?;
@@ -597,9 +593,7 @@ impl Store {
 
     /// A lease's lane and length, as the rate card allows them.
     pub(crate) fn check_lease_ask(&self, lane: &str, lease_seconds: i64) -> Result<(), StoreError> {
-        if !self.card().is_lane(lane) {
-            return Err(Refusal::UnknownLane(lane.to_owned()).into());
-        }
+        self.card().check_lane(lane)?;
         decide::check_lease_seconds(lease_seconds, self.card().timeouts.stale_after_seconds)?;
         Ok(())
     }

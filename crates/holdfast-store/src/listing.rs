@@ -2,7 +2,7 @@
 //! id, plan and status. Never locks, never writes.
 
 use holdfast_core::decide::JobStatus;
-use holdfast_core::{AccountId, AccountStatus, Refusal};
+use holdfast_core::{AccountId, AccountStatus};
 
 use crate::account_state::{AccountState, account_id_of};
 use crate::accounts::MAX_PAGE;
@@ -45,10 +45,8 @@ impl Store {
     /// Jobs matching `filter`, newest first, at most `filter.limit`. A lane no kind uses is
     /// `unknown_lane` (a typo should not look like an empty queue).
     pub async fn list_jobs(&self, filter: &JobFilter) -> Result<Vec<Job>, StoreError> {
-        if let Some(lane) = &filter.lane
-            && !self.card().is_lane(lane)
-        {
-            return Err(Refusal::UnknownLane(lane.clone()).into());
+        if let Some(lane) = &filter.lane {
+            self.card().check_lane(lane)?;
         }
         let limit = filter.limit.clamp(1, MAX_PAGE);
         let lanes = self.card().lanes();
@@ -61,10 +59,8 @@ impl Store {
     /// `filter.limit`, each as [`Store::get_account`] shows it; `next` is the last id
     /// listed (or `after` when none is). A plan the card does not have is `unknown_plan`.
     pub async fn list_accounts(&self, filter: &AccountFilter) -> Result<AccountPage, StoreError> {
-        if let Some(plan) = &filter.plan
-            && !self.card().plans.contains_key(plan)
-        {
-            return Err(Refusal::UnknownPlan(plan.clone()).into());
+        if let Some(plan) = &filter.plan {
+            self.card().check_plan(plan)?;
         }
         let limit = filter.limit.clamp(1, MAX_PAGE);
         in_read_tx!(self, |tx| async {

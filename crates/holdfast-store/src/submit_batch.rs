@@ -147,8 +147,9 @@ impl Store {
     ) -> Result<Decided, StoreError> {
         let req = &item.req;
         // As for a single submit: an unknown kind before the account's 404.
-        let Some(kind) = self.card().kinds.get(&req.kind) else {
-            return Ok(Decided::Refused(Refusal::UnknownKind(req.kind.clone())));
+        let kind = match self.card().kind(&req.kind) {
+            Ok(kind) => kind,
+            Err(unknown) => return Ok(Decided::Refused(unknown)),
         };
         let Some(state) = state else {
             return Ok(Decided::Refused(Refusal::AccountNotFound));

@@ -2,6 +2,7 @@
 //! bans (queued jobs canceled, submits and debits refused, running jobs allowed to end),
 //! on SQLite and PostgreSQL, each scenario followed by the audit.
 
+use holdfast::core::refusal::Known;
 use holdfast::testing::*;
 use holdfast::{
     AccountFilter, AccountStatus, JobStatus, Micros, Refusal, StoreError, Usage, backend_test,
@@ -154,7 +155,7 @@ backend_test!(
         };
         assert_eq!(
             refused(e.list_accounts(&unknown).await),
-            Refusal::UnknownPlan("gold".into())
+            Refusal::UnknownPlan("gold".into(), Known(vec!["free".into(), "premium".into()]))
         );
         assert_clean(s).await;
     }

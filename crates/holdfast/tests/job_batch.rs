@@ -88,7 +88,7 @@ backend_test!(
         ));
         assert!(matches!(
             refused(e.lease_many("nope", &w, 60, 5).await),
-            Refusal::UnknownLane(_)
+            Refusal::UnknownLane(..)
         ));
         assert!(matches!(
             refused(e.lease_many("video", &w, 0, 5).await),

@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use holdfast::core::refusal::Known;
 use holdfast::store::CancelOutcome;
 use holdfast::testing::*;
 use holdfast::{
@@ -573,7 +574,7 @@ backend_test!(lanes_keep_priority_apart, |b| async move {
     assert_eq!(lf.job.job_id, f.job_id);
     assert_eq!(
         refused(s.lease("nope", &worker(), 60).await),
-        Refusal::UnknownLane("nope".into())
+        Refusal::UnknownLane("nope".into(), Known(s.card().lanes()))
     );
     assert_clean(s).await;
 });

@@ -2,6 +2,7 @@
 //! the audit.
 
 use holdfast::batch::BatchOptions;
+use holdfast::core::refusal::Known;
 use holdfast::testing::*;
 use holdfast::{AccountId, CreditKind, DebitRequest, Refusal, StoreError, Usage, backend_test};
 
@@ -193,7 +194,10 @@ backend_test!(metered_usage_is_priced_from_the_card, |b| async move {
     };
     assert_eq!(
         refused(s.debit(&acct("u"), &bad, &key("m2"), None).await),
-        Refusal::UnknownMeter("gpu".into())
+        Refusal::UnknownMeter(
+            "gpu".into(),
+            Known(vec!["linux-large".into(), "linux-small".into()])
+        )
     );
     assert_clean(&s).await;
 });
@@ -389,7 +393,10 @@ backend_test!(a_batch_answers_each_debit_on_its_own, |b| async move {
     );
     assert_eq!(
         results[3].as_ref().unwrap_err(),
-        &Refusal::UnknownMeter("gpu".into())
+        &Refusal::UnknownMeter(
+            "gpu".into(),
+            Known(vec!["linux-large".into(), "linux-small".into()])
+        )
     );
     assert!(results[4].is_ok(), "after a refusal the batch goes on");
     assert_eq!(

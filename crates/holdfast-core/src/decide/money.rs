@@ -33,10 +33,7 @@ pub fn price(card: &RateCard, usage: &Usage) -> Result<Micros, Refusal> {
     match usage {
         Usage::Amount(m) => Ok(*m),
         Usage::Metered { meter, seconds } => {
-            let per_second = card
-                .meters
-                .get(meter)
-                .ok_or_else(|| Refusal::UnknownMeter(meter.clone()))?;
+            let per_second = card.meter(meter)?;
             if *seconds <= 0 {
                 return Err(Refusal::InvalidRequest(
                     "usage.seconds: must be a positive integer".into(),
@@ -260,7 +257,10 @@ mod tests {
         };
         assert_eq!(
             price(&card, &unknown),
-            Err(Refusal::UnknownMeter("nope".into()))
+            Err(Refusal::UnknownMeter(
+                "nope".into(),
+                crate::refusal::Known(vec!["linux-large".into(), "linux-small".into()])
+            ))
         );
         for seconds in [0, -1] {
             let bad = Usage::Metered {

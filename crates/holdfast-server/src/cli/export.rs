@@ -30,6 +30,7 @@ pub struct ExportArgs {
     /// Only entries of this kind (top_up, debit, capture, job_refund, …).
     #[arg(long)]
     kind: Option<String>,
+    /// csv (a header row, then one row per entry) or jsonl (one JSON object per line).
     #[arg(long, default_value = "csv", value_parser = ["csv", "jsonl"])]
     format: String,
     /// Write here instead of stdout.

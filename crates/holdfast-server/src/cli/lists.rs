@@ -13,10 +13,12 @@ use super::parse::{self, Coded};
 
 #[derive(clap::Args, Debug)]
 pub struct LedgerArgs {
+    /// The account whose ledger to show.
     id: String,
     /// Entries after this entry id (the `next` of the previous page).
     #[arg(long)]
     after: Option<i64>,
+    /// At most this many entries (1 to 1000).
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(i64).range(1..=1000))]
     limit: i64,
     #[command(flatten)]
@@ -34,6 +36,7 @@ pub struct JobsArgs {
     /// Only jobs of this account.
     #[arg(long)]
     account: Option<String>,
+    /// At most this many jobs (1 to 1000).
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(i64).range(1..=1000))]
     limit: i64,
     #[command(flatten)]
@@ -54,6 +57,7 @@ pub struct AccountsArgs {
     /// Accounts after this id (the `next` of the previous page).
     #[arg(long)]
     after: Option<String>,
+    /// At most this many accounts (1 to 1000).
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(i64).range(1..=1000))]
     limit: i64,
     #[command(flatten)]
@@ -65,6 +69,7 @@ pub struct EventsArgs {
     /// Events after this event id (the `next` of the previous page).
     #[arg(long)]
     after: Option<i64>,
+    /// At most this many events (1 to 1000).
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(i64).range(1..=1000))]
     limit: i64,
     /// Only events of this account.

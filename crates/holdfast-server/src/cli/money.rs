@@ -15,6 +15,7 @@ use super::parse::{self, Coded};
 pub enum AccountCommand {
     /// Create or update an account.
     Put {
+        /// The account's id (1 to 128 characters of A-Z a-z 0-9 . _ : -).
         id: String,
         /// A plan of the rate card.
         #[arg(long)]
@@ -27,9 +28,13 @@ pub enum AccountCommand {
         max_concurrent_jobs: Option<i64>,
     },
     /// Show an account with its pockets as they are effective now.
-    Show { id: String },
+    Show {
+        /// The account's id.
+        id: String,
+    },
     /// Block: new jobs are refused and queued ones not leased; money still applies.
     Block {
+        /// The account's id.
         id: String,
         /// Why (1 to 500 characters), recorded on the operator.blocked event.
         #[arg(long)]
@@ -37,25 +42,32 @@ pub enum AccountCommand {
     },
     /// Lift a block.
     Unblock {
+        /// The account's id.
         id: String,
+        /// Why (1 to 500 characters), recorded on the operator.unblocked event.
         #[arg(long)]
         reason: Option<String>,
     },
     /// Ban: cancel the queued jobs (holds released), refuse new jobs and debits; running
     /// jobs may end.
     Ban {
+        /// The account's id.
         id: String,
         /// Why (1 to 500 characters), recorded on the account.banned event.
         #[arg(long)]
         reason: String,
     },
     /// Lift a ban.
-    Unban { id: String },
+    Unban {
+        /// The account's id.
+        id: String,
+    },
 }
 
 #[derive(clap::Args, Debug)]
 #[command(allow_negative_numbers = true)] // so "-5" is refused as an amount, not a flag
 pub struct TopUpArgs {
+    /// The account to credit.
     id: String,
     /// A decimal amount such as 10.00 (at most 6 places).
     amount: String,
@@ -72,6 +84,7 @@ pub struct TopUpArgs {
 #[derive(clap::Args, Debug)]
 #[command(allow_negative_numbers = true)] // so "-5" is refused as an amount, not a flag
 pub struct DebitArgs {
+    /// The account to debit.
     id: String,
     /// A decimal amount such as 0.25; or give --meter and --seconds.
     #[arg(required_unless_present = "meter", conflicts_with = "meter")]
@@ -82,6 +95,8 @@ pub struct DebitArgs {
     /// Seconds of the meter (a positive whole number).
     #[arg(long, requires = "meter")]
     seconds: Option<String>,
+    /// Idempotency key: a repeat with the same key and debit changes nothing; the same
+    /// key with another debit is refused (idempotency_mismatch).
     #[arg(long)]
     key: String,
     /// The job this usage belongs to, for the ledger entry's reference.
@@ -94,10 +109,12 @@ pub struct DebitArgs {
 #[derive(clap::Args, Debug)]
 #[command(allow_negative_numbers = true)] // so "-5" is refused as an amount, not a flag
 pub struct RefundArgs {
+    /// The account the top-up was made to.
     id: String,
     /// The idempotency key of the top-up to refund.
     #[arg(long)]
     top_up_key: String,
+    /// How much of it to give back: a decimal amount such as 5.00.
     amount: String,
     /// This refund's own idempotency key.
     #[arg(long)]
@@ -109,6 +126,7 @@ pub struct RefundArgs {
 #[derive(clap::Args, Debug)]
 #[command(allow_negative_numbers = true)] // so "-5" is refused as an amount, not a flag
 pub struct RefundJobArgs {
+    /// The succeeded job's id, as `holdfast jobs` shows it.
     job: String,
     /// What to give back (default: all that is left of the charge): money as a decimal,
     /// a job charged from an allowance in whole items.
@@ -126,6 +144,7 @@ pub struct RefundJobArgs {
 #[derive(clap::Args, Debug)]
 #[command(allow_negative_numbers = true)] // so "-5" is refused as an amount, not a flag
 pub struct GrantArgs {
+    /// The account to grant to.
     id: String,
     /// An allowance pocket of the account, e.g. daily_images.
     pocket: String,
@@ -134,6 +153,7 @@ pub struct GrantArgs {
     /// Why (1 to 500 characters), recorded on the allowance.granted event.
     #[arg(long)]
     reason: String,
+    /// This grant's idempotency key: a repeat with the same key changes nothing.
     #[arg(long)]
     key: String,
     #[command(flatten)]

@@ -200,7 +200,10 @@ impl<P: Policy + Send + Sync> FromRequestParts<AppState> for Auth<P> {
             None => caller_of(&parts.headers, state).await?,
         };
         if !P::ROLES.contains(&role) {
-            return Err(ApiError::Forbidden);
+            return Err(ApiError::Forbidden {
+                role,
+                allowed: P::ROLES,
+            });
         }
         Ok(Auth {
             role,

@@ -10,12 +10,22 @@ use serde::Serialize;
 use thiserror::Error;
 use utoipa::{IntoResponses, ToSchema};
 
+use super::auth::Role;
+
 #[derive(Debug, Clone, Error)]
 pub enum ApiError {
     #[error("a valid API key is required: Authorization: Bearer <key>")]
     Unauthorized,
-    #[error("this key's role may not call this endpoint")]
-    Forbidden,
+    /// The key's role is not one of the roles the endpoint allows: the message names both.
+    #[error(
+        "this endpoint needs role {} (this key's role is {})",
+        one_of(allowed),
+        role.as_str()
+    )]
+    Forbidden {
+        role: Role,
+        allowed: &'static [Role],
+    },
     #[error("the request body is larger than its limit (64 KiB; 1 MiB for POST /v1/debits)")]
     PayloadTooLarge,
     #[error("{0}")]
@@ -48,6 +58,16 @@ pub enum ApiError {
     /// A bug or broken data: logged with its cause, answered without it.
     #[error("internal error")]
     Internal(String),
+}
+
+/// `a`, `a or b`, `a, b or c`: the roles an endpoint allows, for a 403's message.
+fn one_of(roles: &[Role]) -> String {
+    let names: Vec<&str> = roles.iter().map(|r| r.as_str()).collect();
+    match names.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => "no".to_owned(),
+    }
 }
 
 /// `{"error": {"code", "message"}}`.
@@ -102,7 +122,7 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
-            ApiError::Forbidden => StatusCode::FORBIDDEN,
+            ApiError::Forbidden { .. } => StatusCode::FORBIDDEN,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::InvalidRequest(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::RouteNotFound => StatusCode::NOT_FOUND,
@@ -122,7 +142,7 @@ impl ApiError {
     pub fn code(&self) -> &'static str {
         match self {
             ApiError::Unauthorized => "unauthorized",
-            ApiError::Forbidden => "forbidden",
+            ApiError::Forbidden { .. } => "forbidden",
             ApiError::PayloadTooLarge => "payload_too_large",
             ApiError::InvalidRequest(_) => "invalid_request",
             ApiError::RouteNotFound => "route_not_found",

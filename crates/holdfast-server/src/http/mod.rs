@@ -214,7 +214,9 @@ fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(admin::openapi))
 }
 
-/// The OpenAPI document served at `/openapi.json`.
+/// The OpenAPI document without a rate card: what `holdfast openapi` prints and
+/// `docs/openapi.json` holds, the same for every deployment. A server serves it with its
+/// card's names and bounds added ([`schema::with_card`], in [`router`]).
 pub fn document() -> serde_json::Value {
     schema::finish(api().into_openapi())
 }
@@ -274,7 +276,7 @@ async fn time_limit(State(limit): State<Duration>, req: Request, next: Next) -> 
 /// [`admin::openapi`]).
 pub fn router(state: AppState, request_timeout: Duration, console: bool) -> Router {
     let (router, doc) = api().split_for_parts();
-    let doc = schema::finish(doc);
+    let doc = schema::with_card(schema::finish(doc), state.engine.card());
     let router = if console {
         router.merge(crate::console::routes())
     } else {

@@ -5,9 +5,11 @@
 //!
 //! Request fields name these types with `#[schema(value_type = …)]`; parameters get
 //! theirs by name in [`refine`], since a parameter's name always means the same thing
-//! (`account_id`, `limit`, …). Names from the rate card (kinds, plans, meters, pockets)
-//! are strings with a `holdfast-*` format: the document is the same for every
-//! deployment, and an unknown name is the service's 422 `unknown_*`, not a format error.
+//! (`account_id`, `limit`, …). Names from the rate card (kinds, plans, meters, pockets,
+//! lanes) are strings with a `holdfast-*` format in the card-free document ([`finish`],
+//! committed as `docs/openapi.json`); the document a server serves ([`with_card`]) adds the
+//! card's names to each as an `enum` and the card's longest lease as a `maximum`, so any
+//! tool sees what that server checks.
 
 use std::borrow::Cow;
 
@@ -15,6 +17,7 @@ use super::extract::MAX_WHOLE;
 use super::money::MAX_USAGE_SECONDS;
 use holdfast::core::money::{AMOUNT_PATTERN, POSITIVE_AMOUNT_PATTERN};
 use holdfast::core::ratecard::EVENT_TYPES;
+use holdfast::core::ratecard::RateCard;
 use holdfast::store::export::ENTRY_KINDS;
 use holdfast::{AccountId, AccountStatus, IdempotencyKey, JobId, JobStatus, MAX_PAGE, WorkerId};
 use serde_json::{Value, json};
@@ -268,13 +271,56 @@ pub fn finish(mut doc: OpenApi) -> Value {
     schemas["EventBody"]["properties"]["data"]["additionalProperties"] = json!(true);
     schemas["LedgerEntryBody"]["properties"]["kind"]["enum"] = json!(ENTRY_KINDS);
     times_are_date_times(schemas);
-    // Its real bound is the card's stale_after_seconds (API.md "Workers"); this one is
-    // what any whole number in a request is held to.
+    // What any whole number in a request is held to; the served document has the card's
+    // stale_after_seconds here (`with_card`, API.md "Workers").
     schemas["LeaseRequest"]["properties"]["lease_seconds"]["maximum"] = json!(MAX_WHOLE);
     schemas["UsageRequest"]["properties"]["seconds"]["maximum"] = json!(MAX_USAGE_SECONDS);
     retry_after_is_at_least_one(&mut doc["paths"]);
     add_links(&mut doc);
     doc
+}
+
+/// The document as a server running `card` serves it: the card-free document ([`finish`])
+/// with the card's names as the `enum` of every `holdfast-*` format (a format whose card
+/// list is empty keeps no enum: JSON Schema wants one value at least) and the card's
+/// `stale_after_seconds` as the maximum `lease_seconds`. Nothing else differs
+/// (`tests/http_ops.rs` checks it).
+pub fn with_card(mut doc: Value, card: &RateCard) -> Value {
+    name_enums(&mut doc, card);
+    doc["components"]["schemas"]["LeaseRequest"]["properties"]["lease_seconds"]["maximum"] =
+        json!(card.timeouts.stale_after_seconds);
+    doc
+}
+
+/// The card's names a `holdfast-*` format stands for; `None` for any other format.
+fn card_names(card: &RateCard, format: &str) -> Option<Vec<String>> {
+    Some(match format {
+        "holdfast-kind" => card.kinds.keys().cloned().collect(),
+        "holdfast-plan" => card.plans.keys().cloned().collect(),
+        "holdfast-meter" => card.meters.keys().cloned().collect(),
+        "holdfast-allowance" => card.allowances.keys().cloned().collect(),
+        "holdfast-lane" => card.lanes(),
+        _ => return None,
+    })
+}
+
+/// Gives every schema with a `holdfast-*` format the card's names as its `enum`.
+fn name_enums(value: &mut Value, card: &RateCard) {
+    match value {
+        Value::Object(schema) => {
+            let names = schema
+                .get("format")
+                .and_then(Value::as_str)
+                .and_then(|format| card_names(card, format))
+                .filter(|names| !names.is_empty());
+            if let Some(names) = names {
+                schema.insert("enum".into(), json!(names));
+            }
+            schema.values_mut().for_each(|v| name_enums(v, card));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| name_enums(v, card)),
+        _ => {}
+    }
 }
 
 /// Every `…_at` / `…_until` string of an answer is an RFC 3339 time: says so with

@@ -6,7 +6,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use holdfast::{Lease, MONEY, Micros, PocketAmount, Refusal, StoreError, WorkerId};
+use holdfast::{Lease, MONEY, Micros, PocketAmount, StoreError, WorkerId};
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 use utoipa::ToSchema;
@@ -201,9 +201,7 @@ pub async fn lease(
     Body(req): Body<LeaseRequest>,
 ) -> ApiResult<Response> {
     let ask = lease_ask(&s, req)?;
-    if !s.engine.card().is_lane(&lane) {
-        return Err(Refusal::UnknownLane(lane).into());
-    }
+    s.engine.card().check_lane(&lane)?;
     // The time limit plus this lease's own wait: a lease that asked not to wait answers
     // 503 within the same limit as any other request when the database is slow.
     let limit = s.request_timeout + ask.wait;
