@@ -28,7 +28,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus text. No key needed. */
+        /**
+         * Prometheus text: an admin or viewer key (or no key on the address of
+         *     `serve --metrics-listen`). Gauges read from the database are at most 5 s old.
+         */
         get: operations["metrics"];
         put?: never;
         post?: never;
@@ -267,7 +270,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Checks the invariants of DESIGN.md over the whole database. */
+        /**
+         * Checks the invariants of DESIGN.md over the whole database. Admin keys only; one
+         *     audit runs at a time per server: a call that comes while one runs gets that run's
+         *     answer (its `checked_at` says when it started).
+         */
         get: operations["audit"];
         put?: never;
         post?: never;
@@ -685,6 +692,12 @@ export interface components {
         /** @description An amount: a decimal string for money, an integer count for an allowance. */
         Amount: string | number;
         AuditBody: {
+            /**
+             * Format: date-time
+             * @description When the audit that gave this answer started (RFC 3339): a call made while
+             *     another ran shares that run's answer.
+             */
+            checked_at: string;
             ok: boolean;
             violations: components["schemas"]["ViolationBody"][];
         };
@@ -1196,6 +1209,65 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            /** @description `unauthorized`: no key, or not a live key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `forbidden`: the key's role may not call this; or `account_blocked` /
+             *     `account_suspended` where a submit is refused.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over 64 KiB (1 MiB for `POST /v1/debits`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     openapi: {
@@ -1288,7 +1360,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -1386,7 +1459,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -1489,7 +1563,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -1592,7 +1667,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -1694,7 +1770,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -1797,7 +1874,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -1926,7 +2004,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -2046,7 +2125,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -2149,7 +2229,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -2269,7 +2350,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -2389,7 +2471,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -2492,7 +2575,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -2595,7 +2679,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -2673,7 +2758,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -2765,7 +2851,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -2857,7 +2944,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -2949,7 +3037,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -3043,7 +3132,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -3143,7 +3233,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -3234,7 +3325,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -3332,7 +3424,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -3459,7 +3552,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -3550,7 +3644,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -3641,7 +3736,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -3739,7 +3835,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -3860,7 +3957,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -3971,7 +4069,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -4082,7 +4181,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -4193,7 +4293,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -4313,7 +4414,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -4422,7 +4524,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {
@@ -4523,7 +4626,8 @@ export interface operations {
             };
             /**
              * @description `rate_limited`: this key is over its request rate limit (when the server has one);
-             *     `Retry-After` gives the whole seconds to wait.
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
              */
             429: {
                 headers: {

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
@@ -17,15 +18,20 @@ T = TypeVar("T", bound="AuditBody")
 class AuditBody:
     """
     Attributes:
+        checked_at (datetime.datetime): When the audit that gave this answer started (RFC 3339): a call made while
+            another ran shares that run's answer.
         ok (bool):
         violations (list[ViolationBody]):
     """
 
+    checked_at: datetime.datetime
     ok: bool
     violations: list[ViolationBody]
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        checked_at = self.checked_at.isoformat()
+
         ok = self.ok
 
         violations = []
@@ -37,6 +43,7 @@ class AuditBody:
         field_dict.update(self.additional_properties)
         field_dict.update(
             {
+                "checked_at": checked_at,
                 "ok": ok,
                 "violations": violations,
             }
@@ -49,6 +56,8 @@ class AuditBody:
         from ..models.violation_body import ViolationBody
 
         d = dict(src_dict)
+        checked_at = datetime.datetime.fromisoformat(d.pop("checked_at"))
+
         ok = d.pop("ok")
 
         violations = []
@@ -59,6 +68,7 @@ class AuditBody:
             violations.append(violations_item)
 
         audit_body = cls(
+            checked_at=checked_at,
             ok=ok,
             violations=violations,
         )

@@ -74,7 +74,9 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[AuditBody | ErrorBody]:
-    """Checks the invariants of DESIGN.md over the whole database.
+    """Checks the invariants of DESIGN.md over the whole database. Admin keys only; one
+    audit runs at a time per server: a call that comes while one runs gets that run's
+    answer (its `checked_at` says when it started).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -97,7 +99,9 @@ def sync(
     *,
     client: AuthenticatedClient,
 ) -> AuditBody | ErrorBody | None:
-    """Checks the invariants of DESIGN.md over the whole database.
+    """Checks the invariants of DESIGN.md over the whole database. Admin keys only; one
+    audit runs at a time per server: a call that comes while one runs gets that run's
+    answer (its `checked_at` says when it started).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -116,7 +120,9 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
 ) -> Response[AuditBody | ErrorBody]:
-    """Checks the invariants of DESIGN.md over the whole database.
+    """Checks the invariants of DESIGN.md over the whole database. Admin keys only; one
+    audit runs at a time per server: a call that comes while one runs gets that run's
+    answer (its `checked_at` says when it started).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -137,7 +143,9 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
 ) -> AuditBody | ErrorBody | None:
-    """Checks the invariants of DESIGN.md over the whole database.
+    """Checks the invariants of DESIGN.md over the whole database. Admin keys only; one
+    audit runs at a time per server: a call that comes while one runs gets that run's
+    answer (its `checked_at` says when it started).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -5,6 +5,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
+from ...models.error_body import ErrorBody
 from ...types import Response
 
 
@@ -20,10 +21,35 @@ def _get_kwargs() -> dict[str, Any]:
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> str | None:
+) -> ErrorBody | str | None:
     if response.status_code == 200:
         response_200 = response.text
         return response_200
+
+    if response.status_code == 401:
+        response_401 = ErrorBody.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorBody.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 413:
+        response_413 = ErrorBody.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 429:
+        response_429 = ErrorBody.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = ErrorBody.from_dict(response.json())
+
+        return response_503
 
     if client.raise_on_unexpected_status:
         raise errors.UnexpectedStatus(response.status_code, response.content)
@@ -33,7 +59,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[str]:
+) -> Response[ErrorBody | str]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -44,16 +70,17 @@ def _build_response(
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
-) -> Response[str]:
-    """Prometheus text. No key needed.
+    client: AuthenticatedClient,
+) -> Response[ErrorBody | str]:
+    """Prometheus text: an admin or viewer key (or no key on the address of
+    `serve --metrics-listen`). Gauges read from the database are at most 5 s old.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[str]
+        Response[ErrorBody | str]
     """
 
     kwargs = _get_kwargs()
@@ -67,16 +94,17 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
-) -> str | None:
-    """Prometheus text. No key needed.
+    client: AuthenticatedClient,
+) -> ErrorBody | str | None:
+    """Prometheus text: an admin or viewer key (or no key on the address of
+    `serve --metrics-listen`). Gauges read from the database are at most 5 s old.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        str
+        ErrorBody | str
     """
 
     return sync_detailed(
@@ -86,16 +114,17 @@ def sync(
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
-) -> Response[str]:
-    """Prometheus text. No key needed.
+    client: AuthenticatedClient,
+) -> Response[ErrorBody | str]:
+    """Prometheus text: an admin or viewer key (or no key on the address of
+    `serve --metrics-listen`). Gauges read from the database are at most 5 s old.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[str]
+        Response[ErrorBody | str]
     """
 
     kwargs = _get_kwargs()
@@ -107,16 +136,17 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
-) -> str | None:
-    """Prometheus text. No key needed.
+    client: AuthenticatedClient,
+) -> ErrorBody | str | None:
+    """Prometheus text: an admin or viewer key (or no key on the address of
+    `serve --metrics-listen`). Gauges read from the database are at most 5 s old.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        str
+        ErrorBody | str
     """
 
     return (
