@@ -94,7 +94,9 @@ impl DbArgs {
                 anyhow::anyhow!("the holdfast database at {db}: {m}; run `holdfast migrate`")
             }
             StoreError::Schema(m) => {
-                anyhow::anyhow!("the holdfast database at {db}: {m}; use a holdfast as new")
+                anyhow::anyhow!(
+                    "the holdfast database at {db}: {m}; use the holdfast that migrated it"
+                )
             }
             e => anyhow::Error::new(e).context(format!("opening {db}")),
         }

@@ -121,11 +121,16 @@ impl Cli {
 
 /// Runs `cmd` to its end.
 fn finished(cmd: &mut Command) -> Run {
-    let out = cmd.output().expect("run holdfast");
-    Run {
-        ok: out.status.success(),
-        stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
+    Run::of(cmd.output().expect("run holdfast"))
+}
+
+impl Run {
+    fn of(out: std::process::Output) -> Run {
+        Run {
+            ok: out.status.success(),
+            stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
+            stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
+        }
     }
 }
 
@@ -1027,13 +1032,26 @@ fn usage_and_rate_card_errors_are_one_line() {
     );
 }
 
-/// `holdfast serve` on `url`, run to its end (a refused start).
+/// `holdfast serve` on `url`, which must refuse to start: run to its end, or killed
+/// (and the test failed) when a minute later it is still running.
 fn serve_refused(url: &str, listen: &str) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_holdfast"));
-    cmd.args(["serve", "--listen", listen, "--database", url])
+    let mut child = Command::new(env!("CARGO_BIN_EXE_holdfast"))
+        .args(["serve", "--listen", listen, "--database", url])
         .env_remove("HOLDFAST_DATABASE_URL")
-        .env_remove("HOLDFAST_ADMIN_KEY");
-    finished(&mut cmd)
+        .env_remove("HOLDFAST_ADMIN_KEY")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start holdfast serve");
+    for _ in 0..600 {
+        if child.try_wait().unwrap().is_some() {
+            return Run::of(child.wait_with_output().unwrap());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("serve on {url} started instead of refusing");
 }
 
 holdfast::backend_test!(
