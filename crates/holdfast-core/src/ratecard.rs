@@ -28,16 +28,21 @@ pub enum RateCardError {
     Invalid { key: String, reason: String },
 }
 
-/// A TOML error in one line, `line L, column C: message` (toml's own text spans lines,
-/// quoting the source): [`RateCardError::Syntax`] when the text is not TOML at all,
-/// else [`RateCardError::Shape`].
+/// A TOML error in one line, ``line L, column C (`the line`): message`` (toml's own
+/// text spans lines, quoting the source; the line quoted names the key of a value of the
+/// wrong type): [`RateCardError::Syntax`] when the text is not TOML at all, else
+/// [`RateCardError::Shape`].
 fn toml_error(text: &str, e: &toml::de::Error) -> RateCardError {
     let message = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
     let place = e.span().map_or_else(String::new, |span| {
-        let before = &text[..span.start.min(text.len())];
+        let start = span.start.min(text.len());
+        let (before, after) = text.split_at(start);
+        let line_start = before.rsplit('\n').next().unwrap_or("");
+        let source = format!("{line_start}{}", after.split('\n').next().unwrap_or(""));
+        let quoted: String = source.trim().chars().take(80).collect();
         let line = before.matches('\n').count() + 1;
-        let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
-        format!("line {line}, column {column}: ")
+        let column = line_start.chars().count() + 1;
+        format!("line {line}, column {column} (`{quoted}`): ")
     });
     let one_line = format!("{place}{message}");
     if text.parse::<toml::Table>().is_err() {

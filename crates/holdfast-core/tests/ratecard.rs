@@ -527,7 +527,8 @@ fn toml_errors_are_one_line_that_says_where() {
     let text = e.to_string();
     assert!(matches!(e, RateCardError::Shape(_)), "{text}");
     assert!(
-        text.starts_with("rate card line ") && text.contains("unknown field `ledger_days`"),
+        text.starts_with("rate card line ")
+            && text.contains("(`ledger_days = 30`): unknown field `ledger_days`"),
         "{text}"
     );
     assert_eq!(text.lines().count(), 1, "{text}");
@@ -535,7 +536,7 @@ fn toml_errors_are_one_line_that_says_where() {
     let e = RateCard::parse("currency = \"EUR\"\nbroken =\n").unwrap_err();
     let text = e.to_string();
     assert!(
-        text.starts_with("rate card is not valid TOML: line 2, column "),
+        text.starts_with("rate card is not valid TOML: line 2, column 9 (`broken =`): "),
         "{text}"
     );
     assert_eq!(text.lines().count(), 1, "{text}");

@@ -78,11 +78,11 @@ fn usage_error(e: &clap::Error) -> std::process::ExitCode {
 /// clap's error text in one line: `message; tip: …; usage: holdfast …`.
 fn one_line(text: &str) -> String {
     let mut parts: Vec<String> = vec![];
-    let mut lines = text
+    let lines = text
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with("For more information"));
-    while let Some(line) = lines.next() {
+    for line in lines {
         if let Some(usage) = line.strip_prefix("Usage: ") {
             parts.push(format!("usage: {usage}"));
             break;

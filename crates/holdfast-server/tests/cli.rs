@@ -1027,7 +1027,7 @@ fn usage_and_rate_card_errors_are_one_line() {
     let r = cli.run(&["accounts"]);
     let line = one_line_failure(&r);
     assert!(
-        line.contains("rate card line 6, column 1: unknown field `colour`"),
+        line.contains("rate card line 6, column 1 (`colour = 'blue'`): unknown field `colour`"),
         "{line}"
     );
 }
