@@ -928,6 +928,23 @@ holdfast::backend_test!(
             )) && line.ends_with("; run `holdfast migrate`"),
             "{line}"
         );
+        // A newer one (a migration this binary does not know) is refused, not migrated.
+        let checksum = match backend {
+            Backend::Sqlite => "X'00'",
+            Backend::Postgres => "'\\x00'::bytea",
+        };
+        let future = format!(
+            "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+             VALUES (99990101000000, 'future', true, {checksum}, 0)"
+        );
+        behind_the_back(&db, &future).await;
+        let r = cli.run(&["accounts"]);
+        let line = one_line_failure(&r);
+        assert!(
+            line.contains(": the schema is newer than this holdfast's (migration 99990101000000, ")
+                && line.ends_with("; use the holdfast that migrated it"),
+            "{line}"
+        );
     }
 );
 
