@@ -62,6 +62,7 @@ def holdfast_serve(rate_card: str, env: dict[str, str] | None = None) -> Iterato
         card = Path(tmp, "rate-card.toml")
         card.write_text(rate_card)
         common = ["--database", database, "--rate-card", str(card)]
+        _holdfast("migrate", *common)  # only migrate and serve create the schema
         service_key = _create_key("service", common)
         worker_key = _create_key("worker", common)
         admin_key = "hf_" + secrets.token_hex(32)
@@ -71,15 +72,20 @@ def holdfast_serve(rate_card: str, env: dict[str, str] | None = None) -> Iterato
 
 
 def _create_key(role: str, common: list[str]) -> str:
+    return _holdfast("key", "create", "--role", role, *common)
+
+
+def _holdfast(*args: str) -> str:
+    """Runs an operator command; its stdout, stripped."""
     done = subprocess.run(
-        [HOLDFAST_BIN, "key", "create", "--role", role, *common],
+        [HOLDFAST_BIN, *args],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
     if done.returncode != 0:
-        raise AssertionError(f"holdfast key create --role {role} exited {done.returncode}: {done.stderr}")
+        raise AssertionError(f"holdfast {' '.join(args)} exited {done.returncode}: {done.stderr}")
     return done.stdout.strip()
 
 

@@ -16,6 +16,6 @@ pub use decide::{
     Timestamp, Usage,
 };
 pub use ids::{AccountId, IdError, IdempotencyKey, JobId, WorkerId};
-pub use money::{MAX_BALANCE, MAX_REQUEST_AMOUNT, Micros, MoneyError};
+pub use money::{MAX_BALANCE, MAX_REQUEST_AMOUNT, Micros, MoneyError, pocket_amount};
 pub use ratecard::{MONEY, RateCard, RateCardError};
 pub use refusal::Refusal;

@@ -150,6 +150,16 @@ impl Micros {
     }
 }
 
+/// An amount of a pocket for people: money as a decimal ([`Micros::format`]), an
+/// allowance as its count of items.
+pub fn pocket_amount(pocket: &str, amount: i64) -> String {
+    if pocket == crate::ratecard::MONEY {
+        Micros(amount).format()
+    } else {
+        amount.to_string()
+    }
+}
+
 impl fmt::Display for Micros {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.format())

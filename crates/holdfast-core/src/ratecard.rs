@@ -18,10 +18,39 @@ pub const DEFAULT_RATE_CARD: &str = include_str!("../../../examples/default.toml
 
 #[derive(Debug, Error)]
 pub enum RateCardError {
+    /// Text that is not TOML: where and why, in one line.
     #[error("rate card is not valid TOML: {0}")]
     Syntax(String),
+    /// Valid TOML that is not a rate card: a key the card does not have (named), a value
+    /// of the wrong type, a key missing. Where and why, in one line.
+    #[error("rate card {0}")]
+    Shape(String),
     #[error("rate card key `{key}`: {reason}")]
     Invalid { key: String, reason: String },
+}
+
+/// A TOML error in one line, ``line L, column C (`the line`): message`` (toml's own
+/// text spans lines, quoting the source; the line quoted names the key of a value of the
+/// wrong type): [`RateCardError::Syntax`] when the text is not TOML at all, else
+/// [`RateCardError::Shape`].
+fn toml_error(text: &str, e: &toml::de::Error) -> RateCardError {
+    let message = e.message().split_whitespace().collect::<Vec<_>>().join(" ");
+    let place = e.span().map_or_else(String::new, |span| {
+        let start = span.start.min(text.len());
+        let (before, after) = text.split_at(start);
+        let line_start = before.rsplit('\n').next().unwrap_or("");
+        let source = format!("{line_start}{}", after.split('\n').next().unwrap_or(""));
+        let quoted: String = source.trim().chars().take(80).collect();
+        let line = before.matches('\n').count() + 1;
+        let column = line_start.chars().count() + 1;
+        format!("line {line}, column {column} (`{quoted}`): ")
+    });
+    let one_line = format!("{place}{message}");
+    if text.parse::<toml::Table>().is_err() {
+        RateCardError::Syntax(one_line)
+    } else {
+        RateCardError::Shape(one_line)
+    }
 }
 
 fn invalid(key: impl Into<String>, reason: impl Into<String>) -> RateCardError {
@@ -483,8 +512,7 @@ impl RateCard {
 
     /// Parses and validates a rate card. Every error names the offending key.
     pub fn parse(text: &str) -> Result<RateCard, RateCardError> {
-        let raw: RawCard =
-            toml::from_str(text).map_err(|e| RateCardError::Syntax(e.to_string()))?;
+        let raw: RawCard = toml::from_str(text).map_err(|e| toml_error(text, &e))?;
         let timeouts = Self::timeouts(raw.timeouts)?;
         let allowances = Self::allowances(raw.allowances)?;
         let plans = Self::plans(raw.plans, &allowances)?;
@@ -809,7 +837,7 @@ mod tests {
     fn key_of(err: RateCardError) -> String {
         match err {
             RateCardError::Invalid { key, .. } => key,
-            RateCardError::Syntax(s) => panic!("syntax: {s}"),
+            RateCardError::Syntax(s) | RateCardError::Shape(s) => panic!("not a card: {s}"),
         }
     }
 
@@ -853,7 +881,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(key_of(e), "plans.premium.allowances.weekly");
         let e = with(r#"buffer = "1.00""#, r#"buffer = 1"#).unwrap_err();
-        assert!(matches!(e, RateCardError::Syntax(s) if s.contains("buffer")));
+        assert!(matches!(e, RateCardError::Shape(s) if s.contains("buffer")));
     }
 
     #[test]

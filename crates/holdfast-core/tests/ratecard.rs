@@ -29,7 +29,9 @@ fn default_with(find: &str, replace: &str) -> Result<RateCard, RateCardError> {
 fn refused_at(result: Result<RateCard, RateCardError>, expected_key: &str) {
     match result {
         Err(RateCardError::Invalid { key, .. }) => assert_eq!(key, expected_key),
-        Err(RateCardError::Syntax(s)) => panic!("syntax error, not {expected_key}: {s}"),
+        Err(RateCardError::Syntax(s) | RateCardError::Shape(s)) => {
+            panic!("not a card, not {expected_key}: {s}")
+        }
         Ok(_) => panic!("accepted; expected a refusal at {expected_key}"),
     }
 }
@@ -203,7 +205,7 @@ fn retention_is_whole_days_and_jobs_outlive_their_keys() {
         for bad in ["0", "-1", "36601", "1.5", "\"30\""] {
             let result = minimal_with(&format!("[retention]\n{key} = {bad}"));
             match result {
-                Err(RateCardError::Syntax(_)) => {}
+                Err(RateCardError::Shape(_)) => {}
                 other => refused_at(other, &format!("retention.{key}")),
             }
         }
@@ -224,7 +226,7 @@ fn retention_is_whole_days_and_jobs_outlive_their_keys() {
     );
     minimal_with("[retention]\nidempotency_days = 30\njobs_days = 30").unwrap();
     let unknown = minimal_with("[retention]\nledger_days = 30");
-    assert!(matches!(unknown, Err(RateCardError::Syntax(s)) if s.contains("ledger_days")));
+    assert!(matches!(unknown, Err(RateCardError::Shape(s)) if s.contains("ledger_days")));
 }
 
 #[test]
@@ -515,4 +517,27 @@ fn a_kind_may_set_its_own_clocks_and_its_stale_deadline_covers_three_runs() {
             &format!("kinds.video.{field}"),
         );
     }
+}
+
+#[test]
+fn toml_errors_are_one_line_that_says_where() {
+    // Valid TOML with a key the card does not have: named, with its line; not "not
+    // valid TOML".
+    let e = minimal_with("[retention]\nledger_days = 30").unwrap_err();
+    let text = e.to_string();
+    assert!(matches!(e, RateCardError::Shape(_)), "{text}");
+    assert!(
+        text.starts_with("rate card line ")
+            && text.contains("(`ledger_days = 30`): unknown field `ledger_days`"),
+        "{text}"
+    );
+    assert_eq!(text.lines().count(), 1, "{text}");
+    // Text that is not TOML: one line too, with where.
+    let e = RateCard::parse("currency = \"EUR\"\nbroken =\n").unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.starts_with("rate card is not valid TOML: line 2, column 9 (`broken =`): "),
+        "{text}"
+    );
+    assert_eq!(text.lines().count(), 1, "{text}");
 }

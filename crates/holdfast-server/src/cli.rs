@@ -121,8 +121,8 @@ pub async fn run(command: Command) -> anyhow::Result<ExitCode> {
 }
 
 async fn migrate(opts: &Opts) -> anyhow::Result<ExitCode> {
-    opts.db.engine().await?;
-    let database = crate::config::redact_url(&opts.db.database);
+    opts.db.migrated_engine(&opts.db.pool_options()).await?;
+    let database = opts.db.database_name();
     fmt::emit(
         opts,
         serde_json::json!({ "migrated": true, "database": database }),

@@ -3,11 +3,12 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use holdfast::{Engine, RateCard};
+use holdfast::{Engine, RateCard, SchemaMismatch, StoreError};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct DbArgs {
-    /// Database URL: sqlite://FILE (created if missing) or postgres://…
+    /// Database URL: sqlite://FILE or postgres://… Only `migrate` and `serve` create
+    /// and migrate it; every other command needs it migrated already.
     #[arg(
         long,
         env = "HOLDFAST_DATABASE_URL",
@@ -34,7 +35,7 @@ impl DbArgs {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .with_context(|| format!("reading rate card {}", path.display()))?;
-                RateCard::parse(&text).with_context(|| format!("rate card {}", path.display()))
+                RateCard::parse(&text).with_context(|| path.display().to_string())
             }
         }
     }
@@ -57,17 +58,48 @@ impl DbArgs {
         }
     }
 
-    /// Opens (and migrates) the database with the card.
+    /// Opens the database with the card. It must hold this build's schema already:
+    /// nothing is created or migrated (only `migrate` and `serve` do that), so a typo in
+    /// `--database` is refused, naming the database, instead of answering from a new
+    /// empty one.
     pub async fn engine(&self) -> anyhow::Result<Engine> {
-        self.engine_with(&self.pool_options()).await
+        let card = self.card()?;
+        Engine::open_existing(&self.database, card, &self.pool_options())
+            .await
+            .map_err(|e| self.opening_error(e))
     }
 
-    /// As [`DbArgs::engine`], with these pool settings.
-    pub async fn engine_with(&self, opts: &holdfast::PoolOptions) -> anyhow::Result<Engine> {
+    /// Opens the database with the card and these pool settings, creating it if missing
+    /// and migrating it: `migrate` and `serve` only.
+    pub async fn migrated_engine(&self, opts: &holdfast::PoolOptions) -> anyhow::Result<Engine> {
         let card = self.card()?;
         Engine::open_with(&self.database, card, opts)
             .await
-            .with_context(|| format!("opening {}", redact_url(&self.database)))
+            .map_err(|e| self.opening_error(e))
+    }
+
+    /// The database's name without its password, for messages and logs.
+    pub fn database_name(&self) -> String {
+        redact_url(&self.database)
+    }
+
+    /// An error of opening the database, in one line that names it.
+    fn opening_error(&self, e: StoreError) -> anyhow::Error {
+        let db = self.database_name();
+        match e {
+            StoreError::Schema(SchemaMismatch::Missing) => {
+                anyhow::anyhow!("no holdfast database at {db}; run `holdfast migrate`")
+            }
+            StoreError::Schema(m @ SchemaMismatch::Older { .. }) => {
+                anyhow::anyhow!("the holdfast database at {db}: {m}; run `holdfast migrate`")
+            }
+            StoreError::Schema(m) => {
+                anyhow::anyhow!(
+                    "the holdfast database at {db}: {m}; use the holdfast that migrated it"
+                )
+            }
+            e => anyhow::Error::new(e).context(format!("opening {db}")),
+        }
     }
 }
 

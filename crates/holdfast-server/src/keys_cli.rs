@@ -43,8 +43,9 @@ pub async fn run(args: KeyArgs) -> anyhow::Result<ExitCode> {
             let key = new_key();
             let id = engine.create_key(role.as_str(), &key).await?;
             eprintln!(
-                "created {} key {id} (shown once; only its hash is stored):",
-                role.as_str()
+                "created {} key {id} in {} (shown once; only its hash is stored):",
+                role.as_str(),
+                args.db.database_name()
             );
             println!("{key}");
             Ok(ExitCode::SUCCESS)

@@ -10,3 +10,4 @@ pub mod config;
 pub mod console;
 pub mod http;
 pub mod keys_cli;
+pub mod serve_lock;

@@ -1,6 +1,7 @@
 //! The `holdfast` binary: `holdfast serve` (the HTTP API) and the operator CLI.
 
 use clap::Parser;
+use clap::error::ErrorKind;
 use holdfast_server::{cli, http};
 
 /// mimalloc, not the system allocator: an engine call allocates and frees many small
@@ -34,7 +35,10 @@ enum Command {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    let args = Cli::parse();
+    let args = match Cli::try_parse() {
+        Ok(args) => args,
+        Err(e) => return usage_error(&e),
+    };
     let result = match args.command {
         Command::Serve(a) => http::serve(a).await,
         Command::Openapi => {
@@ -56,11 +60,57 @@ async fn main() -> std::process::ExitCode {
     }
 }
 
-/// The actor of an operator command: `cli:` and the OS user who ran it.
+/// A command line clap refuses, in one line on stderr as every error of the binary is:
+/// clap's message and tips, then the usage of the command meant (clap's own text spans
+/// several lines). `--help` and `--version` print as clap prints them.
+fn usage_error(e: &clap::Error) -> std::process::ExitCode {
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    eprintln!("holdfast: {}", one_line(&e.to_string()));
+    std::process::ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
+}
+
+/// clap's error text in one line: `message; tip: …; usage: holdfast …`.
+fn one_line(text: &str) -> String {
+    let mut parts: Vec<String> = vec![];
+    let lines = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("For more information"));
+    for line in lines {
+        if let Some(usage) = line.strip_prefix("Usage: ") {
+            parts.push(format!("usage: {usage}"));
+            break;
+        }
+        let line = line.strip_prefix("error: ").unwrap_or(line);
+        match parts.last_mut() {
+            // A message that ends in ':' goes on with its list (the missing arguments).
+            Some(last) if last.ends_with(':') => last.push_str(&format!(" {line}")),
+            _ => parts.push(line.to_owned()),
+        }
+    }
+    parts.join("; ")
+}
+
+/// The actor of an operator command: `cli:` and the OS account the process runs as (the
+/// name of its effective uid in the user database), so that the name the books record
+/// does not depend on the environment; where the uid has no name (an arbitrary uid in a
+/// container), `$USER` or `$LOGNAME`, else `unknown`.
 fn cli_actor() -> String {
-    let user = ["USER", "LOGNAME", "USERNAME"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
+    let user = whoami::username()
+        .ok()
+        .filter(|u| !u.is_empty())
+        .or_else(|| {
+            ["USER", "LOGNAME"]
+                .iter()
+                .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
+        })
         .unwrap_or_else(|| "unknown".to_owned());
     format!("cli:{user}")
 }

@@ -2,12 +2,16 @@
 //! on SQLite and PostgreSQL. Only `audit_finds_a_corrupted_balance` touches the database
 //! with SQL of its own, to break an invariant on purpose.
 
+mod http_support;
+
 use std::process::Command;
 
 use holdfast::RateCard;
 use holdfast::testing::{
     Backend, TestDb, behind_the_back, card_file, card_text_with, job_id, submit_req, worker,
 };
+use holdfast_server::config::redact_url;
+use http_support::Serving;
 use serde_json::Value;
 
 /// One run of the binary.
@@ -42,22 +46,27 @@ impl Cli {
     }
 
     fn run(&self, args: &[&str]) -> Run {
+        self.run_as(args, Some("ops-ada"))
+    }
+
+    /// [`Cli::run`] with `$USER` set to `user` (`None`: neither `$USER` nor `$LOGNAME`
+    /// set).
+    fn run_as(&self, args: &[&str], user: Option<&str>) -> Run {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_holdfast"));
         cmd.args(args)
             .arg("--database")
             .arg(&self.url)
             .env_remove("HOLDFAST_DATABASE_URL")
             .env_remove("HOLDFAST_RATE_CARD")
-            .env("USER", "ops-ada");
+            .env_remove("LOGNAME");
+        match user {
+            Some(user) => cmd.env("USER", user),
+            None => cmd.env_remove("USER"),
+        };
         if let Some(card) = &self.card {
             cmd.arg("--rate-card").arg(card);
         }
-        let out = cmd.output().expect("run holdfast");
-        Run {
-            ok: out.status.success(),
-            stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
-            stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
-        }
+        finished(&mut cmd)
     }
 
     /// Runs and requires success; returns stdout.
@@ -108,6 +117,27 @@ impl Cli {
             self.json(&["ledger", account]),
         )
     }
+}
+
+/// Runs `cmd` to its end.
+fn finished(cmd: &mut Command) -> Run {
+    Run::of(cmd.output().expect("run holdfast"))
+}
+
+impl Run {
+    fn of(out: std::process::Output) -> Run {
+        Run {
+            ok: out.status.success(),
+            stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
+            stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
+        }
+    }
+}
+
+/// The name of the OS account the tests run as, by `id -un` (not by the code under test).
+fn os_user() -> String {
+    let out = Command::new("id").arg("-un").output().expect("run id -un");
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
 
 fn kinds(ledger: &Value) -> Vec<&str> {
@@ -444,6 +474,13 @@ holdfast::backend_test!(audit_finds_a_corrupted_balance, |backend| async move {
             .any(|v| v["invariant"] == 1 && v["account_id"] == "acme"),
         "{violations:?}"
     );
+    // Money as money, no Rust debug text (was `stored 11000000, … Some(10000000)`).
+    let message = "pocket money: stored 11.00, ledger sum 10.00, last entry's amount_after 10.00";
+    assert!(
+        violations.iter().any(|v| v["message"] == message),
+        "{violations:?}"
+    );
+    assert!(r.stdout.contains(message), "{}", r.stdout);
 });
 
 /// The one place a test writes SQL: a balance that no ledger entry explains.
@@ -693,7 +730,8 @@ holdfast::backend_test!(refund_a_job_and_grant_allowance, |backend| async move {
     let r = cli.json(&["refund-job", id, "--reason", "blank", "--key", "r"]);
     assert_eq!(r["entries"][0]["kind"], "job_refund");
     assert_eq!(
-        r["entries"][0]["actor"], "cli:ops-ada",
+        r["entries"][0]["actor"],
+        format!("cli:{}", os_user()),
         "the OS user who ran it"
     );
     assert_eq!(r["job"]["refunded"][0]["amount"], 1);
@@ -797,7 +835,7 @@ holdfast::backend_test!(export_the_books_to_a_file, |backend| async move {
     assert!(lines[0].starts_with("entry_id,created_at,account_id"));
     assert!(
         lines[1].contains(",money,debit,-0.25,-250000,")
-            && lines[1].ends_with(r#""run, ""9""",cli:ops-ada"#),
+            && lines[1].ends_with(&format!(r#""run, ""9""",cli:{}"#, os_user())),
         "{}",
         lines[1]
     );
@@ -816,4 +854,280 @@ holdfast::backend_test!(export_the_books_to_a_file, |backend| async move {
     );
     cli.refused(&["export", "--kind", "gift"], "invalid_request");
     cli.refused(&["export", "--since", "yesterday"], "invalid_request");
+});
+
+// ---------------------------------------------------------------- safety for people
+
+/// What `holdfast migrate` makes: the tables of the database (SQLite: whether its file
+/// is there at all).
+async fn has_tables(db: &TestDb) -> bool {
+    match db.backend {
+        Backend::Sqlite => std::path::Path::new(db.url.trim_start_matches("sqlite://")).exists(),
+        Backend::Postgres => {
+            let sql = "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()";
+            db.query_i64(sql).await > 0
+        }
+    }
+}
+
+/// Requires a failure of one line on stderr, and returns that line.
+#[track_caller]
+fn one_line_failure(r: &Run) -> &str {
+    assert!(!r.ok, "should fail, printed {}", r.stdout);
+    assert_eq!(r.stderr.lines().count(), 1, "one line: {:?}", r.stderr);
+    r.stderr.trim_end()
+}
+
+holdfast::backend_test!(
+    commands_refuse_a_database_without_the_schema,
+    |backend| async move {
+        let Some((db, cli)) = Cli::empty(backend).await else {
+            return;
+        };
+        let expected = format!(
+            "holdfast: no holdfast database at {}; run `holdfast migrate`",
+            redact_url(&db.url)
+        );
+        for args in [
+            &["accounts"][..],
+            &["key", "create", "--role", "admin"],
+            &["key", "list"],
+            &["ledger", "acme"],
+            &["top-up", "acme", "5", "--key", "t1"],
+            &["audit"],
+        ] {
+            let r = cli.run(args);
+            assert_eq!(one_line_failure(&r), expected, "{args:?}");
+            assert!(r.stdout.is_empty(), "{args:?} printed {}", r.stdout);
+        }
+        assert!(
+            !has_tables(&db).await,
+            "a refused command created the schema"
+        );
+
+        assert!(cli.ok(&["migrate"]).starts_with("migrated "));
+        let r = cli.run(&["key", "create", "--role", "admin"]);
+        assert!(r.ok, "{}", r.stderr);
+        assert!(
+            r.stderr
+                .contains(&format!(" in {} (shown once", redact_url(&db.url))),
+            "key create names the database it wrote to: {}",
+            r.stderr
+        );
+        cli.ok(&["accounts"]);
+
+        // A schema older than the binary's is refused too, until `holdfast migrate`.
+        let newest = "DELETE FROM _sqlx_migrations WHERE version = (SELECT max(version) FROM _sqlx_migrations)";
+        behind_the_back(&db, newest).await;
+        let r = cli.run(&["accounts"]);
+        let line = one_line_failure(&r);
+        assert!(
+            line.starts_with(&format!(
+                "holdfast: the holdfast database at {}: the schema is older",
+                redact_url(&db.url)
+            )) && line.ends_with("; run `holdfast migrate`"),
+            "{line}"
+        );
+        // A newer one (a migration this binary does not know) is refused, not migrated.
+        let checksum = match backend {
+            Backend::Sqlite => "X'00'",
+            Backend::Postgres => "'\\x00'::bytea",
+        };
+        let future = format!(
+            "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+             VALUES (99990101000000, 'future', true, {checksum}, 0)"
+        );
+        behind_the_back(&db, &future).await;
+        let r = cli.run(&["accounts"]);
+        let line = one_line_failure(&r);
+        assert!(
+            line.contains(": the schema is newer than this holdfast's (migration 99990101000000, ")
+                && line.ends_with("; use the holdfast that migrated it"),
+            "{line}"
+        );
+    }
+);
+
+#[test]
+fn a_refused_postgres_connection_is_named_at_once() {
+    // Nothing listens on port 1: the connection is refused. Said so, naming the host and
+    // port, not "pool timed out" after the acquire timeout; the password never printed.
+    let cli = Cli {
+        url: "postgres://holdfast:s3cret@127.0.0.1:1/holdfast".into(),
+        card: None,
+    };
+    let r = cli.run(&["accounts"]);
+    let line = one_line_failure(&r);
+    assert!(
+        line.contains("cannot connect to PostgreSQL at 127.0.0.1:1: Connection refused"),
+        "{line}"
+    );
+    assert!(!line.contains("s3cret"), "{line}");
+    assert!(
+        line.contains("postgres://holdfast:***@127.0.0.1:1/holdfast"),
+        "{line}"
+    );
+}
+
+holdfast::backend_test!(the_actor_is_the_os_account, |backend| async move {
+    let Some((_db, cli)) = Cli::new(backend).await else {
+        return;
+    };
+    cli.ok(&["account", "put", "acme", "--plan", "free"]);
+    let os = format!("cli:{}", os_user());
+    for (n, user) in [None, Some("someone-else")].into_iter().enumerate() {
+        let key = format!("t{n}");
+        let r = cli.run_as(&["top-up", "acme", "1", "--key", &key, "--json"], user);
+        assert!(r.ok, "{}", r.stderr);
+        let answer: Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(answer["entry"]["actor"], os.as_str(), "$USER = {user:?}");
+    }
+});
+
+holdfast::backend_test!(
+    a_next_page_is_offered_only_when_there_is_one,
+    |backend| async move {
+        let Some((_db, cli)) = Cli::new(backend).await else {
+            return;
+        };
+        cli.ok(&["account", "put", "acme", "--plan", "free"]);
+        cli.ok(&["account", "put", "beta", "--plan", "free"]);
+        cli.ok(&["top-up", "acme", "1", "--key", "t1"]);
+        cli.ok(&["top-up", "acme", "2", "--key", "t2"]);
+        let entries = cli.json(&["ledger", "acme"])["entries"]
+            .as_array()
+            .unwrap()
+            .len();
+        let (all, fewer) = (entries.to_string(), (entries - 1).to_string());
+        let last_page = cli.ok(&["ledger", "acme", "--limit", &all]);
+        assert!(!last_page.contains("next page"), "{last_page}");
+        let first_page = cli.ok(&["ledger", "acme", "--limit", &fewer]);
+        assert!(first_page.contains("; next page: --after "), "{first_page}");
+
+        let last_page = cli.ok(&["accounts", "--limit", "2"]);
+        assert!(!last_page.contains("next page"), "{last_page}");
+        let first_page = cli.ok(&["accounts", "--limit", "1"]);
+        assert!(
+            first_page.ends_with("(1 shown; next page: --after acme)\n"),
+            "{first_page}"
+        );
+        let after = cli.ok(&["accounts", "--limit", "1", "--after", "acme"]);
+        assert!(after.ends_with("(1 shown)\n"), "{after}");
+    }
+);
+
+#[test]
+fn usage_and_rate_card_errors_are_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cli = Cli {
+        url: format!("sqlite://{}", dir.path().join("none.db").display()),
+        card: None,
+    };
+    for (args, says) in [
+        (&["key", "create"][..], "--role <ROLE>"),
+        (&["acounts"], "'acounts'"),
+        (&["accounts", "--limit", "x"], "'x'"),
+    ] {
+        let r = cli.run(args);
+        let line = one_line_failure(&r);
+        assert!(
+            line.starts_with("holdfast: ") && line.contains(says),
+            "{line}"
+        );
+    }
+    // Valid TOML with a key the card does not have: named, with its line.
+    let card = card_file(&card_text_with(&[(
+        "default_plan",
+        "colour = 'blue'\ndefault_plan",
+    )]));
+    cli.card = Some(card.path().to_owned());
+    let r = cli.run(&["accounts"]);
+    let line = one_line_failure(&r);
+    assert!(
+        line.contains("rate card line 6, column 1 (`colour = 'blue'`): unknown field `colour`"),
+        "{line}"
+    );
+}
+
+/// `holdfast serve` on `url`, which must refuse to start: run to its end, or killed
+/// (and the test failed) when a minute later it is still running.
+fn serve_refused(url: &str, listen: &str) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_holdfast"))
+        .args(["serve", "--listen", listen, "--database", url])
+        .env_remove("HOLDFAST_DATABASE_URL")
+        .env_remove("HOLDFAST_ADMIN_KEY")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start holdfast serve");
+    for _ in 0..600 {
+        if child.try_wait().unwrap().is_some() {
+            return Run::of(child.wait_with_output().unwrap());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("serve on {url} started instead of refusing");
+}
+
+holdfast::backend_test!(
+    serve_on_a_busy_port_creates_and_prints_nothing,
+    |backend| async move {
+        let Some(db) = TestDb::empty(backend).await else {
+            return;
+        };
+        let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let listen = busy.local_addr().unwrap().to_string();
+        let r = serve_refused(&db.url, &listen);
+        assert!(!r.ok);
+        assert!(
+            r.stderr.contains(&format!("listening on {listen}")),
+            "{}",
+            r.stderr
+        );
+        assert!(r.stdout.is_empty(), "no first key printed: {}", r.stdout);
+        assert!(!has_tables(&db).await, "the database was created");
+    }
+);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_serve_on_one_sqlite_file_is_refused() {
+    let db = TestDb::new(Backend::Sqlite).await.unwrap();
+    let first = Serving::start(&db.url);
+    first.until("listening on");
+    let r = serve_refused(&db.url, "127.0.0.1:0");
+    let line = one_line_failure(&r);
+    let file = db.url.trim_start_matches("sqlite://");
+    assert!(
+        line.starts_with(&format!(
+            "holdfast: another holdfast serve (pid {}) is running on {file}: one serve per SQLite database",
+            first.id()
+        )),
+        "{line}"
+    );
+    // The lock ends with its process, however it ends.
+    first.kill();
+    let again = Serving::start(&db.url);
+    again.until("listening on");
+    let (status, _) = again.terminate();
+    assert!(status.success());
+}
+
+holdfast::backend_test!(the_first_admin_key_is_made_by_serve, |backend| async move {
+    let Some((_db, cli)) = Cli::empty(backend).await else {
+        return;
+    };
+    let serving = Serving::start(&cli.url);
+    let lines = serving.until("listening on");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("created the first admin key")),
+        "{lines:#?}"
+    );
+    let page = cli.events(&["--type", "operator.key_created"], 1).await;
+    assert_eq!(page["events"][0]["actor"], "serve:first-admin-key");
+    let (status, _) = serving.terminate();
+    assert!(status.success());
 });

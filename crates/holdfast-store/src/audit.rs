@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use holdfast_core::MONEY;
 use holdfast_core::decide::{JobStatus, PocketAmount};
+use holdfast_core::{MONEY, Micros, pocket_amount};
 
 use crate::db::Tx;
 use crate::error::StoreError;
@@ -36,6 +36,11 @@ fn v(invariant: u8, account: &str, job: Option<&str>, message: String) -> Violat
     }
 }
 
+/// Money that may be missing (a column left null), as a message shows it.
+fn optional_money(value: Option<i64>) -> String {
+    value.map_or_else(|| "none".to_owned(), |m| Micros(m).format())
+}
+
 /// Per (account, pocket): the stored amount, `held`, the ledger sum and the last entry's
 /// amount after.
 #[derive(Default, Debug)]
@@ -58,9 +63,12 @@ impl Store {
             for ((account, pocket), f) in &pockets {
                 let stored = f.stored.unwrap_or(0);
                 if stored != f.ledger_sum || f.last_after.is_some_and(|a| a != stored) {
+                    let last = f
+                        .last_after
+                        .map_or_else(|| "none".into(), |a| pocket_amount(pocket, a));
                     out.push(v(1, account, None, format!(
-                        "pocket {pocket}: stored {stored}, ledger sum {}, last amount_after {:?}",
-                        f.ledger_sum, f.last_after
+                        "pocket {pocket}: stored {}, ledger sum {}, last entry's amount_after {last}",
+                        pocket_amount(pocket, stored), pocket_amount(pocket, f.ledger_sum)
                     )));
                 }
                 if f.held != f.open_held || f.held < 0 {
@@ -70,7 +78,8 @@ impl Store {
                         None,
                         format!(
                             "pocket {pocket}: held {} but open hold lines sum to {}",
-                            f.held, f.open_held
+                            pocket_amount(pocket, f.held),
+                            pocket_amount(pocket, f.open_held)
                         ),
                     ));
                 }
@@ -175,7 +184,10 @@ async fn check_jobs(
             invariant: 5,
             account_id: None,
             job_id: Some(job),
-            message: format!("job_refund entries of {pocket} give back {total} for no charge"),
+            message: format!(
+                "job_refund entries of {pocket} give back {} for no charge",
+                pocket_amount(&pocket, total)
+            ),
         });
     }
     for ((job, pocket), (n, ..)) in captured
@@ -242,9 +254,17 @@ fn check_refunds(j: &Job, refunds: &mut Refunds, out: &mut Vec<Violation>) {
             amount_of(&j.charged, pocket),
         );
         if entries != says || says > charged {
-            out.push(v(5, &j.account_id, Some(&j.job_id), format!(
-                "{pocket}: refund entries give back {entries}, job says refunded {says}, charged {charged}"
-            )));
+            out.push(v(
+                5,
+                &j.account_id,
+                Some(&j.job_id),
+                format!(
+                    "{pocket}: refund entries give back {}, job says refunded {}, charged {}",
+                    pocket_amount(pocket, entries),
+                    pocket_amount(pocket, says),
+                    pocket_amount(pocket, charged)
+                ),
+            ));
         }
     }
 }
@@ -274,7 +294,12 @@ fn check_charges(j: &Job, out: &mut Vec<Violation>) {
                 5,
                 &j.account_id,
                 Some(&j.job_id),
-                format!("charged {} of {} but held {held}", c.amount, c.pocket),
+                format!(
+                    "charged {} of {} but held {}",
+                    pocket_amount(&c.pocket, c.amount),
+                    c.pocket,
+                    pocket_amount(&c.pocket, held)
+                ),
             ));
         }
     }
@@ -296,9 +321,18 @@ fn check_captures(j: &Job, captured: &mut Captures, out: &mut Vec<Violation>) {
             continue;
         }
         if n != 1 || total != charged || total > h.amount {
-            out.push(v(5, &j.account_id, Some(&j.job_id), format!(
-                "{n} capture entries of {} totalling {total}; job says charged {charged}, held {}", h.pocket, h.amount
-            )));
+            out.push(v(
+                5,
+                &j.account_id,
+                Some(&j.job_id),
+                format!(
+                    "{n} capture entries of {} totalling {}; job says charged {}, held {}",
+                    h.pocket,
+                    pocket_amount(&h.pocket, total),
+                    pocket_amount(&h.pocket, charged),
+                    pocket_amount(&h.pocket, h.amount)
+                ),
+            ));
         }
     }
 }
@@ -318,10 +352,10 @@ async fn check_debits(tx: &mut Tx, out: &mut Vec<Violation>) -> Result<(), Store
             &r.text("account_id")?,
             None,
             format!(
-                "debit entry {} left available {:?} below -buffer {:?}",
+                "debit entry {} left available {} below -buffer {}",
                 r.int("entry_id")?,
-                r.opt_int("available_after")?,
-                r.opt_int("buffer")?
+                optional_money(r.opt_int("available_after")?),
+                optional_money(r.opt_int("buffer")?)
             ),
         ));
     }
@@ -341,7 +375,7 @@ async fn check_idempotency(tx: &mut Tx, out: &mut Vec<Violation>) -> Result<(), 
                 &account,
                 None,
                 format!(
-                    "idempotency key {:?} does not point at its own entry",
+                    "idempotency key `{}` does not point at its own entry",
                     r.text("key")?
                 ),
             ));
@@ -372,7 +406,13 @@ async fn check_counters(tx: &mut Tx, out: &mut Vec<Violation>) -> Result<(), Sto
                 8,
                 &account,
                 None,
-                format!("total_credited {tc} vs ledger {c}; total_spent {ts} vs ledger {s}"),
+                format!(
+                    "total_credited {} vs ledger {}; total_spent {} vs ledger {}",
+                    Micros(tc),
+                    Micros(c),
+                    Micros(ts),
+                    Micros(s)
+                ),
             ));
         }
     }
@@ -386,13 +426,17 @@ async fn check_checkpoints(tx: &mut Tx, out: &mut Vec<Violation>) -> Result<(), 
     for r in tx.rows(&RECONCILE_CHECKPOINTS, params! {}).await? {
         let (claimed, actual) = (r.int("ledger_sum")?, r.int("actual")?);
         if claimed != actual {
+            let pocket = r.text("pocket")?;
+            let (claimed, actual) = (
+                pocket_amount(&pocket, claimed),
+                pocket_amount(&pocket, actual),
+            );
             out.push(v(
                 1,
                 &r.text("account_id")?,
                 None,
                 format!(
-                    "reconcile checkpoint of pocket {} says the ledger sums to {claimed} up to entry {}, it sums to {actual}",
-                    r.text("pocket")?,
+                    "reconcile checkpoint of pocket {pocket} says the ledger sums to {claimed} up to entry {}, it sums to {actual}",
                     r.int("last_entry_id")?
                 ),
             ));

@@ -23,6 +23,7 @@ use crate::error::StoreError;
 use crate::failover::{Failover, MultiHost};
 use crate::group::Unit;
 pub use crate::group::WriteGate;
+use crate::schema::SchemaMismatch;
 use crate::scope::CrossAccount;
 use crate::statement::{Params, Statement};
 
@@ -260,40 +261,69 @@ impl Pool {
     /// Connects by URL scheme: `sqlite://…` (file created if missing) or `postgres://…`
     /// (one host, or several as libpq reads them: see [`crate::failover`]).
     pub async fn connect(url: &str, opts: &PoolOptions) -> Result<Pool, StoreError> {
+        Pool::connect_as(url, opts, Create::IfMissing).await
+    }
+
+    /// As [`Pool::connect`], creating nothing: a SQLite file that is not there is
+    /// [`SchemaMismatch::Missing`], not a new empty database.
+    pub async fn connect_existing(url: &str, opts: &PoolOptions) -> Result<Pool, StoreError> {
+        Pool::connect_as(url, opts, Create::Never).await
+    }
+
+    async fn connect_as(url: &str, opts: &PoolOptions, create: Create) -> Result<Pool, StoreError> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            if let Some(multi) = MultiHost::parse(url)? {
-                return Pool::connect_hosts(multi, opts).await;
-            }
-            let connect = PgConnectOptions::from_str(url)
-                .map_err(|e| StoreError::Config(format!("bad database URL: {e}")))?;
-            let pool = ping_when_idle(PgPoolOptions::new())
-                .max_connections(opts.max_connections)
-                .acquire_timeout(opts.acquire_timeout)
-                .connect_with(connect)
-                .await
-                .map_err(StoreError::from)?;
-            Ok(Pool::Postgres(pool, None))
+            Pool::connect_postgres(url, opts).await
         } else if url.starts_with("sqlite:") {
-            let connect = SqliteConnectOptions::from_str(url)
-                .map_err(|e| StoreError::Config(format!("bad database URL: {e}")))?
-                .create_if_missing(true)
-                .journal_mode(SqliteJournalMode::Wal)
-                .synchronous(opts.sqlite_synchronous.setting())
-                .busy_timeout(opts.sqlite_busy_timeout)
-                .foreign_keys(true);
-            let pool = SqlitePoolOptions::new()
-                .max_connections(opts.max_connections)
-                .acquire_timeout(opts.acquire_timeout)
-                .before_acquire(|conn, _meta| Box::pin(out_of_transaction(conn)))
-                .connect_with(connect)
-                .await
-                .map_err(StoreError::from)?;
-            Ok(Pool::Sqlite(pool, WriteGate::new(opts.acquire_timeout)))
+            Pool::connect_sqlite(url, opts, create).await
         } else {
             Err(StoreError::Config(format!(
                 "unsupported database URL {url:?}: use sqlite://FILE or postgres://…"
             )))
         }
+    }
+
+    async fn connect_postgres(url: &str, opts: &PoolOptions) -> Result<Pool, StoreError> {
+        if let Some(multi) = MultiHost::parse(url)? {
+            return Pool::connect_hosts(multi, opts).await;
+        }
+        let connect = PgConnectOptions::from_str(url)
+            .map_err(|e| StoreError::Config(format!("bad database URL: {e}")))?;
+        probe_server(&connect, opts.acquire_timeout).await?;
+        let pool = ping_when_idle(PgPoolOptions::new())
+            .max_connections(opts.max_connections)
+            .acquire_timeout(opts.acquire_timeout)
+            .connect_with(connect)
+            .await
+            .map_err(StoreError::from)?;
+        Ok(Pool::Postgres(pool, None))
+    }
+
+    async fn connect_sqlite(
+        url: &str,
+        opts: &PoolOptions,
+        create: Create,
+    ) -> Result<Pool, StoreError> {
+        let connect = SqliteConnectOptions::from_str(url)
+            .map_err(|e| StoreError::Config(format!("bad database URL: {e}")))?
+            .create_if_missing(create == Create::IfMissing)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(opts.sqlite_synchronous.setting())
+            .busy_timeout(opts.sqlite_busy_timeout)
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(opts.max_connections)
+            .acquire_timeout(opts.acquire_timeout)
+            .before_acquire(|conn, _meta| Box::pin(out_of_transaction(conn)))
+            .connect_with(connect)
+            .await
+            .map_err(|e| match e {
+                // SQLITE_CANTOPEN (14): no such file (or folder) to open.
+                sqlx::Error::Database(db) if db.code().as_deref() == Some("14") => {
+                    StoreError::Schema(SchemaMismatch::Missing)
+                }
+                e => StoreError::from(e),
+            })?;
+        Ok(Pool::Sqlite(pool, WriteGate::new(opts.acquire_timeout)))
     }
 
     /// PostgreSQL on the first acceptable of several hosts, following it afterwards.
@@ -323,6 +353,25 @@ impl Pool {
             Pool::Postgres(pool, _) => pool.options().get_max_connections(),
             Pool::Sqlite(pool, _) => pool.options().get_max_connections(),
         }
+    }
+
+    /// This backend's migrations, as this build has them.
+    fn migrator(&self) -> &'static sqlx::migrate::Migrator {
+        match self {
+            Pool::Postgres(..) => &POSTGRES_MIGRATIONS,
+            Pool::Sqlite(..) => &SQLITE_MIGRATIONS,
+        }
+    }
+
+    /// How the database's schema differs from this build's, if it does.
+    pub async fn schema_mismatch(&self) -> Result<Option<SchemaMismatch>, StoreError> {
+        let known = self
+            .migrator()
+            .iter()
+            .filter(|m| m.migration_type.is_up_migration())
+            .map(|m| m.version)
+            .collect();
+        crate::schema::mismatch(self, &known).await
     }
 
     /// Runs this backend's migrations.
@@ -482,6 +531,48 @@ const TRUSTED_IDLE: Duration = Duration::from_secs(1);
 /// after was alive then; one idle longer may have lost its server meanwhile (a restart),
 /// and is replaced rather than handed out broken. One that lost it in between fails its
 /// BEGIN, and the transaction begins again on another (`pg_begin`).
+/// The file of a `sqlite:` URL (`None` for another scheme or an in-memory database).
+pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+    if !url.starts_with("sqlite:") {
+        return None;
+    }
+    let options = SqliteConnectOptions::from_str(url).ok()?;
+    let file = options.get_filename();
+    let in_memory = file.as_os_str().is_empty() || file.to_str() == Some(":memory:");
+    (!in_memory).then(|| file.to_path_buf())
+}
+
+/// Whether [`Pool::connect`] may create a SQLite file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Create {
+    IfMissing,
+    Never,
+}
+
+/// One connection to the server before the pool is made, so that a server that refuses
+/// connections (or a wrong host, port or password) is reported at once, naming the
+/// host and port: the pool would retry a refused connection until its acquire timeout
+/// and then say only that it timed out.
+async fn probe_server(connect: &PgConnectOptions, wait: Duration) -> Result<(), StoreError> {
+    let address = format!("{}:{}", connect.get_host(), connect.get_port());
+    let Ok(connected) = tokio::time::timeout(wait, sqlx::PgConnection::connect_with(connect)).await
+    else {
+        return Err(StoreError::Unavailable(format!(
+            "cannot connect to PostgreSQL at {address}: no answer within {wait:?}"
+        )));
+    };
+    match connected {
+        Ok(conn) => {
+            let _ = conn.close().await;
+            Ok(())
+        }
+        Err(sqlx::Error::Io(e)) => Err(StoreError::Unavailable(format!(
+            "cannot connect to PostgreSQL at {address}: {e}"
+        ))),
+        Err(e) => Err(StoreError::from(e)),
+    }
+}
+
 pub fn ping_when_idle(options: PgPoolOptions) -> PgPoolOptions {
     options
         .test_before_acquire(false)

@@ -24,6 +24,10 @@ pub enum StoreError {
     Contention(u32),
     #[error("configuration: {0}")]
     Config(String),
+    /// The database has no holdfast schema, or not this build's (opened without
+    /// migrating: see `Store::open_existing`).
+    #[error("{0}")]
+    Schema(crate::schema::SchemaMismatch),
     #[error("migration failed: {0}")]
     Migration(String),
     /// A row that breaks what the schema promises.

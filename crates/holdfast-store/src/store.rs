@@ -120,6 +120,28 @@ impl Store {
         Ok(store)
     }
 
+    /// Connects by URL to a database that already holds this build's schema, creating
+    /// and migrating nothing (a SQLite file that is not there stays not there), and checks
+    /// that the rate card covers the live data. A database without the schema, or with
+    /// an older or newer one, is [`StoreError::Schema`].
+    pub async fn open_existing(
+        url: &str,
+        card: RateCard,
+        opts: &PoolOptions,
+    ) -> Result<Store, StoreError> {
+        let pool = Pool::connect_existing(url, opts).await?;
+        if let Some(mismatch) = pool.schema_mismatch().await? {
+            pool.close().await;
+            return Err(StoreError::Schema(mismatch));
+        }
+        let store = Store {
+            pool,
+            card: Arc::new(card),
+        };
+        store.check_card_covers_data().await?;
+        Ok(store)
+    }
+
     pub fn pool(&self) -> &Pool {
         &self.pool
     }

@@ -50,6 +50,17 @@ impl Engine {
         Ok(Engine::new(Store::open(url, card, opts).await?))
     }
 
+    /// As [`Engine::open_with`], on a database that already holds this build's schema:
+    /// nothing is created or migrated (see [`Store::open_existing`]). The operator CLI
+    /// opens every database but `migrate`'s this way.
+    pub async fn open_existing(
+        url: &str,
+        card: RateCard,
+        opts: &PoolOptions,
+    ) -> Result<Engine, StoreError> {
+        Ok(Engine::new(Store::open_existing(url, card, opts).await?))
+    }
+
     /// The engine over a store that is already open.
     pub fn new(store: Store) -> Engine {
         Engine {

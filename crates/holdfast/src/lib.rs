@@ -47,8 +47,8 @@ pub use holdfast_store::{
     AccountFilter, AccountPage, AccountStatus, AccountView, AllowanceView, ApiKey, Banned,
     CancelOutcome, CompleteJob, CreditKind, Event, EventFilter, FailJob, Grant, Granted, Heartbeat,
     Job, JobAnswers, JobFilter, JobRefund, JobRefunded, Lease, LedgerEntry, LedgerFilter,
-    MoneyResult, PRUNE_CHUNK, Page, PassReport, PruneReport, PutAccount, StoreError, Submit,
-    Submitted, Usage, Violation, key_hash,
+    MoneyResult, PRUNE_CHUNK, Page, PassReport, PruneReport, PutAccount, SchemaMismatch,
+    StoreError, Submit, Submitted, Usage, Violation, key_hash,
 };
 
 // Opening a store by hand, and a debit or a submit as a batcher hands it to the store.

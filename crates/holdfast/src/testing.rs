@@ -51,6 +51,16 @@ pub struct TestDb {
 
 static PG_WARNED: OnceLock<()> = OnceLock::new();
 
+/// Creates the SQLite file `url` names with the current schema (the operator CLI opens
+/// only a migrated database).
+async fn migrate_sqlite(url: &str) {
+    let pool = holdfast_store::db::Pool::connect(url, &PoolOptions::default())
+        .await
+        .expect("create the SQLite file");
+    pool.migrate().await.expect("migrate the SQLite file");
+    pool.close().await;
+}
+
 /// `$body` with `$c` a new connection to the test database `$db`, of its backend's type.
 macro_rules! on_own_connection {
     ($db:expr, |$c:ident| $body:expr) => {
@@ -69,8 +79,7 @@ macro_rules! on_own_connection {
 
 impl TestDb {
     /// A fresh database with the current schema (PostgreSQL: a clone of the template;
-    /// SQLite: an empty file, migrated when a store opens it), or `None` when PostgreSQL is
-    /// unreachable outside CI.
+    /// SQLite: a new file, migrated), or `None` when PostgreSQL is unreachable outside CI.
     pub async fn new(backend: Backend) -> Option<TestDb> {
         TestDb::create(backend, true).await
     }
@@ -86,6 +95,9 @@ impl TestDb {
             Backend::Sqlite => {
                 let dir = tempfile::tempdir().expect("temp dir");
                 let url = format!("sqlite://{}", dir.path().join("test.db").display());
+                if migrated {
+                    migrate_sqlite(&url).await;
+                }
                 Some(TestDb {
                     url,
                     backend,

@@ -45,6 +45,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     cardArgs.push("--rate-card", join(dir, "rate-card.toml"));
   }
   const keyArgs = ["--database", database.url, ...cardArgs];
+  await run(HOLDFAST_BIN, ["migrate", ...keyArgs]); // only migrate and serve create the schema
   const serviceKey = await createKey("service", keyArgs);
   const workerKey = await createKey("worker", keyArgs);
   const adminKey = `hf_${randomBytes(32).toString("hex")}`;

@@ -53,13 +53,7 @@ pub fn signed(pocket: &str, delta: i64) -> String {
 }
 
 /// An amount of a pocket: money as a decimal, an allowance as a count.
-pub fn pocket_amount(pocket: &str, amount: i64) -> String {
-    if pocket == MONEY {
-        money(amount)
-    } else {
-        amount.to_string()
-    }
-}
+pub use holdfast::pocket_amount;
 
 /// The one word an account listing shows ([`holdfast::AccountStatus::of`]).
 pub fn account_status(a: &AccountView) -> &'static str {

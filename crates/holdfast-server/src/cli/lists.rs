@@ -96,6 +96,11 @@ pub async fn ledger(a: LedgerArgs) -> anyhow::Result<ExitCode> {
     let id = parse::account(&a.id)?;
     let engine = a.opts.db.engine().await?;
     let page = engine.ledger(&id, a.after, a.limit).await.coded()?;
+    let more = more_after(&a.opts, page.items.len(), a.limit, || async {
+        let probe = engine.ledger(&id, page.next, 1).await.coded()?;
+        Ok(probe.items.len())
+    })
+    .await?;
     let entries: Vec<Value> = page.items.iter().map(fmt::entry_json).collect();
     let json = json!({ "entries": entries, "next": page.next });
     emit(&a.opts, json, || {
@@ -115,16 +120,40 @@ pub async fn ledger(a: LedgerArgs) -> anyhow::Result<ExitCode> {
             })
             .collect();
         let header = ["ENTRY", "TIME", "POCKET", "KIND", "DELTA", "AFTER", "REF"];
-        with_next(fmt::table(&header, &rows), page.items.len(), page.next)
+        with_next(
+            fmt::table(&header, &rows),
+            page.items.len(),
+            page.next,
+            more,
+        )
     })
 }
 
-/// A table followed by how to get the next page.
-fn with_next(table: String, shown: usize, next: Option<i64>) -> String {
+/// A table followed by how to get the next page, when there is one (`more`).
+fn with_next(
+    table: String,
+    shown: usize,
+    next: Option<impl std::fmt::Display>,
+    more: bool,
+) -> String {
     match next {
-        Some(n) if shown > 0 => format!("{table}\n({shown} shown; next page: --after {n})"),
+        Some(n) if more => format!("{table}\n({shown} shown; next page: --after {n})"),
         _ => format!("{table}\n({shown} shown)"),
     }
+}
+
+/// Whether a page of `shown` items is followed by another, for the human summary: only
+/// a full page can be, and it is when `probe` (one item after the page's cursor) finds
+/// one. JSON output carries the cursor alone and probes nothing.
+async fn more_after<F, Fut>(opts: &Opts, shown: usize, limit: i64, probe: F) -> anyhow::Result<bool>
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<usize>>,
+{
+    if opts.json || i64::try_from(shown)? < limit {
+        return Ok(false);
+    }
+    Ok(probe().await? > 0)
 }
 
 pub async fn jobs(a: JobsArgs) -> anyhow::Result<ExitCode> {
@@ -175,6 +204,16 @@ pub async fn accounts(a: AccountsArgs) -> anyhow::Result<ExitCode> {
     };
     let engine = a.opts.db.engine().await?;
     let page = engine.list_accounts(&filter).await.coded()?;
+    let more = more_after(&a.opts, page.accounts.len(), a.limit, || async {
+        let after = page.next.as_deref().map(parse::account).transpose()?;
+        let probe = AccountFilter {
+            after,
+            limit: 1,
+            ..filter.clone()
+        };
+        Ok(engine.list_accounts(&probe).await.coded()?.accounts.len())
+    })
+    .await?;
     let list: Vec<Value> = page.accounts.iter().map(fmt::account_json).collect();
     emit(
         &a.opts,
@@ -202,13 +241,12 @@ pub async fn accounts(a: AccountsArgs) -> anyhow::Result<ExitCode> {
                 "AVAILABLE",
                 "OPEN JOBS",
             ];
-            let table = fmt::table(&header, &rows);
-            match &page.next {
-                Some(n) if !rows.is_empty() => {
-                    format!("{table}\n({} shown; next page: --after {n})", rows.len())
-                }
-                _ => format!("{table}\n({} shown)", rows.len()),
-            }
+            with_next(
+                fmt::table(&header, &rows),
+                rows.len(),
+                page.next.as_ref(),
+                more,
+            )
         },
     )
 }
@@ -231,6 +269,15 @@ pub async fn events(a: EventsArgs) -> anyhow::Result<ExitCode> {
     };
     let engine = a.opts.db.engine().await?;
     let page = engine.events(&filter).await.coded()?;
+    let more = more_after(&a.opts, page.items.len(), a.limit, || async {
+        let probe = EventFilter {
+            after: page.next,
+            limit: 1,
+            ..filter.clone()
+        };
+        Ok(engine.events(&probe).await.coded()?.items.len())
+    })
+    .await?;
     let list: Vec<Value> = page.items.iter().map(fmt::event_json).collect();
     emit(
         &a.opts,
@@ -251,7 +298,12 @@ pub async fn events(a: EventsArgs) -> anyhow::Result<ExitCode> {
                 })
                 .collect();
             let header = ["EVENT", "TIME", "TYPE", "ACCOUNT", "JOB", "DATA"];
-            with_next(fmt::table(&header, &rows), page.items.len(), page.next)
+            with_next(
+                fmt::table(&header, &rows),
+                page.items.len(),
+                page.next,
+                more,
+            )
         },
     )
 }
@@ -262,6 +314,11 @@ async fn dead_deliveries(a: EventsArgs) -> anyhow::Result<ExitCode> {
         .dead_deliveries(a.endpoint.as_deref(), a.after, a.limit)
         .await
         .coded()?;
+    let more = more_after(&a.opts, page.items.len(), a.limit, || async {
+        let probe = engine.dead_deliveries(a.endpoint.as_deref(), page.next, 1);
+        Ok(probe.await.coded()?.items.len())
+    })
+    .await?;
     let list: Vec<Value> = page
         .items
         .iter()
@@ -307,7 +364,12 @@ async fn dead_deliveries(a: EventsArgs) -> anyhow::Result<ExitCode> {
                 "ATTEMPTS",
                 "LAST ERROR",
             ];
-            with_next(fmt::table(&header, &rows), page.items.len(), page.next)
+            with_next(
+                fmt::table(&header, &rows),
+                page.items.len(),
+                page.next,
+                more,
+            )
         },
     )
 }

@@ -411,6 +411,32 @@ fn metrics_router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// The actor `serve` records for the first admin key it creates.
+pub const FIRST_KEY_ACTOR: &str = "serve:first-admin-key";
+
+/// The engine `serve` runs: the database created if missing and migrated, the pool's
+/// wait and the batchers as the flags say.
+async fn open_engine(args: &ServeArgs) -> anyhow::Result<Engine> {
+    let wait = Duration::from_millis(args.db_acquire_timeout_ms);
+    let pool = holdfast::PoolOptions {
+        acquire_timeout: wait,
+        sqlite_busy_timeout: wait,
+        ..args.db.pool_options()
+    };
+    Ok(args
+        .db
+        .migrated_engine(&pool)
+        .await?
+        .with_batching(BatchOptions {
+            max_batch: usize::try_from(args.debit_batch_max)?,
+            postgres_streams: args.debit_lanes,
+        })
+        .with_submit_batching(BatchOptions {
+            max_batch: usize::try_from(args.submit_batch_max)?,
+            postgres_streams: args.debit_lanes,
+        }))
+}
+
 /// With no key configured at all — none in the environment, none live in the database —
 /// creates an admin key and returns it (to be shown once). Otherwise `None`.
 pub async fn first_admin_key(engine: &Engine, env_key_set: bool) -> anyhow::Result<Option<String>> {
@@ -480,34 +506,23 @@ fn shutdown_signal() -> anyhow::Result<impl Future<Output = ()>> {
     })
 }
 
+/// Serves until SIGTERM or SIGINT. The port is bound first and the SQLite lock taken
+/// next, so a port in use or a second `serve` on one SQLite file is refused before
+/// anything is created, migrated or printed.
 pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     init_tracing();
     let env_key = env_admin_key()?;
-    let wait = Duration::from_millis(args.db_acquire_timeout_ms);
-    let pool = holdfast::PoolOptions {
-        acquire_timeout: wait,
-        sqlite_busy_timeout: wait,
-        ..args.db.pool_options()
-    };
-    let engine = args
-        .db
-        .engine_with(&pool)
-        .await?
-        .with_batching(BatchOptions {
-            max_batch: usize::try_from(args.debit_batch_max)?,
-            postgres_streams: args.debit_lanes,
-        })
-        .with_submit_batching(BatchOptions {
-            max_batch: usize::try_from(args.submit_batch_max)?,
-            postgres_streams: args.debit_lanes,
-        });
-    if let Some(key) = first_admin_key(&engine, env_key.is_some()).await? {
-        println!("holdfast: created the first admin key (shown once, only its hash is stored):");
-        println!("{key}");
-    }
     let listener = TcpListener::bind(&args.listen)
         .await
         .with_context(|| format!("listening on {}", args.listen))?;
+    let _one_serve = crate::serve_lock::take(&args.db.database)?;
+    let engine = open_engine(&args).await?;
+    let first =
+        holdfast::actor::acting_as(FIRST_KEY_ACTOR, first_admin_key(&engine, env_key.is_some()));
+    if let Some(key) = first.await? {
+        println!("holdfast: created the first admin key (shown once, only its hash is stored):");
+        println!("{key}");
+    }
     let opts = ServerOptions {
         admin_key: env_key,
         request_timeout: Duration::from_secs(args.request_timeout_seconds),
