@@ -998,7 +998,8 @@ export interface components {
         LedgerEntryBody: {
             account_id: string;
             /**
-             * @description Who caused it: `key:<key id>`, `cli:<user>`, `system:<pass>` or `library` (null
+             * @description Who caused it: `key:<key id>`, `cli:<user>`, `system:<pass>`, `serve:first-admin-key`
+             *     or `library` (null
              *     for entries written before actors were recorded).
              */
             actor?: string | null;
@@ -3365,7 +3366,7 @@ export interface operations {
                 account_id?: components["schemas"]["AccountId"];
                 /** @description Only events of this type */
                 type?: "job.waiting" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired" | "job.refunded" | "account.suspended" | "account.unsuspended" | "account.banned" | "account.unbanned" | "account.low_balance" | "account.balance_recovered" | "allowance.refilled" | "allowance.granted" | "ledger.adjusted" | "operator.blocked" | "operator.unblocked" | "operator.banned" | "operator.unbanned" | "operator.plan_changed" | "operator.granted" | "operator.key_created" | "operator.key_revoked" | "operator.adjusted";
-                /** @description Only events this actor caused: `key:<key id>`, `cli:<user>`, `system:<pass>`, `library` */
+                /** @description Only events this actor caused: `key:<key id>`, `cli:<user>`, `system:<pass>`, `serve:first-admin-key`, `library` */
                 actor?: string;
             };
             header?: never;

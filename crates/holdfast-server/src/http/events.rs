@@ -30,7 +30,7 @@ fn event_type(text: &str) -> Result<String, ApiError> {
         ("limit" = Option<i64>, Query, description = "1–1000, default 100"),
         ("account_id" = Option<String>, Query, description = "Only this account's events"),
         ("type" = Option<String>, Query, description = "Only events of this type"),
-        ("actor" = Option<String>, Query, description = "Only events this actor caused: `key:<key id>`, `cli:<user>`, `system:<pass>`, `library`"),
+        ("actor" = Option<String>, Query, description = "Only events this actor caused: `key:<key id>`, `cli:<user>`, `system:<pass>`, `serve:first-admin-key`, `library`"),
     ),
     responses(
         (status = 200, description = "A page of events", body = EventPage),

@@ -212,7 +212,7 @@ fn parameter_schema(path: &str, name: &str, place: &ParameterIn) -> Option<RefOr
             300,
             Some(r"^[^\x00]{1,300}$"),
             "Only events this actor caused: `key:<key id>`, `cli:<user>`, `system:<pass>`, \
-             `library`",
+             `serve:first-admin-key`, `library`",
         ),
         _ => return None,
     };

@@ -176,7 +176,8 @@ pub struct LedgerEntryBody {
     #[serde(rename = "ref")]
     pub reference: Option<String>,
     pub created_at: String,
-    /// Who caused it: `key:<key id>`, `cli:<user>`, `system:<pass>` or `library` (null
+    /// Who caused it: `key:<key id>`, `cli:<user>`, `system:<pass>`, `serve:first-admin-key`
+    /// or `library` (null
     /// for entries written before actors were recorded).
     pub actor: Option<String>,
 }

@@ -29,7 +29,9 @@ class LedgerEntryBody:
         kind (LedgerEntryBodyKind): `top_up`, `bonus`, `debit`, `capture`, `refund`, `job_refund`, `grant`, `refill` or
             `adjustment`.
         pocket (str):
-        actor (None | str | Unset): Who caused it: `key:<key id>`, `cli:<user>`, `system:<pass>` or `library` (null
+        actor (None | str | Unset): Who caused it: `key:<key id>`, `cli:<user>`, `system:<pass>`, `serve:first-admin-
+            key`
+            or `library` (null
             for entries written before actors were recorded).
         amount_after_micros (int | None | Unset): Money only.
         delta_micros (int | None | Unset): Money only.
