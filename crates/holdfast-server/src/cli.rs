@@ -93,7 +93,15 @@ pub enum Command {
     Redeliver(passes::RedeliverArgs),
 }
 
+/// Runs an operator command, then closes the databases it opened (see
+/// [`crate::config::close_opened`]).
 pub async fn run(command: Command) -> anyhow::Result<ExitCode> {
+    let result = run_command(command).await;
+    crate::config::close_opened().await;
+    result
+}
+
+async fn run_command(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Key(args) => crate::keys_cli::run(args).await,
         Command::Migrate { opts } => migrate(&opts).await,

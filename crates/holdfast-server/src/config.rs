@@ -64,18 +64,22 @@ impl DbArgs {
     /// empty one.
     pub async fn engine(&self) -> anyhow::Result<Engine> {
         let card = self.card()?;
-        Engine::open_existing(&self.database, card, &self.pool_options())
+        let engine = Engine::open_existing(&self.database, card, &self.pool_options())
             .await
-            .map_err(|e| self.opening_error(e))
+            .map_err(|e| self.opening_error(e))?;
+        OPENED.lock().expect("opened engines").push(engine.clone());
+        Ok(engine)
     }
 
     /// Opens the database with the card and these pool settings, creating it if missing
     /// and migrating it: `migrate` and `serve` only.
     pub async fn migrated_engine(&self, opts: &holdfast::PoolOptions) -> anyhow::Result<Engine> {
         let card = self.card()?;
-        Engine::open_with(&self.database, card, opts)
+        let engine = Engine::open_with(&self.database, card, opts)
             .await
-            .map_err(|e| self.opening_error(e))
+            .map_err(|e| self.opening_error(e))?;
+        OPENED.lock().expect("opened engines").push(engine.clone());
+        Ok(engine)
     }
 
     /// The database's name without its password, for messages and logs.
@@ -99,6 +103,21 @@ impl DbArgs {
                 )
             }
             e => anyhow::Error::new(e).context(format!("opening {db}")),
+        }
+    }
+}
+
+/// The engines this process opened through [`DbArgs`], for [`close_opened`].
+static OPENED: std::sync::Mutex<Vec<Engine>> = std::sync::Mutex::new(Vec::new());
+
+/// Closes every engine this process opened through [`DbArgs`]: a CLI command leaves no
+/// commit of its own in a SQLite database's `-wal` file when it ends (the main file alone
+/// then holds them, unless a `serve` is using the database and checkpoints it itself).
+pub async fn close_opened() {
+    let opened = std::mem::take(&mut *OPENED.lock().expect("opened engines"));
+    for engine in opened {
+        if let Err(e) = engine.close().await {
+            tracing::warn!(error = %e, "closing the database");
         }
     }
 }

@@ -1131,3 +1131,28 @@ holdfast::backend_test!(the_first_admin_key_is_made_by_serve, |backend| async mo
     let (status, _) = serving.terminate();
     assert!(status.success());
 });
+
+/// A command closes the database when it ends: on SQLite its commits are checkpointed
+/// into the main file, so a copy of that file alone holds them (while another connection
+/// — the test's own — keeps the database open, as a running `serve` would).
+#[tokio::test]
+async fn a_command_leaves_its_commits_in_the_main_sqlite_file() {
+    let Some((db, cli)) = Cli::new(Backend::Sqlite).await else {
+        return;
+    };
+    assert_eq!(db.query_i64("SELECT count(*) FROM accounts").await, 0);
+    cli.ok(&["account", "put", "acme", "--plan", "free"]);
+    cli.ok(&["top-up", "acme", "7", "--key", "t1"]);
+    let file = db.url.trim_start_matches("sqlite://").to_owned();
+    let wal = std::fs::metadata(format!("{file}-wal")).map_or(0, |m| m.len());
+    assert_eq!(wal, 0, "commits left in {file}-wal");
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("copy.db");
+    std::fs::copy(&file, &copy).unwrap();
+    let copied = Cli {
+        url: format!("sqlite://{}", copy.display()),
+        card: None,
+    };
+    let account = copied.json(&["account", "show", "acme"]);
+    assert_eq!(account["balance"], "7.00", "{account}");
+}
