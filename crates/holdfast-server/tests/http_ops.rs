@@ -300,7 +300,7 @@ backend_test!(
 backend_test!(
     dead_deliveries_are_listed_and_redelivered_over_http,
     |b| async move {
-        let url = "http://127.0.0.1:9/hook";
+        let url = "http://127.0.0.1:9/hook?token=t0ken";
         let hook = format!(
             "webhooks_every_seconds = 1\n\n[[webhooks]]\nurl = \"{url}\"\nsecret = \"s\"\nfrom = \"beginning\"\nevents = [\"account.banned\"]\n"
         );
@@ -338,6 +338,14 @@ backend_test!(
         );
         assert_eq!(dead[0]["last_error"], "refused");
         let event_id = dead[0]["event_id"].clone();
+        // A viewer sees the endpoint without its token.
+        let viewer = holdfast_server::http::auth::new_key();
+        api.engine.create_key("viewer", &viewer).await.unwrap();
+        let seen = api.get(&viewer, "/v1/admin/webhooks/dead").await;
+        assert_eq!(
+            seen.expect(200, "")["deliveries"][0]["endpoint"],
+            "http://127.0.0.1:9/hook?token=***"
+        );
         api.get(&api.service, "/v1/admin/webhooks/dead")
             .await
             .expect(403, "forbidden");

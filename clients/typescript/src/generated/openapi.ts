@@ -345,7 +345,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Dead deliveries, oldest first. */
+        /**
+         * Dead deliveries, oldest first. A viewer key sees each endpoint's URL without its
+         *     query values (`?token=***`): only an admin, who may redeliver by URL, sees it whole.
+         */
         get: operations["dead"];
         put?: never;
         post?: never;

@@ -7,7 +7,7 @@ use holdfast::DeadDelivery;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::auth::{AdminRead, AdminRole, Auth};
+use super::auth::{AdminRead, AdminRole, Auth, Role};
 use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{Body, Paging, QueryPairs, parse_row_id};
 use super::state::AppState;
@@ -51,7 +51,8 @@ pub struct DeadDeliveryPage {
     pub next: Option<String>,
 }
 
-/// Dead deliveries, oldest first.
+/// Dead deliveries, oldest first. A viewer key sees each endpoint's URL without its
+/// query values (`?token=***`): only an admin, who may redeliver by URL, sees it whole.
 #[utoipa::path(get, path = "/v1/admin/webhooks/dead", tag = "admin",
     params(
         ("endpoint" = Option<String>, Query, description = "Only this endpoint's (its URL)"),
@@ -65,7 +66,7 @@ pub struct DeadDeliveryPage {
     ),
     security(("bearer" = [])))]
 pub async fn dead(
-    _: Auth<AdminRead>,
+    who: Auth<AdminRead>,
     State(s): State<AppState>,
     query: QueryPairs,
 ) -> ApiResult<Json<DeadDeliveryPage>> {
@@ -79,8 +80,14 @@ pub async fn dead(
         .engine
         .dead_deliveries(endpoint.as_deref(), paging.after, paging.limit)
         .await?;
+    let mut deliveries: Vec<DeadDeliveryBody> = page.items.into_iter().map(Into::into).collect();
+    if who.role != Role::Admin {
+        for d in &mut deliveries {
+            d.endpoint = holdfast::redact::webhook_url(&d.endpoint);
+        }
+    }
     Ok(Json(DeadDeliveryPage {
-        deliveries: page.items.into_iter().map(Into::into).collect(),
+        deliveries,
         next: page.next.map(|n| n.to_string()),
     }))
 }

@@ -98,7 +98,8 @@ def sync_detailed(
     after: str | Unset = UNSET,
     limit: int | Unset = UNSET,
 ) -> Response[DeadDeliveryPage | ErrorBody]:
-    """Dead deliveries, oldest first.
+    """Dead deliveries, oldest first. A viewer key sees each endpoint's URL without its
+    query values (`?token=***`): only an admin, who may redeliver by URL, sees it whole.
 
     Args:
         endpoint (str | Unset): Only this webhook endpoint's (its URL)
@@ -133,7 +134,8 @@ def sync(
     after: str | Unset = UNSET,
     limit: int | Unset = UNSET,
 ) -> DeadDeliveryPage | ErrorBody | None:
-    """Dead deliveries, oldest first.
+    """Dead deliveries, oldest first. A viewer key sees each endpoint's URL without its
+    query values (`?token=***`): only an admin, who may redeliver by URL, sees it whole.
 
     Args:
         endpoint (str | Unset): Only this webhook endpoint's (its URL)
@@ -163,7 +165,8 @@ async def asyncio_detailed(
     after: str | Unset = UNSET,
     limit: int | Unset = UNSET,
 ) -> Response[DeadDeliveryPage | ErrorBody]:
-    """Dead deliveries, oldest first.
+    """Dead deliveries, oldest first. A viewer key sees each endpoint's URL without its
+    query values (`?token=***`): only an admin, who may redeliver by URL, sees it whole.
 
     Args:
         endpoint (str | Unset): Only this webhook endpoint's (its URL)
@@ -196,7 +199,8 @@ async def asyncio(
     after: str | Unset = UNSET,
     limit: int | Unset = UNSET,
 ) -> DeadDeliveryPage | ErrorBody | None:
-    """Dead deliveries, oldest first.
+    """Dead deliveries, oldest first. A viewer key sees each endpoint's URL without its
+    query values (`?token=***`): only an admin, who may redeliver by URL, sees it whole.
 
     Args:
         endpoint (str | Unset): Only this webhook endpoint's (its URL)
