@@ -25,9 +25,9 @@ const HASH: &str = "000000000000000000000000000000000000000000000000000000000000
 /// One of holdfast-store's PostgreSQL statements, loaded as the store loads it.
 macro_rules! engine_statement {
     ($name:ident, $file:literal) => {
-        static $name: holdfast::store::statement::Stmt = std::sync::LazyLock::new(|| {
+        static $name: holdfast_store::statement::Stmt = std::sync::LazyLock::new(|| {
             let text = include_str!(concat!("../../holdfast-store/sql/postgres/", $file, ".sql"));
-            holdfast::store::statement::Statement::load($file, text, text)
+            holdfast_store::statement::Statement::load($file, text, text)
         });
     };
 }
@@ -48,10 +48,10 @@ fn lock_order(accounts: &[String]) -> Vec<&str> {
 
 /// One of the engine's statements, its arguments bound in order, as a plain sqlx query.
 fn engine_query(
-    stmt: &'static holdfast::store::statement::Statement,
-    params: holdfast::store::statement::Params,
+    stmt: &'static holdfast_store::statement::Statement,
+    params: holdfast_store::statement::Params,
 ) -> anyhow::Result<sqlx::query::Query<'static, sqlx::Postgres, sqlx::postgres::PgArguments>> {
-    use holdfast::store::db::{Dialect, bind_postgres};
+    use holdfast_store::db::{Dialect, bind_postgres};
     let (text, args) = stmt.bind(Dialect::Postgres, params)?;
     Ok(bind_postgres(sqlx::query(text), args))
 }
@@ -109,7 +109,7 @@ impl FloorPool {
                 .await?;
             Ok(FloorPool::Sqlite(pool))
         } else {
-            let pool = holdfast::store::db::ping_when_idle(PgPoolOptions::new())
+            let pool = holdfast_store::db::ping_when_idle(PgPoolOptions::new())
                 .max_connections(max_connections)
                 .acquire_timeout(Duration::from_secs(5))
                 .connect_with(PgConnectOptions::from_str(url)?)
@@ -202,7 +202,7 @@ impl FloorPool {
     /// engine and the floor it tells what the engine's SQL costs from what the engine's
     /// path around it costs.
     pub async fn debit_engine_sql(&self, account: &str, key: &str) -> anyhow::Result<()> {
-        use holdfast::store::params;
+        use holdfast_store::params;
         let FloorPool::Postgres(pool) = self else {
             bail!("the engine's debit statements are measured on PostgreSQL only");
         };
@@ -242,8 +242,8 @@ impl FloorPool {
         accounts: &[String],
         keys: &[String],
     ) -> anyhow::Result<()> {
-        use holdfast::store::params;
-        use holdfast::store::statement::Cell;
+        use holdfast_store::params;
+        use holdfast_store::statement::Cell;
         let FloorPool::Postgres(pool) = self else {
             bail!("the engine's ingest statements are measured on PostgreSQL only");
         };
@@ -556,7 +556,7 @@ fn ingest_locked(
     let mut now = 0;
     for row in rows {
         if let Some(listed) = row.try_get::<Option<String>, _>("entry_ids")? {
-            entry_ids = holdfast::store::ingest::parse_ids(&listed)?;
+            entry_ids = holdfast_store::ingest::parse_ids(&listed)?;
         }
         now = row.try_get("now")?;
         let account = SoFar {

@@ -30,7 +30,7 @@ pub fn lock_path(database: &Path) -> PathBuf {
 /// Takes the lock of the database `url` names when it is a SQLite file (`None` for
 /// PostgreSQL and in-memory databases); refused while another process holds it.
 pub fn take(url: &str) -> anyhow::Result<Option<ServeLock>> {
-    let Some(database) = holdfast::store::db::sqlite_file(url) else {
+    let Some(database) = holdfast::sqlite_file(url) else {
         return Ok(None);
     };
     let path = lock_path(&database);

@@ -525,12 +525,6 @@ fn session_lost(e: &sqlx::Error) -> bool {
 /// without a ping first.
 const TRUSTED_IDLE: Duration = Duration::from_secs(1);
 
-/// Pings a pooled connection before handing it out only when it has been idle for more
-/// than [`TRUSTED_IDLE`], instead of on every acquire (sqlx's default, a round trip per
-/// transaction). sqlx pings every connection as it is released, so one handed out soon
-/// after was alive then; one idle longer may have lost its server meanwhile (a restart),
-/// and is replaced rather than handed out broken. One that lost it in between fails its
-/// BEGIN, and the transaction begins again on another (`pg_begin`).
 /// The file of a `sqlite:` URL (`None` for another scheme or an in-memory database).
 pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
     if !url.starts_with("sqlite:") {
@@ -573,6 +567,12 @@ async fn probe_server(connect: &PgConnectOptions, wait: Duration) -> Result<(), 
     }
 }
 
+/// Pings a pooled connection before handing it out only when it has been idle for more
+/// than [`TRUSTED_IDLE`], instead of on every acquire (sqlx's default, a round trip per
+/// transaction). sqlx pings every connection as it is released, so one handed out soon
+/// after was alive then; one idle longer may have lost its server meanwhile (a restart),
+/// and is replaced rather than handed out broken. One that lost it in between fails its
+/// BEGIN, and the transaction begins again on another (`pg_begin`).
 pub fn ping_when_idle(options: PgPoolOptions) -> PgPoolOptions {
     options
         .test_before_acquire(false)

@@ -25,10 +25,6 @@ pub mod webhooks;
 pub use engine::Engine;
 pub use holdfast_core::{self as core, *};
 
-/// The store beneath the engine (schema, statements, units of work): the low-level escape
-/// hatch, with [`Engine::store`], for tests and the bench. Applications use [`Engine`].
-pub use holdfast_store as store;
-
 /// A consistent copy of a live SQLite database (`holdfast backup`).
 pub use holdfast_store::backup::{SqliteBackup, backup_sqlite};
 
@@ -36,8 +32,16 @@ pub use holdfast_store::backup::{SqliteBackup, backup_sqlite};
 pub use holdfast_store::actor;
 
 // The engine's requests and results.
+/// Most jobs one batched complete or fail takes.
+pub use holdfast_store::MAX_JOB_BATCH;
 /// Largest page a listing returns (`limit` is clamped to 1 ..= this).
 pub use holdfast_store::accounts::MAX_PAGE;
+/// The file a `sqlite:` URL names.
+pub use holdfast_store::db::sqlite_file;
+/// The ledger entry kinds (`top_up`, `debit`, …), for a filter's validation.
+pub use holdfast_store::export::ENTRY_KINDS;
+/// Hold or charge lines as the API writes them.
+pub use holdfast_store::jobs::lines_json;
 pub use holdfast_store::overview::{AccountCounts, DeliveryRow, FinishedInMinute, OpenLane};
 /// How many jobs one chunk of a pass takes.
 pub use holdfast_store::passes::CHUNK as PASS_CHUNK;

@@ -9,9 +9,9 @@
 
 use std::time::Duration;
 
-use holdfast::store::db::{Pool, Sql, Tx};
 use holdfast::testing::*;
 use holdfast::{CreditKind, Refusal, Store, StoreError, Usage, backend_test};
+use holdfast_store::db::{Pool, Sql, Tx};
 
 /// Waits (bounded) until `n` writers are queued at the gate.
 async fn until_queued(pool: &Pool, n: usize) {
@@ -37,7 +37,7 @@ async fn probe_notes(db: &TestDb) -> Vec<String> {
 
 async fn insert_probe(tx: &mut Tx, note: &str) {
     let insert = Sql::both("INSERT INTO gc_probe (note) VALUES ($1)");
-    tx.execute(insert, holdfast::store::args![note])
+    tx.execute(insert, holdfast_store::args![note])
         .await
         .unwrap();
 }

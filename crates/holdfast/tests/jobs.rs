@@ -4,11 +4,11 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use holdfast::core::refusal::Known;
-use holdfast::store::CancelOutcome;
 use holdfast::testing::*;
 use holdfast::{
     Engine, JobStatus, PocketAmount, Refusal, StoreError, Usage, WorkerId, backend_test,
 };
+use holdfast_store::CancelOutcome;
 
 async fn submit(
     e: &Engine,

@@ -1054,7 +1054,7 @@ backend_test!(
         let last = s.delivery_failed(&again[0], "503", 1_000, 1).await.unwrap();
         assert_eq!(
             last,
-            holdfast::store::webhooks::AfterFailure::Dead,
+            holdfast_store::webhooks::AfterFailure::Dead,
             "1 of 1 attempts"
         );
         assert_eq!(db.query_i64(recorded).await, 1);

@@ -5,8 +5,8 @@
 //! call either a database fault (500).
 
 use holdfast::StoreError;
-use holdfast::store::db::{Pool, Sql};
 use holdfast::testing::{Backend, engine};
+use holdfast_store::db::{Pool, Sql};
 
 /// Raises its argument as the SQLSTATE of an error, as the server raises its own.
 const RAISE: &str = "CREATE FUNCTION raise_sqlstate(code text) RETURNS void LANGUAGE plpgsql \
@@ -17,7 +17,7 @@ async fn failing_with(pool: &Pool, code: &str) -> StoreError {
     let mut tx = pool.begin_write().await.unwrap();
     let raise = Sql::both("SELECT raise_sqlstate($1)");
     let err = tx
-        .execute(raise, holdfast::store::args![code])
+        .execute(raise, holdfast_store::args![code])
         .await
         .unwrap_err();
     tx.rollback().await.unwrap();

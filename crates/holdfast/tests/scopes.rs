@@ -17,7 +17,8 @@ use std::time::Duration;
 use axum::http::StatusCode;
 use holdfast::testing::*;
 use holdfast::webhooks::{Dispatcher, WebhookOptions};
-use holdfast::{CreditKind, DebitRequest, Engine, Usage, store::CrossAccount};
+use holdfast::{CreditKind, DebitRequest, Engine, Usage};
+use holdfast_store::CrossAccount;
 use sqlx::Connection;
 
 /// The log and its trigger on every table that has an `account_id`.

@@ -1,7 +1,7 @@
 //! Output: RFC 3339 times, decimal money, the JSON shapes of API.md, aligned tables, and
 //! the one place that chooses between human and `--json` output.
 
-use holdfast::store::jobs::lines_json;
+use holdfast::lines_json;
 use std::process::ExitCode;
 
 use holdfast::{AccountView, Event, Job, LedgerEntry, MONEY, Micros, MoneyResult, PocketAmount};

@@ -15,10 +15,10 @@ use std::borrow::Cow;
 
 use super::extract::MAX_WHOLE;
 use super::money::MAX_USAGE_SECONDS;
+use holdfast::ENTRY_KINDS;
 use holdfast::core::money::{AMOUNT_PATTERN, POSITIVE_AMOUNT_PATTERN};
 use holdfast::core::ratecard::EVENT_TYPES;
 use holdfast::core::ratecard::RateCard;
-use holdfast::store::export::ENTRY_KINDS;
 use holdfast::{AccountId, AccountStatus, IdempotencyKey, JobId, JobStatus, MAX_PAGE, WorkerId};
 use serde_json::{Value, json};
 use utoipa::openapi::path::{Operation, ParameterIn, PathItem};

@@ -21,7 +21,7 @@ use super::wire::JobBody;
 use super::workers::{CaptureLine, capture_lines, checked_reason};
 
 /// Most jobs one batched call may carry (and one lease may hand out).
-pub const MAX_ITEMS: usize = holdfast::store::MAX_JOB_BATCH;
+pub const MAX_ITEMS: usize = holdfast::MAX_JOB_BATCH;
 
 /// `{"items": [...]}`: 1 to 100 jobs to complete.
 #[derive(Debug, Deserialize, ToSchema)]
