@@ -1156,3 +1156,52 @@ async fn a_command_leaves_its_commits_in_the_main_sqlite_file() {
     let account = copied.json(&["account", "show", "acme"]);
     assert_eq!(account["balance"], "7.00", "{account}");
 }
+
+holdfast::backend_test!(
+    dead_deliveries_are_listed_with_the_id_to_page_by,
+    |backend| async move {
+        let Some((db, cli)) = Cli::new(backend).await else {
+            return;
+        };
+        for id in ["acme", "bolt"] {
+            cli.ok(&["account", "put", id, "--plan", "free"]);
+            cli.ok(&["account", "ban", id, "--reason", "chargeback"]);
+        }
+        let store = db.store(RateCard::builtin()).await;
+        let url = "http://127.0.0.1:9/hook";
+        let types = ["account.banned".to_owned()];
+        let from = holdfast::core::ratecard::FeedStart::Beginning;
+        store
+            .enqueue_deliveries(url, Some(&types), from, 100)
+            .await
+            .unwrap();
+        let claimed = store.claim_deliveries(url, 10, 60_000_000).await.unwrap();
+        assert_eq!(claimed.len(), 2, "one per account: {claimed:?}");
+        for d in &claimed {
+            store.delivery_failed(d, "refused", 1_000, 1).await.unwrap();
+        }
+        let all = cli.json(&["events", "--dead"]);
+        assert_eq!(all["dead_deliveries"].as_array().unwrap().len(), 2, "{all}");
+        let page = cli.json(&["events", "--dead", "--limit", "1"]);
+        let first = page["dead_deliveries"][0]["delivery_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let out = cli.ok(&["events", "--dead", "--limit", "1"]);
+        assert!(out.starts_with("DELIVERY"), "{out}");
+        assert!(
+            out.lines().any(|l| l.starts_with(&format!("{first} "))),
+            "the row shows its delivery id: {out}"
+        );
+        assert!(
+            out.contains(&format!("next page: --after {first})")),
+            "{out}"
+        );
+        let rest = cli.ok(&["events", "--dead", "--limit", "1", "--after", &first]);
+        assert!(
+            !rest.lines().any(|l| l.starts_with(&format!("{first} "))),
+            "{rest}"
+        );
+        assert!(!rest.contains("next page"), "the last page: {rest}");
+    }
+);

@@ -345,6 +345,7 @@ async fn dead_deliveries(a: EventsArgs) -> anyhow::Result<ExitCode> {
                 .iter()
                 .map(|d| {
                     vec![
+                        d.delivery_id.to_string(),
                         d.event_id.to_string(),
                         d.dead_at.map_or_else(|| "-".into(), fmt::time),
                         d.event_type.clone(),
@@ -356,6 +357,7 @@ async fn dead_deliveries(a: EventsArgs) -> anyhow::Result<ExitCode> {
                 })
                 .collect();
             let header = [
+                "DELIVERY",
                 "EVENT",
                 "DEAD AT",
                 "TYPE",
