@@ -9,6 +9,7 @@ pub mod decide;
 pub mod ids;
 pub mod money;
 pub mod ratecard;
+pub mod redact;
 pub mod refusal;
 
 pub use decide::{

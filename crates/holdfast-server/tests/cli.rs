@@ -1052,8 +1052,14 @@ fn usage_and_rate_card_errors_are_one_line() {
 /// `holdfast serve` on `url`, which must refuse to start: run to its end, or killed
 /// (and the test failed) when a minute later it is still running.
 fn serve_refused(url: &str, listen: &str) -> Run {
+    serve_refused_with(url, listen, &[])
+}
+
+/// [`serve_refused`] with more flags.
+fn serve_refused_with(url: &str, listen: &str, more: &[&str]) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_holdfast"))
         .args(["serve", "--listen", listen, "--database", url])
+        .args(more)
         .env_remove("HOLDFAST_DATABASE_URL")
         .env_remove("HOLDFAST_ADMIN_KEY")
         .stdout(std::process::Stdio::piped())
@@ -1083,6 +1089,16 @@ holdfast::backend_test!(
         assert!(!r.ok);
         assert!(
             r.stderr.contains(&format!("listening on {listen}")),
+            "{}",
+            r.stderr
+        );
+        assert!(r.stdout.is_empty(), "no first key printed: {}", r.stdout);
+        assert!(!has_tables(&db).await, "the database was created");
+        // The same for a busy --metrics-listen address.
+        let r = serve_refused_with(&db.url, "127.0.0.1:0", &["--metrics-listen", &listen]);
+        assert!(
+            r.stderr
+                .contains(&format!("listening for metrics on {listen}")),
             "{}",
             r.stderr
         );
@@ -1205,3 +1221,22 @@ holdfast::backend_test!(
         assert!(!rest.contains("next page"), "the last page: {rest}");
     }
 );
+
+/// `migrate` into a folder that does not exist says it cannot open the file, not that
+/// the database needs `holdfast migrate`.
+#[test]
+fn migrate_into_a_missing_folder_says_so() {
+    let cli = Cli {
+        url: "sqlite:///no/such/folder/holdfast.db".to_owned(),
+        card: None,
+    };
+    let r = cli.run(&["migrate"]);
+    assert!(!r.ok, "{}", r.stdout);
+    assert!(!r.stderr.contains("run `holdfast migrate`"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("/no/such/folder/holdfast.db"),
+        "{}",
+        r.stderr
+    );
+    assert!(!std::path::Path::new("/no/such/folder").exists());
+}

@@ -176,8 +176,14 @@ async fn describe(output: &Path) -> Result<SqliteBackup, StoreError> {
 /// Moves every commit in the write-ahead log into the main file and truncates the log to
 /// zero bytes (`PRAGMA wal_checkpoint(TRUNCATE)`), so the main file alone holds the
 /// database. Whether it completed: not while another connection (another process) is
-/// reading or writing, which then keeps the log until its own checkpoint.
+/// reading or writing, which then keeps the log until its own checkpoint. It never waits
+/// for that other connection (busy timeout 0 first): a TRUNCATE checkpoint that waited
+/// would hold the write lock meanwhile, and a `serve` sharing the file could not write
+/// (a CLI command's checkpoint at its end behind a long read of `serve`'s: 10 s of 503s).
 pub async fn checkpoint_truncate(conn: &mut SqliteConnection) -> Result<bool, StoreError> {
+    sqlx::query("PRAGMA busy_timeout = 0")
+        .execute(&mut *conn)
+        .await?;
     let row = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
         .fetch_one(conn)
         .await?;

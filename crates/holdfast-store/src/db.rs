@@ -277,7 +277,8 @@ impl Pool {
             Pool::connect_sqlite(url, opts, create).await
         } else {
             Err(StoreError::Config(format!(
-                "unsupported database URL {url:?}: use sqlite://FILE or postgres://…"
+                "unsupported database URL {:?}: use sqlite://FILE or postgres://…",
+                holdfast_core::redact::database_url(url)
             )))
         }
     }
@@ -317,8 +318,12 @@ impl Pool {
             .connect_with(connect)
             .await
             .map_err(|e| match e {
-                // SQLITE_CANTOPEN (14): no such file (or folder) to open.
-                sqlx::Error::Database(db) if db.code().as_deref() == Some("14") => {
+                // SQLITE_CANTOPEN (14) when nothing may be created: no such file to open.
+                // (Where the file may be created, it is a folder that is missing or closed
+                // to us, and said as such.)
+                sqlx::Error::Database(db)
+                    if create == Create::Never && db.code().as_deref() == Some("14") =>
+                {
                     StoreError::Schema(SchemaMismatch::Missing)
                 }
                 e => StoreError::from(e),

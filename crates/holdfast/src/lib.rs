@@ -16,7 +16,6 @@
 
 pub mod batch;
 pub mod engine;
-pub mod redact;
 pub mod schedules;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -81,8 +81,10 @@ impl WebhookOptions {
 /// Why the webhooks cannot be dispatched.
 #[derive(Debug, thiserror::Error)]
 pub enum WebhookError {
+    /// `url` is the endpoint's URL without its query values.
     #[error("webhook {url}: environment variable {name} (secret_env) is not set")]
     MissingSecret { url: String, name: String },
+    /// `url` is the endpoint's URL without its query values.
     #[error("webhook {url}: a secret that starts with whsec_ must be base64 after it")]
     BadSecret { url: String },
     #[error("webhook HTTP client: {0}")]
@@ -101,7 +103,7 @@ pub struct Endpoint {
 impl std::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Endpoint")
-            .field("url", &self.url)
+            .field("url", &holdfast_core::redact::webhook_url(&self.url))
             .field("events", &self.events)
             .finish_non_exhaustive()
     }
@@ -117,7 +119,7 @@ impl Endpoint {
         let secret = match (&w.secret, &w.secret_env) {
             (Some(s), _) => s.clone(),
             (None, Some(name)) => env(name).ok_or_else(|| WebhookError::MissingSecret {
-                url: w.url.clone(),
+                url: holdfast_core::redact::webhook_url(&w.url),
                 name: name.clone(),
             })?,
             (None, None) => unreachable!("the rate card requires a secret or secret_env"),
@@ -125,7 +127,9 @@ impl Endpoint {
         let secret = match secret.strip_prefix(WHSEC) {
             Some(encoded) => BASE64
                 .decode(encoded)
-                .map_err(|_| WebhookError::BadSecret { url: w.url.clone() })?,
+                .map_err(|_| WebhookError::BadSecret {
+                    url: holdfast_core::redact::webhook_url(&w.url),
+                })?,
             None => secret.into_bytes(),
         };
         Ok(Endpoint {
@@ -284,12 +288,12 @@ impl Dispatcher {
                 let after = self.store.delivery_failed(d, &error, retry, max).await?;
                 let outcome = match after {
                     AfterFailure::Dead => {
-                        tracing::warn!(endpoint = %crate::redact::webhook_url(&ep.url), event_id = d.event.event_id, attempts = d.attempts, %error,
+                        tracing::warn!(endpoint = %holdfast_core::redact::webhook_url(&ep.url), event_id = d.event.event_id, attempts = d.attempts, %error,
                             "webhook delivery is dead after its last attempt");
                         "dead"
                     }
                     AfterFailure::Retry(_) => {
-                        tracing::info!(endpoint = %crate::redact::webhook_url(&ep.url), event_id = d.event.event_id, attempts = d.attempts, %error,
+                        tracing::info!(endpoint = %holdfast_core::redact::webhook_url(&ep.url), event_id = d.event.event_id, attempts = d.attempts, %error,
                             "webhook delivery failed; will retry");
                         "retry"
                     }

@@ -123,9 +123,9 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub max_connections: u32,
     /// The most CSV exports (`GET /v1/ledger` with `Accept: text/csv`) streaming at once;
-    /// one more is answered 429 `too_many_exports`. 0 turns CSV export off.
+    /// one more is answered 429 `too_many_exports` (with Retry-After: 1).
     #[arg(long, env = "HOLDFAST_MAX_EXPORT_STREAMS", default_value_t = state::DEFAULT_MAX_EXPORT_STREAMS,
-          value_parser = clap::value_parser!(u32).range(0..=1000))]
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_export_streams: u32,
     #[command(flatten)]
     pub db: DbArgs,
@@ -152,7 +152,8 @@ pub struct ServerOptions {
     pub webhook_timeout: Duration,
     /// An address to serve `/metrics` on without a key (`--metrics-listen`).
     pub metrics_listen: Option<String>,
-    /// The most CSV exports streaming at once (0: none).
+    /// The most CSV exports streaming at once (`--max-export-streams`, 1–1000; 0, for a
+    /// program that embeds the server, answers every CSV export 429).
     pub max_export_streams: u32,
 }
 
@@ -334,10 +335,34 @@ impl Server {
 }
 
 /// Serves the API on `listener` (and runs the passes when asked) until
-/// [`Server::shutdown`].
+/// [`Server::shutdown`]; `/metrics` alone also on the address of
+/// [`ServerOptions::metrics_listen`], bound here first.
 pub async fn start(
     engine: Engine,
     listener: TcpListener,
+    opts: ServerOptions,
+) -> anyhow::Result<Server> {
+    let metrics_listener = bind_metrics(opts.metrics_listen.as_deref()).await?;
+    start_on(engine, listener, metrics_listener, opts).await
+}
+
+/// The listener of `--metrics-listen`, when one is asked for.
+pub async fn bind_metrics(listen: Option<&str>) -> anyhow::Result<Option<TcpListener>> {
+    let Some(listen) = listen else {
+        return Ok(None);
+    };
+    let listener = TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("listening for metrics on {listen}"))?;
+    Ok(Some(listener))
+}
+
+/// [`start`] on listeners bound already: the API's, and `/metrics` alone on
+/// `metrics_listener` (`opts.metrics_listen` is not read).
+pub async fn start_on(
+    engine: Engine,
+    listener: TcpListener,
+    metrics_listener: Option<TcpListener>,
     opts: ServerOptions,
 ) -> anyhow::Result<Server> {
     metrics::init();
@@ -372,10 +397,7 @@ pub async fn start(
     };
     let mut http = Vec::new();
     let mut metrics_addr = None;
-    if let Some(listen) = &opts.metrics_listen {
-        let listener = TcpListener::bind(listen)
-            .await
-            .with_context(|| format!("listening for metrics on {listen}"))?;
+    if let Some(listener) = metrics_listener {
         metrics_addr = Some(listener.local_addr().context("metrics listener address")?);
         let app = metrics_router(state.clone());
         let limits = opts.connection_limits;
@@ -515,6 +537,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let listener = TcpListener::bind(&args.listen)
         .await
         .with_context(|| format!("listening on {}", args.listen))?;
+    let metrics_listener = bind_metrics(args.metrics_listen.as_deref()).await?;
     let _one_serve = crate::serve_lock::take(&args.db.database)?;
     let engine = open_engine(&args).await?;
     let first =
@@ -534,7 +557,6 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             header_read_timeout: Duration::from_secs(args.header_read_timeout_seconds),
             max_connections: args.max_connections,
         },
-        metrics_listen: args.metrics_listen.clone(),
         max_export_streams: args.max_export_streams,
         console: !args.no_console,
         webhook_max_attempts: args.webhook_max_attempts,
@@ -542,7 +564,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         ..ServerOptions::default()
     };
     let stop = shutdown_signal()?;
-    let server = start(engine.clone(), listener, opts).await?;
+    let server = start_on(engine.clone(), listener, metrics_listener, opts).await?;
     if let Some(metrics) = server.metrics_addr() {
         tracing::info!(listen = %metrics, "serving /metrics without a key on {metrics}");
     }

@@ -8,10 +8,33 @@ pub fn database_url(url: &str) -> String {
     redact(url, |name| name.to_ascii_lowercase().contains("password"))
 }
 
-/// `url` with its password and every query value hidden:
-/// `https://hooks.example/in?token=***`.
+/// `url` with its user part, every query value and its fragment hidden:
+/// `https://hooks.example/in?token=***`. (A token in the path, as some receivers put
+/// it, is not recognisable as one and stays.)
 pub fn webhook_url(url: &str) -> String {
-    redact(url, |_| true)
+    let hidden = redact(url, |_| true);
+    match hidden.split_once('?') {
+        Some((base, query)) => {
+            let pairs: Vec<&str> = query
+                .split('&')
+                .map(|pair| if pair.contains('=') { pair } else { "***" })
+                .collect();
+            format!("{}?{}", without_user(base), pairs.join("&"))
+        }
+        None => without_user(&hidden),
+    }
+}
+
+/// `scheme://***@rest` for a URL with a user part (a webhook's user is often its token).
+fn without_user(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://***{}", &rest[at..]),
+        None => url.to_owned(),
+    }
 }
 
 /// `url` with the password of its user part, the values of the query parameters
@@ -90,7 +113,7 @@ mod tests {
     }
 
     #[test]
-    fn webhook_urls_lose_every_query_value() {
+    fn webhook_urls_lose_their_user_every_query_value_and_fragment() {
         let cases = [
             (
                 "https://hooks.example/in?token=abc123&team=7",
@@ -98,21 +121,32 @@ mod tests {
             ),
             (
                 "https://u:pw@hooks.example/in",
-                "https://u:***@hooks.example/in",
+                "https://***@hooks.example/in",
             ),
             (
-                "https://hooks.example/in#sig",
+                "https://abc123@hooks.example/in",
+                "https://***@hooks.example/in",
+            ),
+            (
+                "https://hooks.example/in#abc123",
                 "https://hooks.example/in#***",
             ),
             ("http://127.0.0.1:9000/hook", "http://127.0.0.1:9000/hook"),
             (
-                "https://hooks.example/in?flag",
-                "https://hooks.example/in?flag",
+                "https://hooks.example/in?abc123",
+                "https://hooks.example/in?***",
+            ),
+            (
+                "https://hooks.example/in?abc123&a=abc123#abc123",
+                "https://hooks.example/in?***&a=***#***",
             ),
         ];
         for (given, shown) in cases {
             assert_eq!(webhook_url(given), shown, "{given}");
-            assert!(!shown.contains("abc123") && !shown.contains("pw@"));
+            assert!(
+                !shown.contains("abc123") && !shown.contains("pw"),
+                "{shown}"
+            );
         }
     }
 }
