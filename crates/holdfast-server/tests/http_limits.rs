@@ -385,6 +385,7 @@ backend_test!(
             connection_limits: ConnectionLimits {
                 header_read_timeout: Duration::from_secs(60),
                 max_connections: 2,
+                ..ConnectionLimits::default()
             },
             ..test_options()
         };
@@ -443,6 +444,48 @@ backend_test!(
         let waited = tokio::time::timeout(Duration::from_millis(1500), keyed.read(&mut buf)).await;
         assert!(waited.is_err(), "answered before the body: {waited:?}");
         drop(keyed);
+        api.stop().await;
+    }
+);
+
+backend_test!(
+    a_client_that_stops_reading_its_answer_is_disconnected_and_frees_its_place,
+    |b| async move {
+        let opts = ServerOptions {
+            connection_limits: ConnectionLimits {
+                max_connections: 1,
+                write_stall_timeout: Duration::from_secs(1),
+                ..ConnectionLimits::default()
+            },
+            ..test_options()
+        };
+        let Some(api) = api_served(b, opts).await else {
+            return;
+        };
+        let addr: std::net::SocketAddr = api.base.trim_start_matches("http://").parse().unwrap();
+        // A client with a small receive window that asks for the OpenAPI document many
+        // times over one connection (pipelined) and reads nothing: the server's writes
+        // stall.
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.set_recv_buffer_size(4096).unwrap();
+        let mut stalled = socket.connect(addr).await.unwrap();
+        let ask = b"GET /openapi.json HTTP/1.1\r\nHost: holdfast\r\n\r\n".repeat(64);
+        stalled.write_all(&ask).await.unwrap();
+        // The only place is taken: another client is served only once the stalled one
+        // is disconnected, a second or so later.
+        let mut next = TcpStream::connect(addr).await.unwrap();
+        let status = health_on(&mut next, Duration::from_secs(20)).await;
+        assert_eq!(status.as_deref(), Some("HTTP/1.1 200 OK"));
+        // The stalled client finds its connection ended: what it reads ends before the
+        // 64 answers it asked for.
+        let mut got = Vec::new();
+        let read =
+            tokio::time::timeout(Duration::from_secs(20), stalled.read_to_end(&mut got)).await;
+        let answers = String::from_utf8_lossy(&got)
+            .matches("HTTP/1.1 200 OK")
+            .count();
+        assert!(read.is_ok(), "the stalled connection stayed open");
+        assert!(answers < 64, "all {answers} answers were sent");
         api.stop().await;
     }
 );

@@ -4,7 +4,11 @@
 //! `serve` sets neither.) Stopping is graceful: no new connections, each open one ends
 //! after the request it is serving.
 
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
@@ -14,8 +18,10 @@ use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
+use tokio::time::Sleep;
 use tower::ServiceExt;
 
 /// The most bytes of a request line and headers together; over it, 431.
@@ -36,6 +42,10 @@ pub struct ConnectionLimits {
     /// The most connections open at once: at the cap, the server accepts no more until
     /// one closes (the next wait in the kernel's listen queue).
     pub max_connections: u32,
+    /// The longest an answer may wait for its client to read more of it: a client that
+    /// stops reading that long is disconnected, so it cannot hold a connection's place
+    /// (or a CSV export's) for ever.
+    pub write_stall_timeout: Duration,
 }
 
 impl Default for ConnectionLimits {
@@ -43,6 +53,7 @@ impl Default for ConnectionLimits {
         ConnectionLimits {
             header_read_timeout: Duration::from_secs(10),
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            write_stall_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -89,6 +100,7 @@ pub async fn serve(
                 req
             });
         let service = TowerToHyperService::new(app);
+        let stream = WriteDeadline::new(stream, limits.write_stall_timeout);
         let connection = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
         tokio::spawn(async move {
             if let Err(e) = connection.await {
@@ -100,4 +112,92 @@ pub async fn serve(
     drop(listener);
     graceful.shutdown().await;
     Ok(())
+}
+
+/// A connection whose writes must make progress: a write that waits on its client (the
+/// client's receive window is closed: it stopped reading) for longer than `limit` fails,
+/// and hyper closes the connection. Reads are untouched (the header read timeout bounds
+/// those).
+struct WriteDeadline<S> {
+    inner: S,
+    limit: Duration,
+    /// Since when the current write has waited, as a timer running out at the limit.
+    stalled: Option<Pin<Box<Sleep>>>,
+}
+
+impl<S> WriteDeadline<S> {
+    fn new(inner: S, limit: Duration) -> Self {
+        WriteDeadline {
+            inner,
+            limit,
+            stalled: None,
+        }
+    }
+
+    /// The outcome of a write that returned `written`: progress resets the timer; a wait
+    /// starts it, and one past the limit is an error.
+    fn after<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        written: Poll<io::Result<T>>,
+    ) -> Poll<io::Result<T>> {
+        if written.is_ready() {
+            self.stalled = None;
+            return written;
+        }
+        let limit = self.limit;
+        let timer = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the client stopped reading the answer",
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for WriteDeadline<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for WriteDeadline<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let written = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.after(cx, written)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let written = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.after(cx, written)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let flushed = Pin::new(&mut self.inner).poll_flush(cx);
+        self.after(cx, flushed)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
 }

@@ -99,6 +99,11 @@ pub struct ServeArgs {
     #[arg(long, env = "HOLDFAST_HEADER_READ_TIMEOUT_SECONDS", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub header_read_timeout_seconds: u64,
+    /// The longest an answer may wait for its client to read more of it, in seconds; a
+    /// client that stops reading that long is disconnected.
+    #[arg(long, env = "HOLDFAST_WRITE_STALL_TIMEOUT_SECONDS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub write_stall_timeout_seconds: u64,
     /// Failed attempts after which a webhook delivery is dead (retried 1 s, 2 s, 4 s, …
     /// at most 10 minutes apart until then).
     #[arg(long, env = "HOLDFAST_WEBHOOK_MAX_ATTEMPTS", default_value_t = 12,
@@ -556,6 +561,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         connection_limits: listen::ConnectionLimits {
             header_read_timeout: Duration::from_secs(args.header_read_timeout_seconds),
             max_connections: args.max_connections,
+            write_stall_timeout: Duration::from_secs(args.write_stall_timeout_seconds),
         },
         max_export_streams: args.max_export_streams,
         console: !args.no_console,
