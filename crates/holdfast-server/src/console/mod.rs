@@ -231,7 +231,7 @@ async fn login(
     let sessions = &s.console.sessions;
     let next = safe_next(form.next.as_deref()).to_owned();
     let addr = peer.ip();
-    if let Some(wait) = sessions.paused(addr) {
+    if let Some(wait) = sessions.attempt(addr) {
         let text = format!(
             "Too many wrong keys from this address: try again in {} s.",
             wait.as_secs().max(1)
@@ -259,7 +259,6 @@ async fn login(
             ),
         ),
         Err(crate::http::error::ApiError::Unauthorized) => {
-            sessions.wrong_key(addr);
             refused(StatusCode::UNAUTHORIZED, "That key is not a live API key.")
         }
         Err(e) => refused(

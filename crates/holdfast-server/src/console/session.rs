@@ -7,8 +7,9 @@
 //! SHA-256 (as the database does) and looks it up again on every page and action, so a
 //! session ends at its first request after its key is revoked or its role changes. Every
 //! form that changes something carries the session's CSRF token, compared in constant time.
-//! Ten wrong keys from one client address within ten minutes pause sign-in from it for a
-//! minute.
+//! Ten sign-in attempts from one client address within ten minutes without a right key
+//! pause sign-in from it for a minute (each attempt is counted before its key is checked,
+//! so a burst sent at once is held to ten).
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -145,26 +146,26 @@ impl Sessions {
         self.live.lock().expect("sessions").remove(id);
     }
 
-    /// How long sign-in from `addr` is paused; `None` when it may try.
-    pub fn paused(&self, addr: IpAddr) -> Option<Duration> {
-        self.paused_at(addr, Instant::now())
+    /// A sign-in attempt from `addr`: how long sign-in from it is paused (`Some`: refuse
+    /// it), else the attempt is counted (`None`: check the key) — in one step, so that
+    /// attempts sent all at once cannot all pass before any is counted. The tenth within
+    /// [`WRONG_KEY_WINDOW`] pauses the address; a right key ([`Sessions::right_key`])
+    /// clears its count. Counts that no longer matter are dropped, and at most
+    /// [`MAX_TRACKED_ADDRESSES`] addresses are kept (the oldest count goes first).
+    pub fn attempt(&self, addr: IpAddr) -> Option<Duration> {
+        self.attempt_at(addr, Instant::now())
     }
 
-    fn paused_at(&self, addr: IpAddr, now: Instant) -> Option<Duration> {
-        let tries = self.tries.lock().expect("tries");
-        let until = tries.get(&addr)?.paused_until?;
-        until.checked_duration_since(now).filter(|d| !d.is_zero())
-    }
-
-    /// Counts a wrong key from `addr`; the tenth within [`WRONG_KEY_WINDOW`] pauses it.
-    /// Counts that no longer matter are dropped, and at most [`MAX_TRACKED_ADDRESSES`]
-    /// addresses are kept (the oldest count goes first).
-    pub fn wrong_key(&self, addr: IpAddr) {
-        self.wrong_key_at(addr, Instant::now());
-    }
-
-    fn wrong_key_at(&self, addr: IpAddr, now: Instant) {
+    fn attempt_at(&self, addr: IpAddr, now: Instant) -> Option<Duration> {
         let mut tries = self.tries.lock().expect("tries");
+        let paused = tries
+            .get(&addr)
+            .and_then(|t| t.paused_until)
+            .and_then(|until| until.checked_duration_since(now))
+            .filter(|wait| !wait.is_zero());
+        if paused.is_some() {
+            return paused;
+        }
         tries.retain(|_, t| t.live(now));
         if tries.len() >= MAX_TRACKED_ADDRESSES
             && !tries.contains_key(&addr)
@@ -185,9 +186,10 @@ impl Sessions {
             (t.wrong, t.since) = (0, now);
             t.paused_until = Some(now + PAUSE);
         }
+        None
     }
 
-    /// How many addresses have wrong keys counted now.
+    /// How many addresses have attempts counted now.
     pub fn tracked_addresses(&self) -> usize {
         self.tries.lock().expect("tries").len()
     }
@@ -309,40 +311,52 @@ mod tests {
     }
 
     #[test]
-    fn ten_wrong_keys_in_the_window_pause_sign_in() {
+    fn ten_attempts_in_the_window_pause_sign_in() {
         let sessions = Sessions::default();
         let t0 = Instant::now();
-        for i in 0..MAX_WRONG_KEYS - 1 {
-            sessions.wrong_key_at(addr(1), t0 + Duration::from_secs(u64::from(i)));
-            assert_eq!(
-                sessions.paused_at(addr(1), t0),
-                None,
-                "after {} wrong",
-                i + 1
-            );
+        for i in 0..MAX_WRONG_KEYS {
+            assert_eq!(sessions.attempt_at(addr(1), t0), None, "attempt {}", i + 1);
         }
-        let tenth = t0 + Duration::from_secs(30);
-        sessions.wrong_key_at(addr(1), tenth);
-        assert_eq!(sessions.paused_at(addr(1), tenth), Some(PAUSE));
-        assert_eq!(sessions.paused_at(addr(1), tenth + PAUSE), None);
-        assert_eq!(sessions.paused_at(addr(2), tenth), None, "per address");
+        assert_eq!(sessions.attempt_at(addr(1), t0), Some(PAUSE));
+        assert_eq!(
+            sessions.attempt_at(addr(1), t0 + Duration::from_secs(20)),
+            Some(PAUSE - Duration::from_secs(20))
+        );
+        assert_eq!(sessions.attempt_at(addr(2), t0), None, "per address");
+        assert_eq!(
+            sessions.attempt_at(addr(1), t0 + PAUSE),
+            None,
+            "the pause ends"
+        );
     }
 
     #[test]
-    fn wrong_keys_older_than_the_window_stop_counting() {
+    fn a_right_key_clears_the_count() {
         let sessions = Sessions::default();
         let t0 = Instant::now();
         for _ in 0..MAX_WRONG_KEYS - 1 {
-            sessions.wrong_key_at(addr(1), t0);
+            assert_eq!(sessions.attempt_at(addr(1), t0), None);
         }
-        let later = t0 + WRONG_KEY_WINDOW;
-        sessions.wrong_key_at(addr(1), later);
-        assert_eq!(sessions.paused_at(addr(1), later), None);
-        // The count started again at `later`: nine more within its window pause it.
+        sessions.right_key(addr(1));
+        for _ in 0..MAX_WRONG_KEYS {
+            assert_eq!(sessions.attempt_at(addr(1), t0), None);
+        }
+        assert_eq!(sessions.attempt_at(addr(1), t0), Some(PAUSE));
+    }
+
+    #[test]
+    fn attempts_older_than_the_window_stop_counting() {
+        let sessions = Sessions::default();
+        let t0 = Instant::now();
         for _ in 0..MAX_WRONG_KEYS - 1 {
-            sessions.wrong_key_at(addr(1), later);
+            sessions.attempt_at(addr(1), t0);
         }
-        assert_eq!(sessions.paused_at(addr(1), later), Some(PAUSE));
+        // The window has passed: the count starts again with this attempt.
+        let later = t0 + WRONG_KEY_WINDOW;
+        for _ in 0..MAX_WRONG_KEYS {
+            assert_eq!(sessions.attempt_at(addr(1), later), None);
+        }
+        assert_eq!(sessions.attempt_at(addr(1), later), Some(PAUSE));
     }
 
     #[test]
@@ -351,13 +365,12 @@ mod tests {
         let t0 = Instant::now();
         let many = u32::try_from(MAX_TRACKED_ADDRESSES).unwrap() + 50;
         for n in 0..many {
-            sessions.wrong_key_at(addr(n), t0 + Duration::from_millis(u64::from(n)));
+            sessions.attempt_at(addr(n), t0 + Duration::from_millis(u64::from(n)));
         }
         assert_eq!(sessions.tracked_addresses(), MAX_TRACKED_ADDRESSES);
-        // The newest address is kept, the oldest went first.
-        sessions.wrong_key_at(addr(many - 1), t0 + Duration::from_secs(20));
+        sessions.attempt_at(addr(many - 1), t0 + Duration::from_secs(20));
         assert_eq!(sessions.tracked_addresses(), MAX_TRACKED_ADDRESSES);
-        sessions.wrong_key_at(addr(0), t0 + WRONG_KEY_WINDOW + Duration::from_secs(60));
+        sessions.attempt_at(addr(0), t0 + WRONG_KEY_WINDOW + Duration::from_secs(60));
         assert_eq!(
             sessions.tracked_addresses(),
             1,
