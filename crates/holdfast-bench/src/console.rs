@@ -71,7 +71,7 @@ pub async fn run(args: &Args, target: &Target) -> anyhow::Result<Outcome> {
     let floor = FloorPool::connect(&target.url, 4, sync).await?;
     let loading = Instant::now();
     let loaded = bigdb::load(&floor, args.ledger_entries, args.queued_jobs).await?;
-    engine.store().stamp_events().await?;
+    engine.stamp_events().await?;
     floor.analyze().await?;
     let load_secs = loading.elapsed().as_secs_f64();
     floor.close().await;
@@ -80,9 +80,9 @@ pub async fn run(args: &Args, target: &Target) -> anyhow::Result<Outcome> {
     server.shutdown().await?;
     let timings = timed?;
     let auditing = Instant::now();
-    let audit = engine.store().audit().await?;
+    let audit = engine.audit().await?;
     let audit_secs = auditing.elapsed().as_secs_f64();
-    engine.store().pool().close().await;
+    engine.close().await?;
     let verdict = if audit.is_empty() {
         "clean".to_owned()
     } else {

@@ -534,7 +534,7 @@ async fn run_workload(args: &Args, w: Workload, target: &Target) -> anyhow::Resu
         Workload::All | Workload::Console => unreachable!("expanded or run before"),
     };
     floor.close().await;
-    engine.store().pool().close().await;
+    engine.close().await?;
     result.map(|mut out| {
         if let Some(why) = probe_note {
             let note = out
@@ -717,7 +717,7 @@ async fn lifecycle_batched(
     ];
     let samples = interleave(args, probe, &sides).await;
     server.shutdown().await?;
-    let audit = engine.store().audit().await?;
+    let audit = engine.audit().await?;
     let unit = "calls (of 50 jobs; single: jobs)";
     let mut out = outcome(Workload::LifecycleBatched, backend, &sides, samples, unit);
     out.ratio = None;
@@ -772,7 +772,7 @@ async fn ingest(
     }
     let samples = interleave(args, probe, &sides).await;
     server.shutdown().await?;
-    let audit = engine.store().audit().await?;
+    let audit = engine.audit().await?;
     let unit = "calls (of --ingest-batch debits; single: debits)";
     let mut out = outcome(Workload::Ingest, backend, &sides, samples, unit);
     let rates = ingest_ratios(&mut out, batch, accounts);
@@ -841,7 +841,7 @@ async fn sweep(
             if side == 0 { e.merge(s) } else { f.merge(s) }
         }
     }
-    let audit = engine.store().audit().await?;
+    let audit = engine.audit().await?;
     let sides = [("engine".to_owned(), e), ("floor".to_owned(), f)];
     let summaries: Vec<Side> = sides
         .into_iter()

@@ -59,7 +59,7 @@ pub async fn create_accounts(engine: &Engine, n: u64, names: &Arc<Names>) -> any
     let workers: u64 = 8;
     let tasks: Vec<_> = (0..workers)
         .map(|w| {
-            let store = engine.store().clone();
+            let store = engine.clone();
             let names = names.clone();
             tokio::spawn(async move {
                 for i in (w..n).step_by(workers as usize) {
@@ -149,12 +149,9 @@ pub fn engine_lifecycle(engine: &Engine, accounts: u64, names: &Arc<Names>) -> O
             engine.submit(&submit).await?;
             let worker = WorkerId::parse(&format!("w{client}"))?;
             for _ in 0..LEASE_TRIES {
-                if let Some(lease) = engine.store().lease(KIND, &worker, 60).await? {
+                if let Some(lease) = engine.lease(KIND, &worker, 60).await? {
                     let job = JobId::parse(&lease.job.job_id)?;
-                    engine
-                        .store()
-                        .complete(&job, &lease.lease_token, None)
-                        .await?;
+                    engine.complete(&job, &lease.lease_token, None).await?;
                     return Ok(());
                 }
             }
@@ -310,7 +307,7 @@ pub async fn engine_sweep(engine: &Engine) -> anyhow::Result<Sample> {
     let mut s = Sample::default();
     for _ in 0..MAX_SWEEP_CHUNKS {
         let t = Instant::now();
-        let report = engine.store().sweep(SWEEP_CHUNK as u64).await?;
+        let report = engine.sweep(SWEEP_CHUNK as u64).await?;
         if report.processed == 0 {
             break;
         }

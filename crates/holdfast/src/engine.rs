@@ -83,10 +83,16 @@ impl Engine {
         self
     }
 
-    /// The low-level escape hatch: the store beneath the engine, for tests, the bench and
-    /// the webhook dispatcher. Applications (the HTTP API, the CLI) use the engine's own
-    /// methods, which are the library's API; the store's may change with its internals.
+    /// The store beneath the engine, for tests that read or break its tables (the
+    /// `testing` feature only). Applications, the HTTP API, the CLI and the bench use the
+    /// engine's own methods, which are the library's API.
+    #[cfg(feature = "testing")]
     pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The store beneath, for the engine's own passes and webhook dispatcher.
+    pub(crate) fn inner_store(&self) -> &Store {
         &self.store
     }
 

@@ -14,6 +14,13 @@ impl Engine {
         self.store.sweep(max_jobs).await
     }
 
+    /// The event feed's sequencer, run now: on PostgreSQL every committed event without a
+    /// position gets the next positions of the feed (the passes run it on their own);
+    /// on SQLite there is nothing to do. Returns how many.
+    pub async fn stamp_events(&self) -> Result<u64, StoreError> {
+        self.store.stamp_events().await
+    }
+
     /// The notice pass: `job.waiting` once for each open job whose notice time passed; at
     /// most `max_jobs`.
     pub async fn notices(&self, max_jobs: u64) -> Result<PassReport, StoreError> {
