@@ -5,53 +5,55 @@
 
 /// `url` with its password hidden: `postgres://u:***@host/db?sslpassword=***`.
 pub fn database_url(url: &str) -> String {
-    redact(url, |name| name.to_ascii_lowercase().contains("password"))
+    redact(
+        url,
+        &Hide {
+            whole_user: false,
+            every_query_value: false,
+        },
+    )
 }
 
 /// `url` with its user part, every query value and its fragment hidden:
 /// `https://hooks.example/in?token=***`. (A token in the path, as some receivers put
 /// it, is not recognisable as one and stays.)
 pub fn webhook_url(url: &str) -> String {
-    let hidden = redact(url, |_| true);
-    match hidden.split_once('?') {
-        Some((base, query)) => {
-            let pairs: Vec<&str> = query
-                .split('&')
-                .map(|pair| if pair.contains('=') { pair } else { "***" })
-                .collect();
-            format!("{}?{}", without_user(base), pairs.join("&"))
-        }
-        None => without_user(&hidden),
-    }
+    redact(
+        url,
+        &Hide {
+            whole_user: true,
+            every_query_value: true,
+        },
+    )
 }
 
-/// `scheme://***@rest` for a URL with a user part (a webhook's user is often its token).
-fn without_user(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{scheme}://***{}", &rest[at..]),
-        None => url.to_owned(),
-    }
+/// What of a URL is hidden beside its fragment and any password.
+struct Hide {
+    /// The whole user part, not only its password (a webhook's user is often its token).
+    whole_user: bool,
+    /// Every query value (bare ones too), not only `*password*=` options.
+    every_query_value: bool,
 }
 
-/// `url` with the password of its user part, the values of the query parameters
-/// `secret` names, and its fragment hidden.
-fn redact(url: &str, secret: impl Fn(&str) -> bool) -> String {
+/// `url` with what `hide` says, its password and its fragment hidden.
+fn redact(url: &str, hide: &Hide) -> String {
     let (head, fragment) = url
         .split_once('#')
         .map_or((url, None), |(h, f)| (h, Some(f)));
     let (base, query) = head
         .split_once('?')
         .map_or((head, None), |(b, q)| (b, Some(q)));
-    let mut out = without_password(base);
+    let mut out = without_user_secret(base, hide.whole_user);
     if let Some(query) = query {
         let pairs: Vec<String> = query
             .split('&')
             .map(|pair| match pair.split_once('=') {
-                Some((name, _)) if secret(name) => format!("{name}=***"),
+                Some((name, _))
+                    if hide.every_query_value || name.to_ascii_lowercase().contains("password") =>
+                {
+                    format!("{name}=***")
+                }
+                None if hide.every_query_value => "***".to_owned(),
                 _ => pair.to_owned(),
             })
             .collect();
@@ -64,8 +66,9 @@ fn redact(url: &str, secret: impl Fn(&str) -> bool) -> String {
     out
 }
 
-/// `scheme://user:***@rest` for a URL whose user part has a password.
-fn without_password(url: &str) -> String {
+/// `scheme://user:***@rest` for a URL whose user part has a password, or
+/// `scheme://***@rest` for any user part when `whole_user`.
+fn without_user_secret(url: &str, whole_user: bool) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
@@ -74,6 +77,7 @@ fn without_password(url: &str) -> String {
         return url.to_owned();
     };
     match rest[..at].split_once(':') {
+        _ if whole_user => format!("{scheme}://***{}", &rest[at..]),
         Some((user, _)) => format!("{scheme}://{user}:***{}", &rest[at..]),
         None => url.to_owned(),
     }

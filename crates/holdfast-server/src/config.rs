@@ -67,8 +67,7 @@ impl DbArgs {
         let engine = Engine::open_existing(&self.database, card, &self.pool_options())
             .await
             .map_err(|e| self.opening_error(e))?;
-        OPENED.lock().expect("opened engines").push(engine.clone());
-        Ok(engine)
+        Ok(opened(engine))
     }
 
     /// Opens the database with the card and these pool settings, creating it if missing
@@ -78,8 +77,7 @@ impl DbArgs {
         let engine = Engine::open_with(&self.database, card, opts)
             .await
             .map_err(|e| self.opening_error(e))?;
-        OPENED.lock().expect("opened engines").push(engine.clone());
-        Ok(engine)
+        Ok(opened(engine))
     }
 
     /// The database's name without its password, for messages and logs.
@@ -109,6 +107,12 @@ impl DbArgs {
 
 /// The engines this process opened through [`DbArgs`], for [`close_opened`].
 static OPENED: std::sync::Mutex<Vec<Engine>> = std::sync::Mutex::new(Vec::new());
+
+/// `engine`, remembered for [`close_opened`].
+fn opened(engine: Engine) -> Engine {
+    OPENED.lock().expect("opened engines").push(engine.clone());
+    engine
+}
 
 /// Closes every engine this process opened through [`DbArgs`]: a CLI command leaves no
 /// commit of its own in a SQLite database's `-wal` file when it ends (the main file alone

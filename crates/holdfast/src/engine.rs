@@ -28,7 +28,8 @@ use tokio::sync::Notify;
 /// A deployment: one database, one rate card.
 #[derive(Clone)]
 pub struct Engine {
-    store: Store,
+    /// The store beneath (the passes and the dispatcher of this crate reach it too).
+    pub(crate) store: Store,
     lanes: Arc<Mutex<HashMap<String, Arc<Notify>>>>,
     debits: DebitBatcher,
     submits: SubmitBatcher,
@@ -88,11 +89,6 @@ impl Engine {
     /// engine's own methods, which are the library's API.
     #[cfg(feature = "testing")]
     pub fn store(&self) -> &Store {
-        &self.store
-    }
-
-    /// The store beneath, for the engine's own passes and webhook dispatcher.
-    pub(crate) fn inner_store(&self) -> &Store {
         &self.store
     }
 

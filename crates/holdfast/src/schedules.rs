@@ -30,10 +30,7 @@ pub const MAX_PRUNED_PER_RUN: u64 = 1_000_000;
 /// that the events of the first requests are delivered.
 pub async fn open_webhook_cursors(engine: &Engine) -> Result<(), StoreError> {
     for w in &engine.card().webhooks {
-        engine
-            .inner_store()
-            .open_webhook_cursor(&w.url, w.from)
-            .await?;
+        engine.store.open_webhook_cursor(&w.url, w.from).await?;
     }
     Ok(())
 }
@@ -95,7 +92,7 @@ pub fn spawn_with(
         ),
     ];
     if !engine.card().webhooks.is_empty() {
-        match crate::webhooks::Dispatcher::new(engine.inner_store().clone(), webhooks) {
+        match crate::webhooks::Dispatcher::new(engine.store.clone(), webhooks) {
             Ok(dispatcher) => passes.push(spawn_pass(
                 engine.clone(),
                 "webhooks",

@@ -32,14 +32,14 @@ use crate::http::error::ApiError;
 pub const COOKIE_NAME: &str = "holdfast_session";
 /// How long a session lasts from sign-in.
 pub const SESSION_TTL: Duration = Duration::from_secs(8 * 3600);
-/// Wrong keys from one address before sign-in from it pauses.
+/// Sign-in attempts from one address without a right key before sign-in from it pauses.
 pub const MAX_WRONG_KEYS: u32 = 10;
 /// How long sign-in pauses after [`MAX_WRONG_KEYS`].
 pub const PAUSE: Duration = Duration::from_secs(60);
-/// How long a wrong key counts: the count of an address starts again this long after its
-/// first wrong key.
+/// How long an attempt counts: the count of an address starts again this long after its
+/// first attempt.
 pub const WRONG_KEY_WINDOW: Duration = Duration::from_secs(600);
-/// Addresses whose wrong keys one process counts at most (the oldest count goes first).
+/// Addresses whose attempts one process counts at most (the oldest count goes first).
 const MAX_TRACKED_ADDRESSES: usize = 10_000;
 /// Sessions one process keeps at most (the oldest go first when more sign in).
 const MAX_SESSIONS: usize = 10_000;
@@ -68,10 +68,11 @@ impl Session {
     }
 }
 
-/// The wrong keys of one address since `since`, and the pause they led to.
+/// The sign-in attempts of one address since `since` (none with a right key), and the
+/// pause they led to.
 #[derive(Debug)]
 struct Tries {
-    wrong: u32,
+    attempts: u32,
     since: Instant,
     paused_until: Option<Instant>,
 }
@@ -174,23 +175,24 @@ impl Sessions {
             tries.remove(&oldest);
         }
         let t = tries.entry(addr).or_insert(Tries {
-            wrong: 0,
+            attempts: 0,
             since: now,
             paused_until: None,
         });
         if now.duration_since(t.since) >= WRONG_KEY_WINDOW {
-            (t.wrong, t.since) = (0, now);
+            (t.attempts, t.since) = (0, now);
         }
-        t.wrong += 1;
-        if t.wrong >= MAX_WRONG_KEYS {
-            (t.wrong, t.since) = (0, now);
+        t.attempts += 1;
+        if t.attempts >= MAX_WRONG_KEYS {
+            (t.attempts, t.since) = (0, now);
             t.paused_until = Some(now + PAUSE);
         }
         None
     }
 
     /// How many addresses have attempts counted now.
-    pub fn tracked_addresses(&self) -> usize {
+    #[cfg(test)]
+    fn tracked_addresses(&self) -> usize {
         self.tries.lock().expect("tries").len()
     }
 

@@ -83,7 +83,6 @@ pub async fn ledger(
 ) -> ApiResult<Response> {
     let csv = wants_csv(&headers);
     let filter = ledger_filter(&query, csv)?;
-    // A stream holds its place until its last chunk is sent (or its client goes away).
     let place = csv
         .then(|| s.exports.clone().try_acquire_owned())
         .transpose()
@@ -106,12 +105,14 @@ pub async fn ledger(
         ..filter
     };
     let rest = stream::unfold(more.then_some((s.engine.clone(), after)), next_chunk);
+    // The stream owns the export's place: it is given back when the stream is dropped
+    // (sent to its end, or its client gone).
     let body = stream::once(async move { Ok(Bytes::from(head)) })
         .chain(rest)
-        .chain(stream::once(async move {
-            drop(place);
-            Ok(Bytes::new())
-        }));
+        .map(move |chunk| {
+            let _holds = &place;
+            chunk
+        });
     let mut response = Body::from_stream(body).into_response();
     let headers = response.headers_mut();
     headers.insert(
