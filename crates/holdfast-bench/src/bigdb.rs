@@ -142,13 +142,12 @@ async fn other_top_ups(pool: &FloorPool, entries: i64, start: i64) -> anyhow::Re
     Ok(())
 }
 
-/// The idempotency record of every top-up and debit, and the succeeded job each capture
+/// The key of every top-up and debit (on its entry), and the succeeded job each capture
 /// charged (submitted 40 s, leased 30 s before it).
 async fn keys_and_charged_jobs(pool: &FloorPool) -> anyhow::Result<()> {
     pool.execute(
-        "INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
-         SELECT account_id, 'load-' || entry_id, kind, 'loaded', entry_id, NULL, created_at \
-         FROM ledger WHERE kind IN ('top_up', 'debit')",
+        "UPDATE ledger SET idempotency_key = 'load-' || entry_id, request_hash = 'loaded' \
+         WHERE kind IN ('top_up', 'debit')",
     )
     .await?;
     let charged = format!(r#"[{{"pocket":"money","amount":{CHARGE_MICROS}}}]"#);

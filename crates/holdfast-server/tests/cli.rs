@@ -576,15 +576,19 @@ holdfast::backend_test!(prune_by_hand, |backend| async move {
     for k in ["t1", "t2", "t3"] {
         cli.ok(&["top-up", "acme", "1.00", "--key", k]);
     }
-    // Two of the three top-ups' records are 31 days old: past the default 30-day window.
+    // Two submits' key records 31 days old, past the default 30-day window (the jobs
+    // themselves long gone); the top-ups' keys are on their entries, kept for good.
     let month = 31 * 86_400_000_000i64;
-    let aged = db
-        .execute(&format!(
-            "UPDATE idempotency SET created_at = created_at - {month} WHERE key IN ('t1', 't2')"
-        ))
-        .await;
-    assert_eq!(aged, 2);
-    db.execute(&format!("UPDATE ledger SET created_at = created_at - {month} WHERE kind = 'top_up' AND ref IS NULL AND entry_id IN (SELECT entry_id FROM idempotency WHERE key IN ('t1', 't2'))")).await;
+    db.execute(
+        "INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
+         VALUES ('acme', 's1', 'submit', 'h', NULL, 'job-s1', 1000000), \
+                ('acme', 's2', 'submit', 'h', NULL, 'job-s2', 1000000)",
+    )
+    .await;
+    db.execute(&format!(
+        "UPDATE ledger SET created_at = created_at - {month} WHERE idempotency_key IN ('t1', 't2')"
+    ))
+    .await;
     let ledger = cli.json(&["ledger", "acme"]);
     let r = cli.run(&["prune"]);
     assert!(r.ok, "{}", r.stderr);
@@ -602,11 +606,12 @@ holdfast::backend_test!(prune_by_hand, |backend| async move {
     );
     assert_eq!(cli.json(&["ledger", "acme"]), ledger, "the ledger is whole");
     assert!(cli.run(&["audit"]).ok, "the audit stays clean");
-    // t1 is a new request now; t3 still replays.
+    // t1, a month old, still replays, as t3 does.
     let t1 = cli.json(&["top-up", "acme", "1.00", "--key", "t1"]);
     let t3 = cli.json(&["top-up", "acme", "1.00", "--key", "t3"]);
-    assert_eq!(t1["account"]["balance"], "4.00");
-    assert_eq!(t3["account"]["balance"], "4.00");
+    assert_eq!(t1["account"]["balance"], "3.00");
+    assert_eq!(t3["account"]["balance"], "3.00");
+    assert_eq!(t1["replay"], true);
     let refused = cli.run(&["prune", "--max", "0"]);
     assert!(!refused.ok, "--max 0 is refused");
 });

@@ -249,11 +249,10 @@ async fn settle(url: &str) -> Duration {
 async fn assert_money(url: &str, acked: &Acknowledged) {
     let acked_debits = acked.debits.lock().unwrap().clone();
     assert_each_once(url, DEBITS_BY_REF, &acked_debits, "a debit applied").await;
-    // A top-up has no ref: its entry is found through its idempotency key.
+    // A top-up has no ref: its entry is found by the idempotency key it carries.
     let keyed = counts(
         url,
-        "SELECT i.key, count(*) FROM idempotency i JOIN ledger l ON l.entry_id = i.entry_id \
-         WHERE l.kind = 'top_up' GROUP BY i.key",
+        "SELECT idempotency_key, count(*) FROM ledger WHERE kind = 'top_up' GROUP BY idempotency_key",
     )
     .await;
     let entries = counts(

@@ -294,7 +294,7 @@ async fn integrity(url: &str) -> String {
 async fn assert_books(url: &str, books: &Books) {
     let mut conn = SqliteConnection::connect(url).await.unwrap();
     let keys: BTreeSet<String> =
-        sqlx::query_scalar("SELECT key FROM idempotency WHERE key LIKE 'df-%'")
+        sqlx::query_scalar("SELECT key FROM idempotency_keys WHERE key LIKE 'df-%'")
             .fetch_all(&mut conn)
             .await
             .unwrap()
@@ -304,8 +304,8 @@ async fn assert_books(url: &str, books: &Books) {
     assert_eq!(keys, acked, "the database's keys are the acknowledged ones");
     let entries = counts(
         url,
-        "SELECT i.key, count(*) FROM idempotency i JOIN ledger l ON l.entry_id = i.entry_id \
-         WHERE i.key LIKE 'df-%' GROUP BY i.key",
+        "SELECT k.key, count(*) FROM idempotency_keys k JOIN ledger l ON l.entry_id = k.entry_id \
+         WHERE k.key LIKE 'df-%' GROUP BY k.key",
     )
     .await;
     let debits = counts(url, DEBITS_BY_REF).await;

@@ -180,17 +180,11 @@ bind_by_name!(GrantWrite {
     actor,
 });
 
-/// The entry a write made, checked against the entry its key names: a key claimed by
-/// another entry (or none) is corruption, and the caller's transaction rolls back.
-fn claimed_entry(row: &Row, what: &str) -> Result<i64, StoreError> {
-    let entry = row.opt_int("entry_id")?;
-    let claimed = row.opt_int("claimed_entry_id")?;
-    match (entry, claimed) {
-        (Some(e), Some(c)) if e == c => Ok(e),
-        _ => Err(StoreError::Corrupt(format!(
-            "{what}: wrote entry {entry:?} but its key names {claimed:?}"
-        ))),
-    }
+/// The entry a write made (with its key on it): none is corruption, and the caller's
+/// transaction rolls back.
+fn written_entry(row: &Row, what: &str) -> Result<i64, StoreError> {
+    row.opt_int("entry_id")?
+        .ok_or_else(|| StoreError::Corrupt(format!("{what}: no entry was written")))
 }
 
 fn credit_facts<'e>(
@@ -255,7 +249,7 @@ impl Store {
                     rows.len()
                 )));
             };
-            let entry_id = claimed_entry(written, "refunding a job")?;
+            let entry_id = written_entry(written, "refunding a job")?;
             let before = state.snap.available_money();
             state.snap = plan.after;
             if let Some(m) = plan.money {
@@ -330,7 +324,7 @@ impl Store {
                 actor: crate::actor::current(),
             };
             let row = tx.row(&GRANT_ALLOWANCE, write.params()).await?;
-            let entry_id = claimed_entry(&row, "granting allowance")?;
+            let entry_id = written_entry(&row, "granting allowance")?;
             touch_account(tx, account.as_str()).await?;
             if row.opt_int("remaining_after")? != Some(entry.amount_after) {
                 return Err(StoreError::Corrupt(format!(

@@ -84,6 +84,56 @@ async fn every_sqlite_statement_prepares() {
     );
 }
 
+/// The statements of the write path that read keys find each key by an index, in both
+/// places a key lives (idempotency, ledger_by_key): SQLite reads the view
+/// `idempotency_keys` whole when a list of keys is joined to it (it pushes an `IN` list
+/// in, not a join), and a scan of the ledger per call would slow every debit as the
+/// ledger grows.
+#[tokio::test]
+async fn sqlite_key_reads_scan_no_table() {
+    let dir = std::env::temp_dir().join(format!("holdfast-plans-{}", uuid::Uuid::new_v4()));
+    let url = format!("sqlite://{}", dir.display());
+    let pool = Pool::connect(&url, &PoolOptions::default()).await.unwrap();
+    pool.migrate().await.unwrap();
+    pool.close().await;
+    let mut conn = sqlx::SqliteConnection::connect(&url).await.unwrap();
+    let mut scans = Vec::new();
+    for name in [
+        "lock_account",
+        "lock_account_with_extras",
+        "read_account_extras",
+        "ingest_read_accounts",
+        "write_money",
+        "submit_job",
+    ] {
+        let path = Path::new(DIR).join("sqlite").join(format!("{name}.sql"));
+        let stmt = load(&path);
+        for part in sqlite_statements(stmt.text(Dialect::Sqlite)) {
+            let explain = format!("EXPLAIN QUERY PLAN {part}");
+            let rows: Vec<(i64, i64, i64, String)> = sqlx::query_as(sqlx::AssertSqlSafe(explain))
+                .fetch_all(&mut conn)
+                .await
+                .unwrap();
+            for (_, _, _, step) in rows {
+                // A step on either place (or its alias) must look up one key.
+                let table = step.split(' ').nth(1).unwrap_or("");
+                let keyed = ["idempotency", "ledger", "i", "l"].contains(&table);
+                let one_key = step.ends_with("key=?)");
+                if keyed && !one_key {
+                    scans.push(format!("{name}: {step}"));
+                }
+            }
+        }
+    }
+    conn.close().await.unwrap();
+    let _ = std::fs::remove_file(&dir);
+    assert!(
+        scans.is_empty(),
+        "key reads that scan:\n{}",
+        scans.join("\n")
+    );
+}
+
 #[tokio::test]
 async fn every_postgres_statement_prepares() {
     let admin = postgres_admin_url();

@@ -74,6 +74,59 @@ backend_test!(fifty_top_ups_with_one_key_credit_once, |b| async move {
     assert_clean(&s).await;
 });
 
+// A key is one account's, whatever takes it first: a money change's key lives on its
+// ledger entry and a submit's in the idempotency table (migration 0011), so each write
+// checks the other place under the account's lock. Here each key is raced by debits and
+// submits at once (through the engine: batched debits, batched submits): one operation
+// takes it, the other is refused with a mismatch, and no key is in both places.
+backend_test!(debits_and_submits_race_for_one_key, |b| async move {
+    let Some((db, e)) = engine(b).await else {
+        return;
+    };
+    put_limited(e.store(), "both", "free", Some(1_000)).await;
+    top_up(e.store(), "both", "100.00", "t").await;
+    let e = std::sync::Arc::new(e);
+    let mut tasks = Vec::new();
+    for k in 0..20 {
+        for racer in 0..4 {
+            let e = e.clone();
+            tasks.push(tokio::spawn(async move {
+                let name = format!("k{k}");
+                // Half the keys see a debit first, half a submit.
+                if (racer + k) % 2 == 0 {
+                    let usage = Usage::Amount(usd("0.01"));
+                    e.debit(&acct("both"), &usage, &key(&name), None)
+                        .await
+                        .map(|_| ("debit", name))
+                } else {
+                    let req = submit_req("both", "ci", &name);
+                    e.submit(&req).await.map(|_| ("submit", name))
+                }
+            }));
+        }
+    }
+    let mut won = std::collections::BTreeMap::new();
+    for t in tasks {
+        match t.await.unwrap() {
+            Ok((op, k)) => {
+                let first = won.insert(k.clone(), op);
+                assert!(first.is_none_or(|o| o == op), "{k} taken by two operations");
+            }
+            Err(err) => assert_eq!(refused(Err::<(), _>(err)), Refusal::IdempotencyMismatch),
+        }
+    }
+    assert_eq!(won.len(), 20, "every key was taken by one operation");
+    let debits = won.values().filter(|op| **op == "debit").count() as i64;
+    let on_entries = db
+        .query_i64("SELECT count(*) FROM ledger WHERE idempotency_key LIKE 'k%'")
+        .await;
+    let in_table = db
+        .query_i64("SELECT count(*) FROM idempotency WHERE key LIKE 'k%'")
+        .await;
+    assert_eq!((on_entries, in_table), (debits, 20 - debits));
+    assert_clean(e.store()).await;
+});
+
 backend_test!(forty_refunds_against_one_top_up, |b| async move {
     let Some((_db, e)) = engine(b).await else {
         return;

@@ -115,8 +115,9 @@ backend_test!(prune_keeps_the_window_and_the_books, |backend| async move {
     let fresh_events = feed_after(&e, old_events.last().copied()).await;
 
     let r = e.prune(u64::MAX).await.unwrap();
-    // t-old, d0..d2, s1..s3 are older than 30 days; r-late, fresh and s4 are not.
-    assert_eq!(r.idempotency, 7, "{r:?}");
+    // s1..s3 are older than 30 days, s4 is not; t-old, d0..d2, r-late and fresh are
+    // keys of money changes, kept on their entries for good.
+    assert_eq!(r.idempotency, 3, "{r:?}");
     assert_eq!(r.jobs, 2, "{r:?}");
     assert_eq!(r.webhook_deliveries, 1, "{r:?}");
     assert_eq!(r.events as usize, old_events.len(), "{r:?}");
@@ -135,17 +136,18 @@ backend_test!(prune_keeps_the_window_and_the_books, |backend| async move {
     // A cursor at a pruned event reads on from the head of what is left.
     assert_eq!(feed_after(&e, Some(old_events[1])).await, fresh_events);
     assert_eq!(feed_after(&e, None).await, fresh_events);
-    // A pruned key is a new request; a kept one is a replay.
-    let again = e
-        .debit(&acct("old"), &debit_of("0.01"), &key("d0"), None)
-        .await
-        .unwrap();
-    assert!(!again.replay, "the record of d0 was pruned: a new debit");
-    let replay = e
-        .debit(&acct("old"), &debit_of("0.01"), &key("fresh"), None)
-        .await
-        .unwrap();
-    assert!(replay.replay);
+    // A pruned submit key is a new request; a money change's key is a replay for good.
+    let again = e.submit(&submit_req("old", "video", "s1")).await.unwrap();
+    assert!(!again.replay, "the record of s1 was pruned: a new job");
+    assert_ne!(again.job.job_id, gone[0]);
+    e.cancel(&job_id(&again.job.job_id)).await.unwrap();
+    for k in ["d0", "fresh"] {
+        let replay = e
+            .debit(&acct("old"), &debit_of("0.01"), &key(k), None)
+            .await
+            .unwrap();
+        assert!(replay.replay, "{k} is a replay, however old");
+    }
     // A pruned job is not found; a kept one still refunds.
     let pruned = e.refund_job(&job_id(&gone[0]), &refund("r-gone")).await;
     assert_eq!(refused(pruned), Refusal::JobNotFound);
@@ -191,7 +193,7 @@ backend_test!(prune_stops_at_what_must_stay, |backend| async move {
     );
     assert_eq!(r.webhook_deliveries, 0, "a pending delivery stays");
     assert_eq!(r.jobs, 3, "the finished jobs go, the open one stays");
-    assert_eq!(r.idempotency, 5, "{r:?}");
+    assert_eq!(r.idempotency, 4, "the submits' keys: {r:?}");
     assert!(e.get_job(&job_id(&queued.job_id)).await.is_ok());
     assert_eq!(feed_after(&e, None).await, events[1..].to_vec());
     assert_clean(e.store()).await;
@@ -313,8 +315,7 @@ async fn load_history(db: &TestDb, prefix: &str, accounts: i64, debits: i64, job
     .await;
     let mine = format!("entry_id > {base} AND account_id LIKE '{prefix}-%'");
     db.execute(&format!(
-        "INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
-         SELECT account_id, 'k-' || entry_id, kind, 'h', entry_id, NULL, created_at FROM ledger \
+        "UPDATE ledger SET idempotency_key = 'k-' || entry_id, request_hash = 'h' \
          WHERE {mine} AND kind <> 'capture'"
     ))
     .await;
@@ -325,6 +326,12 @@ async fn load_history(db: &TestDb, prefix: &str, accounts: i64, debits: i64, job
          SELECT ref, account_id, 'image', 'image', 'succeeded', '{line}', '{line}', created_at - 9, \
                 created_at - 5, created_at, created_at - 9, 1, 1, 0, 'USD' FROM ledger \
          WHERE {mine} AND kind = 'capture'"
+    ))
+    .await;
+    db.execute(&format!(
+        "INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at) \
+         SELECT account_id, job_id, 'submit', 'h', NULL, job_id, created_at FROM jobs \
+         WHERE job_id LIKE '{prefix}-%'"
     ))
     .await;
     db.execute(&format!(
@@ -409,7 +416,7 @@ backend_test!(
         let pruning = std::time::Instant::now();
         let r = e.prune(u64::MAX).await.unwrap();
         let pruned = pruning.elapsed();
-        assert_eq!(r.idempotency as i64, accounts * (1 + debits));
+        assert_eq!(r.idempotency as i64, accounts * jobs, "the submits' keys");
         assert_eq!(r.jobs as i64, accounts * jobs);
         assert_eq!(r.events as i64, accounts * jobs);
         assert_eq!(
@@ -419,8 +426,8 @@ backend_test!(
         );
         assert_eq!(
             count(&db, "idempotency").await,
-            1 + debits,
-            "only the window's keys"
+            jobs,
+            "only the window's submit keys (money keys live on their entries)"
         );
         assert_eq!(count(&db, "jobs").await, jobs);
         assert_eq!(count(&db, "events").await, jobs);

@@ -36,9 +36,10 @@ END $$;
 DO $$
 DECLARE t text;
 BEGIN
-  FOR t IN SELECT table_name FROM information_schema.columns
-           WHERE table_schema = current_schema() AND column_name = 'account_id'
-             AND table_name <> 'scope_log'
+  FOR t IN SELECT c.table_name FROM information_schema.columns c
+             JOIN information_schema.tables USING (table_schema, table_name)
+           WHERE c.table_schema = current_schema() AND c.column_name = 'account_id'
+             AND c.table_name <> 'scope_log' AND table_type = 'BASE TABLE'
   LOOP
     EXECUTE format('CREATE TRIGGER scope_log AFTER INSERT OR UPDATE OR DELETE ON %I
                     FOR EACH ROW EXECUTE FUNCTION scope_log()', t);

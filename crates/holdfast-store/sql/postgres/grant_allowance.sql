@@ -1,7 +1,7 @@
 -- grant_allowance: an operator's grant of allowance items in ONE statement: the pocket,
--- its grant ledger entry, the client's key and the allowance.granted event. Returns the
--- entry's id, the entry the key names (the same, or the caller rolls back) and the
--- pocket's remaining as written.
+-- its grant ledger entry carrying the client's key (ledger_by_key: a key the unit of
+-- work read as free and found taken here is a unique violation, corruption) and the
+-- allowance.granted event. Returns the entry's id and the pocket's remaining as written.
 --
 -- :account_id       the account
 -- :pocket           the allowance pocket
@@ -20,16 +20,11 @@ WITH granted_pocket AS (
     RETURNING remaining
 ),
 grant_entry AS (
-    INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor)
-    SELECT :account_id, :pocket, :amount, 'grant', :amount_after, :available_after, NULL, NULL, :now, :actor
+    INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref,
+                        created_at, actor, idempotency_key, request_hash)
+    SELECT :account_id, :pocket, :amount, 'grant', :amount_after, :available_after, NULL, NULL,
+           :now, :actor, :key, :request_hash
       FROM granted_pocket
-    RETURNING entry_id
-),
-claimed_key AS (
-    INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
-    SELECT :account_id, :key, 'grant', :request_hash, entry_id, NULL, :now
-      FROM grant_entry
-    ON CONFLICT (account_id, key) DO NOTHING
     RETURNING entry_id
 ),
 grant_event AS (
@@ -38,5 +33,4 @@ grant_event AS (
       FROM grant_entry
 )
 SELECT (SELECT entry_id FROM grant_entry) AS entry_id,
-       (SELECT entry_id FROM claimed_key) AS claimed_entry_id,
        (SELECT remaining FROM granted_pocket) AS remaining_after

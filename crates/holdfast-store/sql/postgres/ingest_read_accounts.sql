@@ -23,7 +23,7 @@ named_key AS (
 found_key AS MATERIALIZED (
     SELECT named_key.account_id,
            (SELECT json_build_array(i.key, i.operation, i.request_hash, i.entry_id, i.job_id)
-              FROM idempotency i
+              FROM idempotency_keys i
              WHERE i.account_id = named_key.account_id AND i.key = named_key.key) AS record
       FROM named_key
 ),

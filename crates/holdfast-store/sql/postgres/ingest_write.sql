@@ -1,5 +1,5 @@
 -- ingest_write: the debits of a batch ingest that were decided to apply, in ONE
--- statement: each debit's idempotency record and ledger entry, and each account's row
+-- statement: each debit's ledger entry (which carries its key), and each account's row
 -- once (the sum of its debits). Every account row carries its guard: it is written only
 -- when the balance it ends at is the one decided and stays within the buffer, so a wrong
 -- decision leaves a count short, which the caller reports as corruption (rolled back).
@@ -9,10 +9,12 @@
 -- wait (a debit changes neither): one row per such account, or one row of counts alone
 -- when there is none. The pockets in no order: the answer keys them by name.
 --
--- The keys are claimed by a plain INSERT: a key some earlier call used fails the
--- statement with a unique violation (idempotency_pkey), and the caller rolls back and
+-- The keys are claimed by a plain INSERT: a key some earlier money change used fails
+-- the statement with a unique violation (ledger_by_key), and the caller rolls back and
 -- redoes the call reading its keys first. (ON CONFLICT DO NOTHING would probe the index
--- once more per key, to spare an error that a retry almost never meets.)
+-- once more per key, to spare an error that a retry almost never meets.) A key a job
+-- submit used is in idempotency: keys_claimed counts the debits whose key is not, and a
+-- count short of the batch has the caller roll back and redo it the same way.
 --
 -- The items and changes come as columns, one array per field, all of one length and in
 -- the same order, bound as arrays (nothing to parse, unlike a JSON document):
@@ -40,17 +42,12 @@ change AS (
                   :change_balances_after::bigint[], :change_buffers::bigint[])
            AS change(account_id, delta, spent, suspended_at, balance_after, buffer)
 ),
-claimed_key AS (
-    INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
-    SELECT account_id, key, 'debit', request_hash, entry_id, NULL, now
-      FROM item
-    RETURNING 1
-),
 new_entry AS (
-    INSERT INTO ledger (entry_id, account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor)
+    INSERT INTO ledger (entry_id, account_id, pocket, delta, kind, amount_after, available_after,
+                        buffer, ref, created_at, actor, idempotency_key, request_hash)
     OVERRIDING SYSTEM VALUE
     SELECT entry_id, account_id, 'money', delta, 'debit', amount_after, available_after,
-           buffer, ref, now, actor
+           buffer, ref, now, actor, key, request_hash
       FROM item
     RETURNING 1
 ),
@@ -74,7 +71,10 @@ SELECT counts.*,
        (SELECT COUNT(*) FROM jobs
          WHERE jobs.account_id = stale.account_id
            AND status IN ('queued', 'in_progress')) AS open_jobs
-  FROM (SELECT (SELECT COUNT(*) FROM claimed_key) AS keys_claimed,
+  FROM (SELECT (SELECT COUNT(*) FROM item
+                  WHERE NOT EXISTS (SELECT 1 FROM idempotency
+                                     WHERE idempotency.account_id = item.account_id
+                                       AND idempotency.key = item.key)) AS keys_claimed,
                (SELECT COUNT(*) FROM new_entry) AS entries_written,
                (SELECT COUNT(*) FROM changed_account) AS accounts_changed) AS counts
   LEFT JOIN unnest(:stale_accounts::text[]) AS stale(account_id) ON true

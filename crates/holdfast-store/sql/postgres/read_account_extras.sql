@@ -10,5 +10,5 @@ SELECT (SELECT COALESCE(json_agg(json_build_array(pocket, remaining, held, cycle
        (SELECT COUNT(*) FROM jobs
          WHERE account_id = :account_id AND status IN ('queued', 'in_progress')) AS open_jobs,
        (SELECT COALESCE(json_agg(json_build_array(key, operation, request_hash, entry_id, job_id)), '[]')::text
-          FROM idempotency
+          FROM idempotency_keys
          WHERE account_id = :account_id AND key IN (:first_key, :second_key)) AS keys

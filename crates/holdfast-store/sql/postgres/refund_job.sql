@@ -1,8 +1,9 @@
 -- refund_job: a refund of (part of) a job's charge in ONE statement: the pocket it was
--- charged from (money: balance up, total_spent down, suspension; an allowance:
--- remaining up), the job_refund ledger entry (ref = the job), the client's key, the
--- job's refunded lines and the job.refunded event. Returns the job as written with the
--- entry's id and the entry its key names (the same, or the caller rolls back).
+-- charged from (money: balance up, total_spent down, suspension; an allowance: remaining
+-- up), the job_refund ledger entry (ref = the job) carrying the client's key
+-- (ledger_by_key: a key the unit of work read as free and found taken here is a unique
+-- violation, corruption), the job's refunded lines and the job.refunded event. Returns
+-- the job as written with the entry's id.
 --
 -- :account_id            the job's account
 -- :money_micros          the money given back (0 for an allowance refund)
@@ -36,16 +37,11 @@ refunded_pocket AS (
      WHERE account_id = :account_id AND pocket = :pocket
 ),
 refund_entry AS (
-    INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor)
+    INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref,
+                        created_at, actor, idempotency_key, request_hash)
     VALUES (:account_id, :entry_pocket, :entry_delta, 'job_refund', :entry_amount_after,
-            :entry_available_after, :entry_buffer_micros::bigint, :job_id, :now, :actor)
-    RETURNING entry_id
-),
-claimed_key AS (
-    INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
-    SELECT :account_id, :key, 'job_refund', :request_hash, entry_id, :job_id, :now
-      FROM refund_entry
-    ON CONFLICT (account_id, key) DO NOTHING
+            :entry_available_after, :entry_buffer_micros::bigint, :job_id, :now, :actor, :key,
+            :request_hash)
     RETURNING entry_id
 ),
 refund_event AS (
@@ -57,6 +53,5 @@ refunded_job AS (
     RETURNING *
 )
 SELECT refunded_job.*,
-       (SELECT entry_id FROM refund_entry) AS entry_id,
-       (SELECT entry_id FROM claimed_key) AS claimed_entry_id
+       (SELECT entry_id FROM refund_entry) AS entry_id
   FROM refunded_job

@@ -39,6 +39,8 @@ claimed_key AS (
     INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
     SELECT :account_id, :key, 'submit', :request_hash, NULL, :job_id, :now::bigint
       FROM unchanged_since_read
+     -- a key a money change carries is taken too (its entry holds it: migration 0011)
+     WHERE NOT EXISTS (SELECT 1 FROM ledger WHERE account_id = :account_id AND idempotency_key = :key)
     ON CONFLICT (account_id, key) DO NOTHING
     RETURNING job_id
 ),

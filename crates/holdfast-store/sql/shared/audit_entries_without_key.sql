@@ -1,25 +1,9 @@
 -- audit_entries_without_key: keyed ledger entries (top_up, bonus, debit, refund,
--- job_refund, grant) that no idempotency record points at, among those made since
--- idempotency records were last pruned (an entry and its key's record share their time).
--- A set difference, not a correlated NOT EXISTS: idempotency has no index on entry_id
--- (every write would pay for one), and SQLite ran the NOT EXISTS as a scan of the whole
--- table per entry (40 s at 20,000 entries). EXCEPT is one pass over each side.
-WITH mark AS (
-    SELECT coalesce(
-        (SELECT pruned_before FROM retention_marks WHERE what = 'idempotency'), 0) AS since
-),
-keyed AS (
-    SELECT entry.entry_id
-    FROM ledger AS entry, mark
-    WHERE entry.kind IN ('top_up', 'bonus', 'debit', 'refund', 'job_refund', 'grant')
-      AND entry.created_at >= mark.since
-),
-missing AS (
-    SELECT entry_id FROM keyed
-    EXCEPT
-    SELECT entry_id FROM idempotency WHERE entry_id IS NOT NULL
-)
+-- job_refund, grant) without their key, among those made since money keys are kept for
+-- good (the 'ledger_keys' mark of migration 0011: before it the prune pass removed them).
 SELECT entry.account_id, entry.entry_id
 FROM ledger AS entry
-WHERE entry.entry_id IN (SELECT entry_id FROM missing)
+WHERE entry.kind IN ('top_up', 'bonus', 'debit', 'refund', 'job_refund', 'grant')
+  AND entry.idempotency_key IS NULL
+  AND entry.created_at >= (SELECT pruned_before FROM retention_marks WHERE what = 'ledger_keys')
 ORDER BY entry.entry_id

@@ -1,11 +1,9 @@
--- audit_idempotency_entries: every idempotency record that names a ledger entry, with
--- that entry's account and kind (NULL when the entry does not exist).
-SELECT idempotency.account_id,
-       idempotency.key,
-       idempotency.operation,
-       idempotency.entry_id,
-       entry.account_id AS entry_account,
-       entry.kind AS entry_kind
-FROM idempotency
-LEFT JOIN ledger AS entry ON entry.entry_id = idempotency.entry_id
-WHERE idempotency.entry_id IS NOT NULL
+-- audit_idempotency_entries: idempotency records out of their place. A money change's
+-- key lives on its ledger entry (migration 0011), so the idempotency table holds job
+-- submits only, and no key of an account is in both places.
+SELECT record.account_id, record.key, record.operation
+FROM idempotency AS record
+WHERE record.operation <> 'submit'
+   OR EXISTS (SELECT 1 FROM ledger
+               WHERE ledger.account_id = record.account_id
+                 AND ledger.idempotency_key = record.key)

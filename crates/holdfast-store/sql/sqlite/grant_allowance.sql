@@ -1,7 +1,7 @@
 -- grant_allowance: an operator's grant of allowance items: the pocket, its grant ledger
--- entry, the client's key and the allowance.granted event. Returns the entry's id, the
--- entry the key names (the same, or the caller rolls back) and the pocket's remaining
--- as written.
+-- entry carrying the client's key (ledger_by_key: a key the unit of work read as free
+-- and found taken here is a unique violation, corruption) and the allowance.granted
+-- event. Returns the entry's id and the pocket's remaining as written.
 --
 -- :account_id       the account
 -- :pocket           the allowance pocket
@@ -17,22 +17,17 @@ UPDATE allowances
    SET remaining = remaining + :amount
  WHERE account_id = :account_id AND pocket = :pocket;
 
-INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor)
-SELECT :account_id, :pocket, :amount, 'grant', :amount_after, :available_after, NULL, NULL, :now, :actor
+INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref,
+                    created_at, actor, idempotency_key, request_hash)
+SELECT :account_id, :pocket, :amount, 'grant', :amount_after, :available_after, NULL, NULL, :now,
+       :actor, :key, :request_hash
  WHERE changes() = 1;
-
-INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
-SELECT :account_id, :key, 'grant', :request_hash, last_insert_rowid(), NULL, :now
- WHERE changes() = 1
-ON CONFLICT (account_id, key) DO NOTHING;
 
 INSERT INTO events (type, account_id, job_id, data, created_at, actor)
 SELECT 'allowance.granted', :account_id, NULL, :event_data, :now, :actor
  WHERE changes() = 1;
 
-SELECT (SELECT MAX(entry_id) FROM ledger
-         WHERE account_id = :account_id AND pocket = :pocket AND kind = 'grant') AS entry_id,
-       (SELECT entry_id FROM idempotency
-         WHERE account_id = :account_id AND key = :key AND request_hash = :request_hash) AS claimed_entry_id,
+SELECT (SELECT entry_id FROM ledger
+         WHERE account_id = :account_id AND idempotency_key = :key) AS entry_id,
        (SELECT remaining FROM allowances
          WHERE account_id = :account_id AND pocket = :pocket) AS remaining_after;

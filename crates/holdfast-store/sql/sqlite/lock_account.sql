@@ -11,7 +11,7 @@ SELECT accounts.*,
        (SELECT COUNT(*) FROM jobs
          WHERE account_id = :account_id AND status IN ('queued', 'in_progress')) AS open_jobs,
        (SELECT json_group_array(json_array(key, operation, request_hash, entry_id, job_id))
-          FROM idempotency
+          FROM idempotency_keys
          WHERE account_id = :account_id
            AND key IN (SELECT value FROM json_each(:keys))) AS keys
   FROM accounts

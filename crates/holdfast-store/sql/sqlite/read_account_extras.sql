@@ -9,5 +9,5 @@ SELECT (SELECT json_group_array(json_array(pocket, remaining, held, cycle_starte
        (SELECT COUNT(*) FROM jobs
          WHERE account_id = :account_id AND status IN ('queued', 'in_progress')) AS open_jobs,
        (SELECT json_group_array(json_array(key, operation, request_hash, entry_id, job_id))
-          FROM idempotency
+          FROM idempotency_keys
          WHERE account_id = :account_id AND key IN (:first_key, :second_key)) AS keys

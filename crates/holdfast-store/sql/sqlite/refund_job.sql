@@ -1,8 +1,9 @@
 -- refund_job: a refund of (part of) a job's charge: the pocket it was charged from
 -- (money: balance up, total_spent down, suspension; an allowance: remaining up), the
--- job_refund ledger entry (ref = the job), the client's key, the job's refunded lines
--- and the job.refunded event. Returns the job as written with the entry's id and the
--- entry its key names (the same, or the caller rolls back).
+-- job_refund ledger entry (ref = the job) carrying the client's key (ledger_by_key: a
+-- key the unit of work read as free and found taken here is a unique violation,
+-- corruption), the job's refunded lines and the job.refunded event. Returns the job as
+-- written with the entry's id.
 --
 -- :account_id            the job's account
 -- :money_micros          the money given back (0 for an allowance refund)
@@ -31,20 +32,15 @@ UPDATE allowances
    SET remaining = remaining + :pocket_delta
  WHERE account_id = :account_id AND pocket = :pocket;
 
-INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor)
+INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref,
+                    created_at, actor, idempotency_key, request_hash)
 VALUES (:account_id, :entry_pocket, :entry_delta, 'job_refund', :entry_amount_after,
-        :entry_available_after, :entry_buffer_micros, :job_id, :now, :actor);
-
-INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
-VALUES (:account_id, :key, 'job_refund', :request_hash, last_insert_rowid(), :job_id, :now)
-ON CONFLICT (account_id, key) DO NOTHING;
+        :entry_available_after, :entry_buffer_micros, :job_id, :now, :actor, :key, :request_hash);
 
 INSERT INTO events (type, account_id, job_id, data, created_at, actor)
 VALUES ('job.refunded', :account_id, :job_id, :event_data, :now, :actor);
 
 UPDATE jobs SET refunded = :refunded WHERE job_id = :job_id
 RETURNING *,
-          (SELECT MAX(entry_id) FROM ledger
-            WHERE account_id = :account_id AND ref = :job_id AND kind = 'job_refund') AS entry_id,
-          (SELECT entry_id FROM idempotency
-            WHERE account_id = :account_id AND key = :key AND request_hash = :request_hash) AS claimed_entry_id;
+          (SELECT entry_id FROM ledger
+            WHERE account_id = :account_id AND idempotency_key = :key) AS entry_id;

@@ -22,8 +22,10 @@
 -- :actor              who submitted it (see migration 0007)
 -- :currency           the card's currency, which the hold is priced in
 INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
-VALUES (:account_id, :key, 'submit', :request_hash, NULL, :job_id, :now)
-ON CONFLICT (account_id, key) DO NOTHING;
+SELECT :account_id, :key, 'submit', :request_hash, NULL, :job_id, :now
+ -- a key a money change carries is taken too (its entry holds it: migration 0011)
+ WHERE NOT EXISTS (SELECT 1 FROM ledger WHERE account_id = :account_id AND idempotency_key = :key)
+    ON CONFLICT (account_id, key) DO NOTHING;
 
 UPDATE accounts
    SET held = held + :money_hold_micros,

@@ -1,15 +1,16 @@
--- write_money: one change of the money pocket under the client's key: the key's
--- record, the account row and the ledger entry — or nothing at all when the key is
--- taken already (then no row comes back and the caller looks the key up). Each step
--- runs only when the one before it wrote its row (changes() is the row count of the
--- statement before). A guarded debit carries its buffer check here too: a wrong
--- decision writes no balance and no entry, and leaves the key's record without an
--- entry, which the caller reports as corruption (the transaction is rolled back).
+-- write_money: one change of the money pocket under the client's key: the account row,
+-- then the ledger entry that carries the key — or nothing at all when the key is taken
+-- already, by a money change (on its ledger entry) or a job submit (idempotency):
+-- key_free is then 0 and the caller looks the key up. The entry is written only when
+-- the account row was (changes() is the row count of the statement before). A guarded
+-- debit carries its buffer check here too: a wrong decision writes no balance and no
+-- entry, and with key_free 1, no entry means the guard refused, which the caller
+-- reports as corruption (the transaction is rolled back).
 --
 -- :account_id           the account
 -- :key                  the client's idempotency key
 -- :kind                 the operation and the entry's kind: top_up, bonus, debit, refund
--- :request_hash         the hash of the normalised request, for replays
+-- :request_hash         the hash of the normalised request, for replays (16 hex digits)
 -- :delta_micros         the signed change of the balance
 -- :credited_micros      how much total_credited grows
 -- :spent_micros         how much total_spent grows
@@ -22,9 +23,8 @@
 -- :reference            the entry's reference (a job, a top-up's entry), or NULL
 -- :now                  the time (database clock, micros)
 -- :actor                who caused it (see migration 0007)
-INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
-VALUES (:account_id, :key, :kind, :request_hash, NULL, NULL, :now)
-ON CONFLICT (account_id, key) DO NOTHING;
+SELECT NOT EXISTS (SELECT 1 FROM idempotency_keys WHERE account_id = :account_id AND key = :key)
+       AS key_free;
 
 UPDATE accounts
    SET balance = balance + :delta_micros,
@@ -32,16 +32,13 @@ UPDATE accounts
        total_spent = total_spent + :spent_micros,
        suspended_at = :suspended_at
  WHERE account_id = :account_id
-   AND changes() = 1
+   AND NOT EXISTS (SELECT 1 FROM idempotency_keys WHERE account_id = :account_id AND key = :key)
    AND (:guard_micros IS NULL OR balance - held + :delta_micros >= -:guard_micros)
 RETURNING balance AS balance_after;
 
-INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor)
+INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref,
+                    created_at, actor, idempotency_key, request_hash)
 SELECT :account_id, 'money', :delta_micros, :kind, :amount_after, :available_after,
-       :buffer_micros, :reference, :now, :actor
+       :buffer_micros, :reference, :now, :actor, :key, :request_hash
  WHERE changes() = 1
 RETURNING entry_id;
-
-UPDATE idempotency
-   SET entry_id = last_insert_rowid()
- WHERE account_id = :account_id AND key = :key AND entry_id IS NULL AND changes() = 1;
