@@ -2,7 +2,8 @@
 -- FloorPool::ingest, INGEST_PG and LOCK_PG) for pgbench: a batch of :batch debits of
 -- 100 micros over random accounts, set-based in one transaction: lock the accounts in
 -- sorted order, then ONE statement that aggregates per account, guards and updates each
--- account once, writes every ledger entry and every idempotency record.
+-- account once, and writes every ledger entry with its key and request hash (one row per
+-- debit: the schema since issue #43).
 -- Variables (pgbench -D): accounts = how many accounts b0…b{accounts-1} there are;
 -- batch = debits per call (holdfast-bench --ingest-batch); now = micros since the epoch.
 -- Two differences from the bench: pgbench cannot build a list of random accounts, so a
@@ -35,16 +36,11 @@ WITH item AS (
        AND a.balance - a.held - p.amount >= -1000000::bigint
     RETURNING a.account_id, a.balance, a.held),
   entries AS (
-    INSERT INTO ledger (entry_id, account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at)
+    INSERT INTO ledger (entry_id, account_id, pocket, delta, kind, amount_after, available_after, buffer, ref,
+                        created_at, idempotency_key, request_hash)
     OVERRIDING SYSTEM VALUE
     SELECT i.entry_id, i.account_id, 'money', -100::bigint, 'debit', c.balance, c.balance - c.held,
-           1000000::bigint, NULL, CAST(:now AS bigint)
-      FROM item i JOIN changed c ON c.account_id = i.account_id RETURNING 1),
-  keys AS (
-    INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
-    SELECT i.account_id, i.key, 'debit',
-           '0000000000000000000000000000000000000000000000000000000000000000', i.entry_id, NULL,
-           CAST(:now AS bigint)
+           1000000::bigint, NULL, CAST(:now AS bigint), i.key, '0000000000000000'
       FROM item i JOIN changed c ON c.account_id = i.account_id RETURNING 1)
-SELECT (SELECT COUNT(*) FROM entries) AS entries, (SELECT COUNT(*) FROM keys) AS keys;
+SELECT (SELECT COUNT(*) FROM entries) AS entries;
 COMMIT;

@@ -22,7 +22,7 @@ VALUES ('pgbench-' || :key, 'b' || :aid, 'video', 'video', 'queued', NULL,
         '[{"pocket":"money","amount":500000}]', :now, :notice, 1000000, 1);
 INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
 VALUES ('b' || :aid, 'pgbench-' || :key, 'submit',
-        '0000000000000000000000000000000000000000000000000000000000000000', NULL,
+        '0000000000000000', NULL,
         'pgbench-' || :key, :now);
 COMMIT;
 BEGIN;

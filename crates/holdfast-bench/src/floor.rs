@@ -25,9 +25,9 @@ const HASH: &str = "0000000000000000";
 /// One of holdfast-store's PostgreSQL statements, loaded as the store loads it.
 macro_rules! engine_statement {
     ($name:ident, $file:literal) => {
-        static $name: holdfast_store::statement::Stmt = std::sync::LazyLock::new(|| {
+        static $name: holdfast_store::driver::statement::Stmt = std::sync::LazyLock::new(|| {
             let text = include_str!(concat!("../../holdfast-store/sql/postgres/", $file, ".sql"));
-            holdfast_store::statement::Statement::load($file, text, text)
+            holdfast_store::driver::statement::Statement::load($file, text, text)
         });
     };
 }
@@ -48,10 +48,10 @@ fn lock_order(accounts: &[String]) -> Vec<&str> {
 
 /// One of the engine's statements, its arguments bound in order, as a plain sqlx query.
 fn engine_query(
-    stmt: &'static holdfast_store::statement::Statement,
-    params: holdfast_store::statement::Params,
+    stmt: &'static holdfast_store::driver::statement::Statement,
+    params: holdfast_store::driver::statement::Params,
 ) -> anyhow::Result<sqlx::query::Query<'static, sqlx::Postgres, sqlx::postgres::PgArguments>> {
-    use holdfast_store::db::{Dialect, bind_postgres};
+    use holdfast_store::driver::db::{Dialect, bind_postgres};
     let (text, args) = stmt.bind(Dialect::Postgres, params)?;
     Ok(bind_postgres(sqlx::query(text), args))
 }
@@ -109,7 +109,7 @@ impl FloorPool {
                 .await?;
             Ok(FloorPool::Sqlite(pool))
         } else {
-            let pool = holdfast_store::db::ping_when_idle(PgPoolOptions::new())
+            let pool = holdfast_store::driver::db::ping_when_idle(PgPoolOptions::new())
                 .max_connections(max_connections)
                 .acquire_timeout(Duration::from_secs(5))
                 .connect_with(PgConnectOptions::from_str(url)?)
@@ -233,8 +233,8 @@ impl FloorPool {
         accounts: &[String],
         keys: &[String],
     ) -> anyhow::Result<()> {
+        use holdfast_store::driver::statement::Cell;
         use holdfast_store::params;
-        use holdfast_store::statement::Cell;
         let FloorPool::Postgres(pool) = self else {
             bail!("the engine's ingest statements are measured on PostgreSQL only");
         };
@@ -547,7 +547,7 @@ fn ingest_locked(
     let mut now = 0;
     for row in rows {
         if let Some(listed) = row.try_get::<Option<String>, _>("entry_ids")? {
-            entry_ids = holdfast_store::ingest::parse_ids(&listed)?;
+            entry_ids = holdfast_store::units::ingest::parse_ids(&listed)?;
         }
         now = row.try_get("now")?;
         let account = SoFar {

@@ -7,6 +7,7 @@
 
 pub mod decide;
 pub mod ids;
+pub mod model;
 pub mod money;
 pub mod ratecard;
 pub mod redact;

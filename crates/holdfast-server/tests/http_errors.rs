@@ -7,7 +7,7 @@ mod http_support;
 use std::time::Duration;
 
 use holdfast::backend_test;
-use holdfast_store::db::Sql;
+use holdfast_store::driver::db::Sql;
 use http_support::*;
 use reqwest::Method;
 use serde_json::{Value, json};

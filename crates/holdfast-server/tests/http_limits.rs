@@ -7,10 +7,11 @@ mod http_support;
 use std::time::{Duration, Instant};
 
 use holdfast::testing::{Backend, TestDb};
-use holdfast::{Engine, PoolOptions, RateCard, Store, backend_test};
+use holdfast::{Engine, PoolOptions, RateCard, backend_test};
 use holdfast_server::http::ServerOptions;
 use holdfast_server::http::limits::RateLimit;
 use holdfast_server::http::listen::{ConnectionLimits, MAX_HEADER_BYTES, MAX_HEADERS};
+use holdfast_store::Store;
 use http_support::*;
 use reqwest::header::RETRY_AFTER;
 use serde_json::{Value, json};

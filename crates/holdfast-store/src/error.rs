@@ -27,7 +27,7 @@ pub enum StoreError {
     /// The database has no holdfast schema, or not this build's (opened without
     /// migrating: see `Store::open_existing`).
     #[error("{0}")]
-    Schema(crate::schema::SchemaMismatch),
+    Schema(crate::driver::schema::SchemaMismatch),
     #[error("migration failed: {0}")]
     Migration(String),
     /// A row that breaks what the schema promises.

@@ -6,69 +6,51 @@
 //! Must never: take a decision of its own (those live in `holdfast-core::decide`), or
 //! write a balance without its ledger entry in the same transaction.
 //!
-//! Layout: one module per aggregate — [`accounts`], [`money`], [`jobs`] (and
-//! [`job_batch`], its batched worker calls), [`refunds`]
-//! (job refunds, grants), [`events`],
-//! [`webhooks`], [`keys`], [`passes`] (sweeper, notices), [`reactivate`], [`reconcile`],
-//! [`retention`] (prune), [`audit`], [`backup`] (a SQLite copy, the checkpoint at a stop) — over a small shared layer: [`store`] (the transaction and its retries),
-//! [`account_state`] (locking and reading an account), [`writes`] (ledger entries, events,
-//! refills, the money write), [`db`] and [`statement`] (the two backends, statements
-//! bound by name), [`group`] (SQLite's write gate, where queued units of work share a
-//! commit). Every statement lives in `sql/<dialect>/NAME.sql` or
-//! `sql/shared/NAME.sql` (see `docs/DESIGN.md`, "SQL files"); `tests/statements.rs`
-//! prepares each against a freshly migrated database of its dialect.
+//! Layout, imports running down the list (a module uses those below it, never above):
+//! - [`passes`]: the scheduled passes over many accounts (sweep and notices,
+//!   reactivation, reconciliation, retention, webhooks, the audit);
+//! - [`reads`]: read-only listings, export, overview, metrics and the event feed;
+//! - [`units`]: the units of work, one module per aggregate ([`units::money`],
+//!   [`units::ingest`], [`units::jobs`], [`units::job_batch`], [`units::submit_batch`],
+//!   [`units::refunds`], [`units::accounts`], [`units::bans`], [`units::keys`]) over the
+//!   lock layer [`units::account_state`] and the shared writes [`units::writes`];
+//! - [`store`]: the transaction and its retries, which every unit and pass runs in;
+//! - [`driver`]: the dialect layer ([`driver::db`], [`driver::statement`],
+//!   [`driver::schema`], [`driver::failover`], SQLite's [`driver::group`] commit and
+//!   [`driver::backup`]), which knows nothing of accounts or money.
+//!
+//! Every statement lives in `sql/<dialect>/NAME.sql` or `sql/shared/NAME.sql` (see
+//! `docs/DESIGN.md`, "SQL files"); `tests/statements.rs` prepares each against a freshly
+//! migrated database of its dialect.
 
-pub mod account_state;
-pub mod accounts;
 pub mod actor;
-pub mod audit;
-pub mod backup;
-pub mod bans;
-pub mod db;
+pub mod driver;
 pub mod error;
-pub mod events;
-pub mod export;
-pub mod failover;
-pub mod group;
-pub mod ingest;
-pub mod job_batch;
-pub mod jobs;
-pub mod keys;
-pub mod listing;
-pub mod model;
-pub mod money;
-pub mod overview;
+/// The answer types, which live in core (every crate above the store names them).
+pub use holdfast_core::model;
 pub mod passes;
-pub mod reactivate;
-pub mod reconcile;
-pub mod refunds;
-pub mod retention;
-pub mod schema;
+pub mod reads;
 pub mod scope;
-pub mod statement;
-pub mod stats;
 pub mod store;
-pub mod submit_batch;
-pub mod webhooks;
-pub mod writes;
+pub mod units;
 
-pub use accounts::PutAccount;
-pub use bans::Banned;
-pub use db::{Dialect, PoolOptions, SqliteSync};
+pub use driver::db::{Dialect, PoolOptions, SqliteSync};
+pub use driver::schema::SchemaMismatch;
 pub use error::StoreError;
-pub use events::EventFilter;
-pub use export::LedgerFilter;
 pub use holdfast_core::decide::Usage;
 pub use holdfast_core::{AccountStatus, StatusMarks};
-pub use job_batch::{CompleteJob, FailJob, JobAnswers, MAX_JOB_BATCH};
-pub use jobs::{CancelOutcome, Submit};
-pub use keys::key_hash;
-pub use listing::{AccountFilter, AccountPage, JobFilter};
 pub use model::*;
-pub use money::{CreditKind, DebitRequest, MAX_PAGE};
-pub use refunds::{Grant, Granted, JobRefund, JobRefunded};
-pub use retention::{PRUNE_CHUNK, PruneReport};
-pub use schema::SchemaMismatch;
+pub use passes::retention::{PRUNE_CHUNK, PruneReport};
+pub use reads::events::EventFilter;
+pub use reads::export::LedgerFilter;
+pub use reads::listing::{AccountFilter, AccountPage, JobFilter};
 pub use scope::CrossAccount;
 pub use store::Store;
-pub use submit_batch::QueuedSubmit;
+pub use units::accounts::PutAccount;
+pub use units::bans::Banned;
+pub use units::job_batch::{CompleteJob, FailJob, JobAnswers, MAX_JOB_BATCH};
+pub use units::jobs::{CancelOutcome, Submit};
+pub use units::keys::key_hash;
+pub use units::money::{CreditKind, DebitRequest, MAX_PAGE};
+pub use units::refunds::{Grant, Granted, JobRefund, JobRefunded};
+pub use units::submit_batch::QueuedSubmit;

@@ -4,7 +4,7 @@
 //! keys, jobs, events, deliveries), which is what lets the account-keyed tables be
 //! distributed by `account_id` with each such transaction on one node (docs/SCALING.md).
 //! A transaction that spans accounts by design says so as it begins, with
-//! [`Pool::begin_write_across`](crate::db::Pool::begin_write_across) (`in_write_tx!(store,
+//! [`Pool::begin_write_across`](crate::driver::db::Pool::begin_write_across) (`in_write_tx!(store,
 //! across …)`); on PostgreSQL that sets the transaction-local setting
 //! `holdfast.cross_account` in the round trip of its `BEGIN`, which `tests/scopes.rs`
 //! (holdfast) reads back from a trigger to prove that no other transaction spans accounts.

@@ -8,13 +8,10 @@ use std::time::Duration;
 use holdfast_core::RateCard;
 use holdfast_core::decide::Timestamp;
 
-use crate::db::{Dialect, Pool, PoolOptions, Tx};
+use crate::driver::db::{Dialect, Pool, PoolOptions, Tx};
+use crate::driver::statement::Stmt;
 use crate::error::StoreError;
-use crate::statement::Stmt;
 use crate::{params, statement};
-
-pub(crate) use crate::account_state::{lock_account, lock_account_of_job};
-pub(crate) use crate::writes::{EntryFacts, apply_refills, emit, write_ledger};
 
 /// How many times a transaction is tried when it meets a deadlock, a serialization
 /// failure or a busy database.
@@ -46,7 +43,7 @@ macro_rules! in_write_tx {
                 Err(e) => break Err(e),
             };
             let result: Result<_, $crate::error::StoreError> = {
-                let $tx: &mut $crate::db::Tx = &mut tx;
+                let $tx: &mut $crate::driver::db::Tx = &mut tx;
                 $body.await
             };
             match result {
@@ -78,7 +75,7 @@ macro_rules! in_read_tx {
     ($store:expr, |$tx:ident| $body:expr) => {{
         let mut tx = $store.pool().begin_read().await?;
         let result: Result<_, $crate::error::StoreError> = {
-            let $tx: &mut $crate::db::Tx = &mut tx;
+            let $tx: &mut $crate::driver::db::Tx = &mut tx;
             $body.await
         };
         let _ = tx.rollback().await;

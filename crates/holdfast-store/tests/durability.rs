@@ -3,7 +3,7 @@
 //! keeps its promise is SQLite's and the disk's; what this pins is that holdfast asks.)
 
 use holdfast_store::SqliteSync;
-use holdfast_store::db::{Pool, PoolOptions, Sql};
+use holdfast_store::driver::db::{Pool, PoolOptions, Sql};
 
 async fn synchronous_of(opts: &PoolOptions) -> Vec<i64> {
     let dir = std::env::temp_dir().join(format!("holdfast-sync-{}", uuid::Uuid::new_v4()));

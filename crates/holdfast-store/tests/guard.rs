@@ -2,9 +2,9 @@
 //! debit the decision wrongly allowed writes no balance and no ledger entry. The
 //! statement is run here as a broken decision would run it, on both dialects.
 
-use holdfast_store::db::{Dialect, Pool, PoolOptions};
+use holdfast_store::driver::db::{Dialect, Pool, PoolOptions};
+use holdfast_store::driver::statement::Statement;
 use holdfast_store::params;
-use holdfast_store::statement::Statement;
 use sqlx::{Connection, Executor};
 
 fn write_money(dialect: &str) -> &'static Statement {
@@ -26,7 +26,7 @@ async fn debit_past_the_buffer(pool: &Pool, guarded: bool) -> (Vec<bool>, i64, i
     let account = format!("acct-{guarded}");
     let insert = "INSERT INTO accounts (account_id, plan, created_at) VALUES ($1, 'free', 0)";
     tx.execute(
-        holdfast_store::db::Sql::both(insert),
+        holdfast_store::driver::db::Sql::both(insert),
         holdfast_store::args![account.as_str()],
     )
     .await
@@ -46,7 +46,7 @@ async fn debit_past_the_buffer(pool: &Pool, guarded: bool) -> (Vec<bool>, i64, i
     let count = "SELECT COUNT(*) AS n FROM ledger WHERE account_id = $1";
     let entries = tx
         .fetch_one(
-            holdfast_store::db::Sql::both(count),
+            holdfast_store::driver::db::Sql::both(count),
             holdfast_store::args![account.as_str()],
         )
         .await
@@ -56,7 +56,7 @@ async fn debit_past_the_buffer(pool: &Pool, guarded: bool) -> (Vec<bool>, i64, i
     let balance = "SELECT balance FROM accounts WHERE account_id = $1";
     let balance = tx
         .fetch_one(
-            holdfast_store::db::Sql::both(balance),
+            holdfast_store::driver::db::Sql::both(balance),
             holdfast_store::args![account.as_str()],
         )
         .await

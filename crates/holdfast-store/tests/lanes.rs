@@ -3,9 +3,9 @@
 //! index search on `jobs_queue` by lane), on SQLite and PostgreSQL. Speed itself lives in
 //! the bench; this pins the reason it cannot depend on another lane's backlog.
 
-use holdfast_store::db::{Dialect, Pool, PoolOptions};
+use holdfast_store::driver::db::{Dialect, Pool, PoolOptions};
+use holdfast_store::driver::statement::Statement;
 use holdfast_store::params;
-use holdfast_store::statement::Statement;
 use sqlx::{Connection, Executor, Row};
 
 const LEASE_POSTGRES: &str = include_str!("../sql/postgres/lease_job.sql");

@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use holdfast_store::StoreError;
-use holdfast_store::db::{Pool, PoolOptions, Sql};
+use holdfast_store::driver::db::{Pool, PoolOptions, Sql};
 use sqlx::{Connection, Executor, PgConnection};
 
 async fn write(pool: &Pool, account: &str) -> Result<(), StoreError> {

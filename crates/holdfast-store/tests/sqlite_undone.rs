@@ -7,7 +7,7 @@
 //! PostgreSQL never ends a transaction behind the client's back this way (the full-disk
 //! test of the same fault is `holdfast-server/tests/crash_disk_full.rs`, which needs root).
 
-use holdfast_store::db::{Pool, PoolOptions, Sql};
+use holdfast_store::driver::db::{Pool, PoolOptions, Sql};
 
 #[tokio::test]
 async fn a_transaction_sqlite_ended_by_itself_leaves_a_usable_pool() {

@@ -25,34 +25,37 @@ pub use engine::Engine;
 pub use holdfast_core::{self as core, *};
 
 /// A consistent copy of a live SQLite database (`holdfast backup`).
-pub use holdfast_store::backup::{SqliteBackup, backup_sqlite};
+pub use holdfast_store::driver::backup::{SqliteBackup, backup_sqlite};
 
 /// Who caused a change: name the actor of a piece of work with [`actor::acting_as`].
 pub use holdfast_store::actor;
 
 // The engine's requests and results.
+pub use holdfast_core::model::{
+    AccountView, AllowanceView, ApiKey, Event, Heartbeat, Job, JobActors, Lease, LedgerEntry,
+    MoneyResult, Page, PassReport, Submitted, Violation,
+};
 /// Most jobs one batched complete or fail takes.
 pub use holdfast_store::MAX_JOB_BATCH;
-/// Largest page a listing returns (`limit` is clamped to 1 ..= this).
-pub use holdfast_store::accounts::MAX_PAGE;
 /// The file a `sqlite:` URL names.
-pub use holdfast_store::db::sqlite_file;
-/// The ledger entry kinds (`top_up`, `debit`, …), for a filter's validation.
-pub use holdfast_store::export::ENTRY_KINDS;
-/// Hold or charge lines as the API writes them.
-pub use holdfast_store::jobs::lines_json;
-pub use holdfast_store::overview::{AccountCounts, DeliveryRow, FinishedInMinute, OpenLane};
+pub use holdfast_store::driver::db::sqlite_file;
 /// How many jobs one chunk of a pass takes.
-pub use holdfast_store::passes::CHUNK as PASS_CHUNK;
-pub use holdfast_store::stats::{LaneCount, Stats};
-pub use holdfast_store::webhooks::DeadDelivery;
+pub use holdfast_store::passes::sweep::CHUNK as PASS_CHUNK;
+pub use holdfast_store::passes::webhooks::DeadDelivery;
+/// The ledger entry kinds (`top_up`, `debit`, …), for a filter's validation.
+pub use holdfast_store::reads::export::ENTRY_KINDS;
+pub use holdfast_store::reads::overview::{AccountCounts, DeliveryRow, FinishedInMinute, OpenLane};
+pub use holdfast_store::reads::stats::{LaneCount, Stats};
+/// Largest page a listing returns (`limit` is clamped to 1 ..= this).
+pub use holdfast_store::units::accounts::MAX_PAGE;
+/// Hold or charge lines as the API writes them.
+pub use holdfast_store::units::jobs::lines_json;
 pub use holdfast_store::{
-    AccountFilter, AccountPage, AccountStatus, AccountView, AllowanceView, ApiKey, Banned,
-    CancelOutcome, CompleteJob, CreditKind, Event, EventFilter, FailJob, Grant, Granted, Heartbeat,
-    Job, JobAnswers, JobFilter, JobRefund, JobRefunded, Lease, LedgerEntry, LedgerFilter,
-    MoneyResult, PRUNE_CHUNK, Page, PassReport, PruneReport, PutAccount, SchemaMismatch,
-    StoreError, Submit, Submitted, Usage, Violation, key_hash,
+    AccountFilter, AccountPage, AccountStatus, Banned, CancelOutcome, CompleteJob, CreditKind,
+    EventFilter, FailJob, Grant, Granted, JobAnswers, JobFilter, JobRefund, JobRefunded,
+    LedgerFilter, PRUNE_CHUNK, PruneReport, PutAccount, SchemaMismatch, StoreError, Submit, Usage,
+    key_hash,
 };
 
-// Opening a store by hand, and a debit or a submit as a batcher hands it to the store.
-pub use holdfast_store::{DebitRequest, PoolOptions, QueuedSubmit, SqliteSync, Store};
+// A debit as `Engine::debit_many` takes it, and how a database is opened.
+pub use holdfast_store::{DebitRequest, PoolOptions, SqliteSync};

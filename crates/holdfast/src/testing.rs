@@ -19,8 +19,9 @@ use sqlx::{AssertSqlSafe, Connection, PgConnection, SqliteConnection};
 
 use crate::{
     AccountId, CreditKind, Engine, Event, EventFilter, IdempotencyKey, JobId, Micros, PoolOptions,
-    PutAccount, RateCard, Refusal, Store, StoreError, Submit, WorkerId,
+    PutAccount, RateCard, Refusal, StoreError, Submit, WorkerId,
 };
+use holdfast_store::Store;
 
 // ---------------------------------------------------------------- databases
 
@@ -54,7 +55,7 @@ static PG_WARNED: OnceLock<()> = OnceLock::new();
 /// Creates the SQLite file `url` names with the current schema (the operator CLI opens
 /// only a migrated database).
 async fn migrate_sqlite(url: &str) {
-    let pool = holdfast_store::db::Pool::connect(url, &PoolOptions::default())
+    let pool = holdfast_store::driver::db::Pool::connect(url, &PoolOptions::default())
         .await
         .expect("create the SQLite file");
     pool.migrate().await.expect("migrate the SQLite file");

@@ -20,7 +20,7 @@ use futures::future::join_all;
 use hmac::{Hmac, Mac};
 use holdfast_core::RateCard;
 use holdfast_core::ratecard::{FeedStart, Webhook};
-use holdfast_store::webhooks::{AfterFailure, Delivery};
+use holdfast_store::passes::webhooks::{AfterFailure, Delivery};
 use holdfast_store::{Event, PassReport, Store, StoreError};
 use sha2::Sha256;
 use time::OffsetDateTime;

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use holdfast::batch::{BatchOptions, Batched, Batcher, PassWhen};
 use holdfast::testing::*;
-use holdfast::{AccountId, Refusal, Store, StoreError, backend_test};
+use holdfast::{AccountId, Refusal, StoreError, backend_test};
+use holdfast_store::Store;
 
 /// A call that takes a while alone and whose batches panic.
 struct Panicky;

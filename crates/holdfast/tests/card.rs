@@ -2,7 +2,8 @@
 //! at start, naming what is missing.
 
 use holdfast::testing::*;
-use holdfast::{PoolOptions, RateCard, Store, StoreError, backend_test};
+use holdfast::{PoolOptions, RateCard, StoreError, backend_test};
+use holdfast_store::Store;
 
 async fn reopen(db: &TestDb, card: RateCard) -> Result<Store, StoreError> {
     Store::open(&db.url, card, &PoolOptions::default()).await

@@ -10,8 +10,9 @@
 use std::time::Duration;
 
 use holdfast::testing::*;
-use holdfast::{CreditKind, Refusal, Store, StoreError, Usage, backend_test};
-use holdfast_store::db::{Pool, Sql, Tx};
+use holdfast::{CreditKind, Refusal, StoreError, Usage, backend_test};
+use holdfast_store::Store;
+use holdfast_store::driver::db::{Pool, Sql, Tx};
 
 /// Waits (bounded) until `n` writers are queued at the gate.
 async fn until_queued(pool: &Pool, n: usize) {

@@ -5,8 +5,9 @@ use std::collections::HashMap;
 
 use holdfast::testing::*;
 use holdfast::{
-    AccountId, CreditKind, DebitRequest, Micros, MoneyResult, Refusal, Store, StoreError, Usage,
+    AccountId, CreditKind, DebitRequest, Micros, MoneyResult, Refusal, StoreError, Usage,
 };
+use holdfast_store::Store;
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]

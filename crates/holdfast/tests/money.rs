@@ -562,7 +562,7 @@ backend_test!(
 backend_test!(
     debits_queued_behind_a_caller_that_went_away_are_answered,
     |b| async move {
-        use holdfast_store::db::Sql;
+        use holdfast_store::driver::db::Sql;
         use std::sync::Arc;
         let Some((_db, e)) = engine(b).await else {
             return;

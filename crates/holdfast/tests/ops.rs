@@ -10,7 +10,8 @@ use std::time::Duration;
 use hmac::{Hmac, Mac};
 use holdfast::testing::*;
 use holdfast::webhooks::{Dispatcher, SIGNATURE_HEADER, WebhookOptions};
-use holdfast::{CreditKind, Engine, EventFilter, Store, Usage, backend_test};
+use holdfast::{CreditKind, Engine, EventFilter, Usage, backend_test};
+use holdfast_store::Store;
 
 // ---------------------------------------------------------------- helpers
 
@@ -1054,7 +1055,7 @@ backend_test!(
         let last = s.delivery_failed(&again[0], "503", 1_000, 1).await.unwrap();
         assert_eq!(
             last,
-            holdfast_store::webhooks::AfterFailure::Dead,
+            holdfast_store::passes::webhooks::AfterFailure::Dead,
             "1 of 1 attempts"
         );
         assert_eq!(db.query_i64(recorded).await, 1);

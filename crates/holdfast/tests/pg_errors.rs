@@ -6,7 +6,7 @@
 
 use holdfast::StoreError;
 use holdfast::testing::{Backend, engine};
-use holdfast_store::db::{Pool, Sql};
+use holdfast_store::driver::db::{Pool, Sql};
 
 /// Raises its argument as the SQLSTATE of an error, as the server raises its own.
 const RAISE: &str = "CREATE FUNCTION raise_sqlstate(code text) RETURNS void LANGUAGE plpgsql \

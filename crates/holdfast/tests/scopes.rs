@@ -178,9 +178,9 @@ async fn mixed_scenario(e: &Engine) {
         answer.unwrap();
     }
     // The submit batcher's group commit: two accounts' submits in one transaction.
-    let together: Vec<holdfast::QueuedSubmit> = ["acct_0", "acct_1"]
+    let together: Vec<holdfast_store::QueuedSubmit> = ["acct_0", "acct_1"]
         .iter()
-        .map(|a| holdfast::QueuedSubmit {
+        .map(|a| holdfast_store::QueuedSubmit {
             req: submit_req(a, "text", &format!("js-{a}")),
             actor: "library".into(),
         })

@@ -7,7 +7,8 @@
 use std::sync::Arc;
 
 use holdfast::testing::*;
-use holdfast::{Engine, QueuedSubmit, Refusal, StoreError, Submit, Submitted, backend_test};
+use holdfast::{Engine, Refusal, StoreError, Submit, Submitted, backend_test};
+use holdfast_store::QueuedSubmit;
 
 /// A card with a low-balance line of 1.00 on the free plan.
 fn card() -> holdfast::RateCard {

@@ -92,12 +92,28 @@ pub fn check_finish_call(
             (false, _) => Err(Refusal::LeaseLost),
         };
     }
-    let live = job.status == JobStatus::InProgress && job.lease_expires_at.is_some_and(|t| now < t);
-    if token_matches && live {
+    if lease_is_live(job, token, now) {
         Ok(FinishCall::Proceed)
     } else {
         Err(Refusal::LeaseLost)
     }
+}
+
+/// A heartbeat extends a live lease only: its token, the job in progress, the database
+/// clock before its expiry (as for a finishing call on an open job); anything else is
+/// `lease_lost`.
+pub fn check_heartbeat(job: &LeaseState<'_>, token: &str, now: Timestamp) -> Result<(), Refusal> {
+    if lease_is_live(job, token, now) {
+        Ok(())
+    } else {
+        Err(Refusal::LeaseLost)
+    }
+}
+
+fn lease_is_live(job: &LeaseState<'_>, token: &str, now: Timestamp) -> bool {
+    job.lease_token == Some(token)
+        && job.status == JobStatus::InProgress
+        && job.lease_expires_at.is_some_and(|t| now < t)
 }
 
 /// Why the sweeper expires a job.
@@ -493,6 +509,23 @@ mod tests {
             check_finish_call(&no_expiry, "t", call, 0),
             Err(Refusal::LeaseLost)
         );
+    }
+
+    #[test]
+    fn a_heartbeat_extends_only_a_live_lease() {
+        let running = lease(JobStatus::InProgress, None);
+        assert_eq!(check_heartbeat(&running, "t", 99), Ok(()));
+        assert_eq!(check_heartbeat(&running, "t", 100), Err(Refusal::LeaseLost));
+        assert_eq!(check_heartbeat(&running, "x", 0), Err(Refusal::LeaseLost));
+        for status in [JobStatus::Queued, JobStatus::Succeeded, JobStatus::Failed] {
+            let other = LeaseState { status, ..running };
+            assert_eq!(check_heartbeat(&other, "t", 0), Err(Refusal::LeaseLost));
+        }
+        let no_expiry = LeaseState {
+            lease_expires_at: None,
+            ..running
+        };
+        assert_eq!(check_heartbeat(&no_expiry, "t", 0), Err(Refusal::LeaseLost));
     }
 
     #[test]

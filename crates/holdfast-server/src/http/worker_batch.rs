@@ -3,7 +3,7 @@
 //! per batch. Each item is exactly the single call (same fencing by lease token, same
 //! charges, same events), answered in its place; a bad item never stops the others.
 //! The well-formed items are finished in one transaction when they can be
-//! ([`holdfast::Store::complete_many`]); a malformed item is its own 422.
+//! (`holdfast_store::Store::complete_many`); a malformed item is its own 422.
 
 use axum::Json;
 use axum::extract::State;

@@ -1,12 +1,15 @@
 -- write_money: one change of the money pocket under the client's key, in ONE
--- statement: the account row and the ledger entry that carries the key — or nothing at
--- all when the key is taken already, by a money change (on its ledger entry) or a job
--- submit (idempotency): key_free is then 0 and the caller looks the key up. It runs
--- after the account's lock, and every write of a key holds its account's lock, so its
--- snapshot sees every key the account has.
+-- statement: the ledger entry that carries the key, then the account row from it — or
+-- nothing at all when the key is taken already, by a money change (the entry's insert
+-- meets ledger_by_key: ON CONFLICT DO NOTHING) or a job submit (idempotency): entry_id
+-- is then NULL with guard_passed 1, and the caller looks the key up. It runs after the
+-- account's lock, and every write of a key holds its account's lock, so its snapshot
+-- sees every key the account has.
+-- The key is never looked up here by a query the planner could misplan: a generic plan
+-- made while the ledger was small once read ledger_by_account for it, every entry of a
+-- hot account per debit (issue #43's debit-hot); the unique index checks it on insert.
 -- A guarded debit carries its buffer check here too, so a wrong decision writes no
--- balance and no entry: with key_free 1, no entry means the guard refused, and the
--- caller fails the transaction.
+-- entry and no balance: guard_passed is then 0 and the caller fails the transaction.
 --
 -- :account_id           the account
 -- :key                  the client's idempotency key
@@ -24,9 +27,21 @@
 -- :reference            the entry's reference (a job, a top-up's entry), or NULL
 -- :now                  the time (database clock, micros)
 -- :actor                who caused it (see migration 0007)
-WITH free_key AS (
+WITH guard AS (
     SELECT 1
-     WHERE NOT EXISTS (SELECT 1 FROM idempotency_keys WHERE account_id = :account_id AND key = :key)
+      FROM accounts
+     WHERE account_id = :account_id
+       AND (:guard_micros::bigint IS NULL OR balance - held + :delta_micros >= -:guard_micros::bigint)
+),
+new_entry AS (
+    INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref,
+                        created_at, actor, idempotency_key, request_hash)
+    SELECT :account_id, 'money', :delta_micros, :kind, :amount_after, :available_after,
+           :buffer_micros, :reference, :now, :actor, :key, :request_hash
+     WHERE EXISTS (SELECT 1 FROM guard)
+       AND NOT EXISTS (SELECT 1 FROM idempotency WHERE account_id = :account_id AND key = :key)
+    ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+    RETURNING entry_id
 ),
 changed_account AS (
     UPDATE accounts
@@ -35,19 +50,10 @@ changed_account AS (
            total_spent = total_spent + :spent_micros,
            suspended_at = :suspended_at
      WHERE account_id = :account_id
-       AND EXISTS (SELECT 1 FROM free_key)
-       AND (:guard_micros::bigint IS NULL OR balance - held + :delta_micros >= -:guard_micros::bigint)
+       AND EXISTS (SELECT 1 FROM new_entry)
     RETURNING balance
-),
-new_entry AS (
-    INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref,
-                        created_at, actor, idempotency_key, request_hash)
-    SELECT :account_id, 'money', :delta_micros, :kind, :amount_after, :available_after,
-           :buffer_micros, :reference, :now, :actor, :key, :request_hash
-      FROM changed_account
-    RETURNING entry_id
 )
-SELECT (SELECT COUNT(*) FROM free_key) AS key_free,
+SELECT (SELECT COUNT(*) FROM guard) AS guard_passed,
        (SELECT entry_id FROM new_entry) AS entry_id,
        (SELECT balance FROM changed_account) AS balance_after,
        (SELECT COALESCE(json_agg(json_build_array(pocket, remaining, held, cycle_started_at)), '[]')::text

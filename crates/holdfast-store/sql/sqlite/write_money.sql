@@ -1,11 +1,11 @@
--- write_money: one change of the money pocket under the client's key: the account row,
--- then the ledger entry that carries the key — or nothing at all when the key is taken
--- already, by a money change (on its ledger entry) or a job submit (idempotency):
--- key_free is then 0 and the caller looks the key up. The entry is written only when
--- the account row was (changes() is the row count of the statement before). A guarded
--- debit carries its buffer check here too: a wrong decision writes no balance and no
--- entry, and with key_free 1, no entry means the guard refused, which the caller
--- reports as corruption (the transaction is rolled back).
+-- write_money: one change of the money pocket under the client's key: the ledger entry
+-- that carries the key, then the account row from it — or nothing at all when the key
+-- is taken already, by a money change (the entry's insert meets ledger_by_key: ON
+-- CONFLICT DO NOTHING) or a job submit (idempotency): no entry comes back, with
+-- guard_passed 1, and the caller looks the key up. The account row is written only when
+-- the entry was (changes() is the row count of the statement before). A guarded debit
+-- carries its buffer check here too: a wrong decision writes no entry and no balance,
+-- guard_passed is 0, and the caller reports it as corruption (rolled back).
 --
 -- :account_id           the account
 -- :key                  the client's idempotency key
@@ -23,8 +23,21 @@
 -- :reference            the entry's reference (a job, a top-up's entry), or NULL
 -- :now                  the time (database clock, micros)
 -- :actor                who caused it (see migration 0007)
-SELECT NOT EXISTS (SELECT 1 FROM idempotency_keys WHERE account_id = :account_id AND key = :key)
-       AS key_free;
+SELECT EXISTS (SELECT 1 FROM accounts
+                WHERE account_id = :account_id
+                  AND (:guard_micros IS NULL OR balance - held + :delta_micros >= -:guard_micros))
+       AS guard_passed;
+
+INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref,
+                    created_at, actor, idempotency_key, request_hash)
+SELECT :account_id, 'money', :delta_micros, :kind, :amount_after, :available_after,
+       :buffer_micros, :reference, :now, :actor, :key, :request_hash
+ WHERE EXISTS (SELECT 1 FROM accounts
+                WHERE account_id = :account_id
+                  AND (:guard_micros IS NULL OR balance - held + :delta_micros >= -:guard_micros))
+   AND NOT EXISTS (SELECT 1 FROM idempotency WHERE account_id = :account_id AND key = :key)
+    ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+RETURNING entry_id;
 
 UPDATE accounts
    SET balance = balance + :delta_micros,
@@ -32,13 +45,5 @@ UPDATE accounts
        total_spent = total_spent + :spent_micros,
        suspended_at = :suspended_at
  WHERE account_id = :account_id
-   AND NOT EXISTS (SELECT 1 FROM idempotency_keys WHERE account_id = :account_id AND key = :key)
-   AND (:guard_micros IS NULL OR balance - held + :delta_micros >= -:guard_micros)
+   AND changes() = 1
 RETURNING balance AS balance_after;
-
-INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref,
-                    created_at, actor, idempotency_key, request_hash)
-SELECT :account_id, 'money', :delta_micros, :kind, :amount_after, :available_after,
-       :buffer_micros, :reference, :now, :actor, :key, :request_hash
- WHERE changes() = 1
-RETURNING entry_id;

@@ -1,6 +1,6 @@
 //! The events outbox, and the webhook deliveries made from it.
 
-use holdfast_store::webhooks::DeadDelivery;
+use holdfast_store::passes::webhooks::DeadDelivery;
 use holdfast_store::{Event, EventFilter, Page, StoreError};
 
 use super::Engine;

@@ -38,7 +38,7 @@ impl Engine {
     /// Debits of any accounts in one call (batch ingest), answered in the order given,
     /// each exactly as [`Engine::debit`] would answer it: its own buffer check, entry, key
     /// and refusal; each account's debits apply in the order given. Applied set-based in
-    /// ONE transaction (see `holdfast_store::ingest`). Not atomic across items: what one
+    /// ONE transaction (see `holdfast_store::units::ingest`). Not atomic across items: what one
     /// item answers does not depend on another. A database error ends the call with
     /// nothing of it written; a retry with the same keys is safe.
     pub async fn debit_many(

@@ -2,7 +2,7 @@
 //! the metrics.
 
 use holdfast_core::Timestamp;
-use holdfast_store::stats::Stats;
+use holdfast_store::reads::stats::Stats;
 use holdfast_store::{PassReport, PruneReport, StoreError, Violation};
 
 use super::Engine;

@@ -2,8 +2,8 @@
 //! bounded by an index, each in one read transaction.
 
 use holdfast_core::decide::Timestamp;
-use holdfast_store::overview::{AccountCounts, DeliveryRow, FinishedInMinute, OpenLane};
-use holdfast_store::stats::Stats;
+use holdfast_store::reads::overview::{AccountCounts, DeliveryRow, FinishedInMinute, OpenLane};
+use holdfast_store::reads::stats::Stats;
 use holdfast_store::{Event, LedgerEntry, StoreError};
 
 use super::Engine;

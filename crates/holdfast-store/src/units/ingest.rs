@@ -33,16 +33,18 @@ use holdfast_core::{AccountId, AccountSnapshot, MONEY, Micros, Refusal};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::account_state::{AccountState, IdemRecord, account_id_of};
-use crate::db::{Dialect, Tx};
+use crate::driver::db::{Dialect, Tx};
+use crate::driver::statement::{Cell, Params, Stmt};
 use crate::error::StoreError;
-use crate::jobs::{UsedJobs, used_jobs};
 use crate::model::{AccountView, LedgerEntry, MoneyResult};
-use crate::money::{DebitRequest, PricedDebit};
 use crate::scope::CrossAccount;
-use crate::statement::{Cell, Params, Stmt};
 use crate::store::Store;
-use crate::writes::{EntryFacts, crossing_event, emit, emit_suspension, items_params, read_entry};
+use crate::units::account_state::{AccountState, IdemRecord, account_id_of};
+use crate::units::jobs::{UsedJobs, used_jobs};
+use crate::units::money::{DebitRequest, PricedDebit};
+use crate::units::writes::{
+    EntryFacts, crossing_event, emit, emit_suspension, items_params, read_entry,
+};
 use crate::{columns, in_write_tx, params, statement};
 
 static LOCK_ACCOUNTS: Stmt = statement!("ingest_lock_accounts");

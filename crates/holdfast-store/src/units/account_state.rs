@@ -12,10 +12,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use holdfast_core::decide::{AccountSnapshot, AllowancePocket};
 use holdfast_core::{AccountId, RateCard, Refusal};
 
-use crate::db::{Row, Tx};
+use crate::driver::db::{Row, Tx};
+use crate::driver::statement::{Statement, Stmt};
 use crate::error::StoreError;
 use crate::model::{AccountView, AllowanceView};
-use crate::statement::{Statement, Stmt};
 use crate::{params, statement};
 
 static LOCK_ACCOUNT: Stmt = statement!("lock_account");

@@ -7,11 +7,11 @@ use holdfast_core::decide::{
 use holdfast_core::{IdempotencyKey, MONEY, Micros, RateCard, decide};
 use sha2::{Digest, Sha256};
 
-use crate::account_state::{AccountState, IdemRecord};
-use crate::db::{Arg, Dialect, Row, Tx};
+use crate::driver::db::{Arg, Dialect, Row, Tx};
+use crate::driver::statement::{BindByName, Params, Stmt};
 use crate::error::StoreError;
 use crate::model::LedgerEntry;
-use crate::statement::{BindByName, Params, Stmt};
+use crate::units::account_state::{AccountState, IdemRecord};
 use crate::{bind_by_name, params, statement};
 
 static INSERT_LEDGER_ENTRY: Stmt = statement!(shared "insert_ledger_entry");
@@ -274,23 +274,23 @@ bind_by_name!(MoneyWrite {
     actor,
 });
 
-/// What `write_money.sql` answered: whether the key was free, the entry (none when the
-/// key was taken, or the guard refused) and the balance it left.
+/// What `write_money.sql` answered: whether the buffer check passed, the entry (none
+/// when the key was taken, or the check refused) and the balance it left.
 struct MoneyWritten {
-    key_free: bool,
+    guard_passed: bool,
     balance_after: Option<i64>,
     entry_id: Option<i64>,
 }
 
 fn money_written(rows: &[Row]) -> Result<MoneyWritten, StoreError> {
     let mut out = MoneyWritten {
-        key_free: false,
+        guard_passed: false,
         balance_after: None,
         entry_id: None,
     };
     for row in rows {
-        if row.has("key_free") {
-            out.key_free = row.int("key_free")? == 1;
+        if row.has("guard_passed") {
+            out.guard_passed = row.int("guard_passed")? == 1;
         }
         if row.has("balance_after") {
             out.balance_after = out.balance_after.or(row.opt_int("balance_after")?);
@@ -305,9 +305,9 @@ fn money_written(rows: &[Row]) -> Result<MoneyWritten, StoreError> {
 /// Writes a money change under the client's key (the ledger entry carrying the key,
 /// balance, counters) and the suspension it causes, as `core::decide::change_money`
 /// decides it, updating `state`. Returns the ledger entry, or `None` (nothing written)
-/// when the key is taken already. A write with its key free that found no account row
-/// to change (a guarded debit past its buffer), or wrote another balance than decided,
-/// is corruption: the caller's transaction is rolled back. Emits the suspension and the
+/// when the key is taken already. A guarded debit that the write's own buffer check
+/// refuses, or a write that left another balance than decided, is corruption: the
+/// caller's transaction is rolled back. Emits the suspension and the
 /// low-balance crossing the change causes.
 pub(crate) async fn write_money(
     tx: &mut Tx,
@@ -339,11 +339,11 @@ pub(crate) async fn write_money(
     };
     let rows = tx.rows(&WRITE_MONEY, write.params()).await?;
     let written = money_written(&rows)?;
-    if !written.key_free {
-        return Ok(None);
+    if !written.guard_passed {
+        return Err(guard_refused(account, &write));
     }
     let Some(entry_id) = written.entry_id else {
-        return Err(guard_refused(account, &write));
+        return Ok(None);
     };
     if written.balance_after != Some(after.balance_micros) {
         return Err(StoreError::Corrupt(format!(

@@ -1,8 +1,10 @@
-//! What store operations return.
+//! What the engine's operations answer: accounts, ledger entries, jobs, events, pages —
+//! plain data, serialized as the API shows it. The store builds them; every crate above
+//! it names them from here.
 
 use std::collections::BTreeMap;
 
-use holdfast_core::decide::{AccountStatus, JobStatus, PocketAmount, StatusMarks, Timestamp};
+use crate::decide::{AccountStatus, JobStatus, PocketAmount, StatusMarks, Timestamp};
 use serde::Serialize;
 
 /// One ledger entry: one change of one pocket.

@@ -2,11 +2,11 @@
 
 use sha2::{Digest, Sha256};
 
+use crate::driver::statement::Stmt;
 use crate::error::StoreError;
 use crate::model::ApiKey;
-use crate::statement::Stmt;
 use crate::store::Store;
-use crate::writes::emit_operator;
+use crate::units::writes::emit_operator;
 use crate::{in_read_tx, in_write_tx, params, statement};
 
 static CREATE_API_KEY: Stmt = statement!(shared "create_api_key");

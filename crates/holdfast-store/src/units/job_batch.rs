@@ -22,18 +22,18 @@ use holdfast_core::decide::{PocketAmount, Suspension};
 use holdfast_core::{AccountId, JobId, MONEY, RateCard, Refusal, WorkerId};
 use serde_json::json;
 
-use crate::account_state::{AccountState, account_id_of};
-use crate::db::Tx;
+use crate::driver::db::Tx;
+use crate::driver::statement::Stmt;
 use crate::error::StoreError;
-use crate::jobs::{
+use crate::model::{Job, Lease};
+use crate::scope::CrossAccount;
+use crate::store::Store;
+use crate::units::account_state::{AccountState, account_id_of};
+use crate::units::jobs::{
     Finish, FinishWrite, JobRow, complete_step, fail_step, job_from, lease_from, new_lease_token,
     plan_finish_write,
 };
-use crate::model::{Job, Lease};
-use crate::scope::CrossAccount;
-use crate::statement::Stmt;
-use crate::store::Store;
-use crate::writes::{crossing_event, items_params};
+use crate::units::writes::{crossing_event, items_params};
 use crate::{in_write_tx, params, statement};
 
 static LEASE_JOBS: Stmt = statement!("lease_jobs");

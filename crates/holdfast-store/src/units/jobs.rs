@@ -9,20 +9,21 @@ use holdfast_core::decide::{
 use holdfast_core::{IdempotencyKey, JobId, MONEY, Micros, RateCard, Refusal, WorkerId};
 use serde_json::json;
 
-use crate::account_state::{AccountState, lock_account_with_extras, lock_job_with_account};
-use crate::db::{Row, Tx};
+use crate::driver::db::{Row, Tx};
+use crate::driver::statement::{BindByName, Params, Stmt};
 use crate::error::StoreError;
 use crate::model::{Heartbeat, Job, JobActors, Lease, Submitted};
-use crate::statement::{BindByName, Params, Stmt};
 use crate::store::Store;
-use crate::writes::{apply_refills, emit_crossing, emit_suspension, request_hash};
+use crate::units::account_state::{AccountState, lock_account_with_extras, lock_job_with_account};
+use crate::units::writes::{apply_refills, emit_crossing, emit_suspension, request_hash};
 use crate::{bind_by_name, columns, in_read_tx, in_write_tx, params, statement};
 
 static READ_JOB: Stmt = statement!(shared "read_job");
 static FINISH_JOB: Stmt = statement!("finish_job");
 static SUBMIT_JOB: Stmt = statement!("submit_job");
 static LEASE_JOB: Stmt = statement!("lease_job");
-static HEARTBEAT_JOB: Stmt = statement!("heartbeat_job");
+static LOCK_JOB_LEASE: Stmt = statement!("lock_job_lease");
+static EXTEND_LEASE: Stmt = statement!(shared "extend_lease");
 static REQUEST_CANCEL: Stmt = statement!(shared "request_cancel");
 static JOBS_NAMED_BY_REFS: Stmt = statement!("jobs_named_by_refs");
 
@@ -598,20 +599,34 @@ impl Store {
         Ok(())
     }
 
-    /// Extends a valid lease by its length; tells the worker whether a cancel was asked.
+    /// Extends a live lease by its length (core decides: `decide::check_heartbeat`);
+    /// tells the worker whether a cancel was asked.
     pub async fn heartbeat(&self, job: &JobId, token: &str) -> Result<Heartbeat, StoreError> {
+        crate::driver::db::refuse_nul_in(token)?;
         in_write_tx!(self, |tx| async {
-            let params = params! { job_id: job.as_str(), lease_token: token };
-            match tx.maybe_row(&HEARTBEAT_JOB, params).await? {
-                Some(row) => Ok(Heartbeat {
-                    lease_expires_at: row.int("lease_expires_at")?,
-                    cancel_requested: row.flag("cancel_requested")?,
-                }),
-                None => {
-                    read_job(tx, job.as_str()).await?;
-                    Err(Refusal::LeaseLost.into())
-                }
-            }
+            let row = tx
+                .maybe_row(&LOCK_JOB_LEASE, params! { job_id: job.as_str() })
+                .await?
+                .ok_or(Refusal::JobNotFound)?;
+            let status = row.text("status")?;
+            let (lease_token, finished_by) =
+                (row.opt_text("lease_token")?, row.opt_text("finished_by")?);
+            let lease = decide::LeaseState {
+                status: JobStatus::parse(&status)
+                    .ok_or_else(|| StoreError::Corrupt(format!("job status {status:?}")))?,
+                lease_token: lease_token.as_deref(),
+                lease_expires_at: row.opt_int("lease_expires_at")?,
+                finished_by: finished_by.as_deref(),
+            };
+            let now = row.int("now")?;
+            decide::check_heartbeat(&lease, token, now)?;
+            let row = tx
+                .row(&EXTEND_LEASE, params! { job_id: job.as_str(), now: now })
+                .await?;
+            Ok(Heartbeat {
+                lease_expires_at: row.int("lease_expires_at")?,
+                cancel_requested: row.flag("cancel_requested")?,
+            })
         })
     }
 

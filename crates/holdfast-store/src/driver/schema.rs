@@ -5,9 +5,9 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use crate::db::{Pool, Tx};
+use crate::driver::db::{Pool, Tx};
+use crate::driver::statement::Stmt;
 use crate::error::StoreError;
-use crate::statement::Stmt;
 use crate::{params, statement};
 
 static SCHEMA_RECORDED: Stmt = statement!("schema_recorded");

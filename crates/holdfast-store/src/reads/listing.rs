@@ -4,14 +4,14 @@
 use holdfast_core::decide::JobStatus;
 use holdfast_core::{AccountId, AccountStatus};
 
-use crate::account_state::{AccountState, account_id_of};
-use crate::accounts::MAX_PAGE;
-use crate::db::Tx;
+use crate::driver::db::Tx;
+use crate::driver::statement::Stmt;
 use crate::error::StoreError;
-use crate::jobs::job_from;
 use crate::model::{AccountView, Job};
-use crate::statement::Stmt;
 use crate::store::Store;
+use crate::units::account_state::{AccountState, account_id_of};
+use crate::units::accounts::MAX_PAGE;
+use crate::units::jobs::job_from;
 use crate::{in_read_tx, params, statement};
 
 /// Filters of a job listing; `None` matches everything.

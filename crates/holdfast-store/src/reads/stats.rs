@@ -1,9 +1,9 @@
 //! Numbers for dashboards (`/metrics`), read at scrape time in one snapshot. They take no
 //! part in any decision.
 
-use crate::db::Tx;
+use crate::driver::db::Tx;
+use crate::driver::statement::Stmt;
 use crate::error::StoreError;
-use crate::statement::Stmt;
 use crate::store::Store;
 use crate::{in_read_tx, params, statement};
 

@@ -17,13 +17,15 @@ use holdfast_core::decide::{
 use holdfast_core::{AccountId, MONEY};
 use serde_json::json;
 
-use crate::db::Tx;
+use crate::driver::db::Tx;
+use crate::driver::statement::{BindByName, Params, Statement, Stmt};
 use crate::error::StoreError;
 use crate::model::{LedgerEntry, PassReport};
-use crate::passes::CHUNK;
-use crate::statement::{BindByName, Params, Statement, Stmt};
-use crate::store::{EntryFacts, Store, emit, lock_account, write_ledger};
-use crate::writes::emit_operator;
+use crate::passes::sweep::CHUNK;
+use crate::store::Store;
+use crate::units::account_state::lock_account;
+use crate::units::writes::emit_operator;
+use crate::units::writes::{EntryFacts, emit, write_ledger};
 use crate::{bind_by_name, in_read_tx, in_write_tx, params, statement};
 
 /// Takes the account row lock, or nothing when another transaction holds it (PostgreSQL);

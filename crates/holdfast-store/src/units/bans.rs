@@ -7,14 +7,14 @@ use holdfast_core::AccountId;
 use holdfast_core::decide::{FinishedBy, JobStatus};
 use serde_json::json;
 
-use crate::account_state::lock_account;
+use crate::driver::statement::Stmt;
 use crate::error::StoreError;
-use crate::jobs::{Finish, finish_job, job_from};
 use crate::model::{AccountView, Job};
-use crate::refunds::check_reason;
-use crate::statement::Stmt;
 use crate::store::Store;
-use crate::writes::{emit, emit_operator};
+use crate::units::account_state::lock_account;
+use crate::units::jobs::{Finish, finish_job, job_from};
+use crate::units::refunds::check_reason;
+use crate::units::writes::{emit, emit_operator};
 use crate::{in_write_tx, params, statement};
 
 static SET_BANNED: Stmt = statement!(shared "set_banned");

@@ -3,16 +3,16 @@
 use holdfast_core::AccountId;
 use holdfast_core::decide::{self, AccountSnapshot, NewPocket, Timestamp};
 
-use crate::account_state::{lock_account, read_account};
-use crate::db::Tx;
+use crate::driver::db::Tx;
+use crate::driver::statement::Stmt;
 use crate::error::StoreError;
 use crate::model::AccountView;
-use crate::statement::Stmt;
 use crate::store::{Store, now};
-use crate::writes::{EntryFacts, apply_refills, emit_operator, touch_account, write_ledger};
+use crate::units::account_state::{lock_account, read_account};
+use crate::units::writes::{EntryFacts, apply_refills, emit_operator, touch_account, write_ledger};
 use crate::{in_read_tx, in_write_tx, params, statement};
 
-pub use crate::money::MAX_PAGE;
+pub use crate::units::money::MAX_PAGE;
 
 static INSERT_ACCOUNT: Stmt = statement!(shared "insert_account");
 static UPDATE_ACCOUNT_PLAN: Stmt = statement!(shared "update_account_plan");
@@ -177,7 +177,7 @@ impl Store {
         reason: Option<&str>,
     ) -> Result<AccountView, StoreError> {
         if let Some(r) = reason {
-            crate::refunds::check_reason(r)?;
+            crate::units::refunds::check_reason(r)?;
         }
         in_write_tx!(self, |tx| async {
             let mut state = lock_account(tx, account, &[]).await?;

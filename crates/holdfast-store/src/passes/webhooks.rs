@@ -24,12 +24,12 @@ use holdfast_core::decide::Timestamp;
 use holdfast_core::ratecard::FeedStart;
 use serde::Serialize;
 
-use crate::db::Tx;
+use crate::driver::db::Tx;
+use crate::driver::statement::{BindByName, Stmt};
 use crate::error::StoreError;
-use crate::events::event_from;
 use crate::model::{Event, Page};
+use crate::reads::events::event_from;
 use crate::scope::CrossAccount;
-use crate::statement::{BindByName, Stmt};
 use crate::store::Store;
 use crate::{bind_by_name, in_read_tx, in_write_tx, params, statement};
 
@@ -135,7 +135,7 @@ impl Store {
         from: FeedStart,
         max_events: i64,
     ) -> Result<u64, StoreError> {
-        let limit = max_events.clamp(1, crate::accounts::MAX_PAGE);
+        let limit = max_events.clamp(1, crate::units::accounts::MAX_PAGE);
         self.stamp_events().await?;
         in_write_tx!(self, across Some(CrossAccount::QueueDeliveries), |tx| async {
             create_cursor(tx, endpoint, from).await?;
@@ -268,7 +268,7 @@ impl Store {
         after: Option<i64>,
         limit: i64,
     ) -> Result<Page<DeadDelivery>, StoreError> {
-        let limit = limit.clamp(1, crate::accounts::MAX_PAGE);
+        let limit = limit.clamp(1, crate::units::accounts::MAX_PAGE);
         in_read_tx!(self, |tx| async {
             let page = params! {
                 after_delivery_id: after.unwrap_or(0),

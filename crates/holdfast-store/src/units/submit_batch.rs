@@ -19,16 +19,16 @@ use std::collections::HashMap;
 use holdfast_core::decide::{self, AccountSnapshot};
 use holdfast_core::{AccountId, Refusal};
 
-use crate::account_state::{AccountState, IdemRecord};
-use crate::db::Tx;
+use crate::driver::db::Tx;
+use crate::driver::statement::Stmt;
 use crate::error::StoreError;
-use crate::ingest::lock_accounts_and_read;
-use crate::jobs::{Submit, SubmitWrite, job_from, read_job, submit_hash};
 use crate::model::Submitted;
 use crate::scope::CrossAccount;
-use crate::statement::Stmt;
 use crate::store::Store;
-use crate::writes::{apply_refills, crossing_event, emit, items_params};
+use crate::units::account_state::{AccountState, IdemRecord};
+use crate::units::ingest::lock_accounts_and_read;
+use crate::units::jobs::{Submit, SubmitWrite, job_from, read_job, submit_hash};
+use crate::units::writes::{apply_refills, crossing_event, emit, items_params};
 use crate::{in_write_tx, statement};
 
 static WRITE: Stmt = statement!("submit_jobs");

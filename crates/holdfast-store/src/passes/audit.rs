@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 use holdfast_core::decide::{JobStatus, PocketAmount};
 use holdfast_core::{MONEY, Micros, pocket_amount};
 
-use crate::db::Tx;
+use crate::driver::db::Tx;
+use crate::driver::statement::Stmt;
 use crate::error::StoreError;
-use crate::jobs::job_from;
 use crate::model::{Job, Violation};
-use crate::statement::Stmt;
 use crate::store::Store;
+use crate::units::jobs::job_from;
 use crate::{in_read_tx, params, statement};
 
 static MONEY_POCKETS: Stmt = statement!(shared "audit_money_pockets");

@@ -10,12 +10,12 @@
 //! Readers stamp before they read, so an event is listed as soon as it is committed.
 //! SQLite has one writer at a time, so its ids are in commit order and need no stamp.
 
-use crate::db::Dialect;
-use crate::db::Row;
+use crate::driver::db::Dialect;
+use crate::driver::db::Row;
+use crate::driver::statement::Stmt;
 use crate::error::StoreError;
 use crate::model::{Event, Page};
 use crate::scope::CrossAccount;
-use crate::statement::Stmt;
 use crate::store::Store;
 use crate::{in_read_tx, in_write_tx, params, statement};
 
@@ -77,7 +77,7 @@ impl Store {
     /// every event committed before the call is there).
     pub async fn events(&self, f: &EventFilter) -> Result<Page<Event>, StoreError> {
         self.stamp_events().await?;
-        let limit = f.limit.clamp(1, crate::accounts::MAX_PAGE);
+        let limit = f.limit.clamp(1, crate::units::accounts::MAX_PAGE);
         in_read_tx!(self, |tx| async {
             let filter = params! {
                 after_event_id: f.after.unwrap_or(0),

@@ -12,11 +12,13 @@ use holdfast_core::AccountId;
 use holdfast_core::decide::MICROS_PER_SECOND;
 use serde_json::json;
 
+use crate::driver::statement::Stmt;
 use crate::error::StoreError;
 use crate::model::PassReport;
-use crate::reconcile::TRY_LOCK_ACCOUNT;
-use crate::statement::Stmt;
-use crate::store::{Store, apply_refills, emit, lock_account};
+use crate::passes::reconcile::TRY_LOCK_ACCOUNT;
+use crate::store::Store;
+use crate::units::account_state::lock_account;
+use crate::units::writes::{apply_refills, emit};
 use crate::{in_read_tx, in_write_tx, params, statement};
 
 /// Idle, unblocked, once-active accounts with a pocket whose shortest window has passed.

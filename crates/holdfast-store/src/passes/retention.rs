@@ -13,9 +13,9 @@
 use holdfast_core::decide::{MICROS_PER_SECOND, Timestamp};
 use serde::Serialize;
 
+use crate::driver::statement::Stmt;
 use crate::error::StoreError;
 use crate::scope::CrossAccount;
-use crate::statement::Stmt;
 use crate::store::Store;
 use crate::{in_write_tx, params, statement};
 

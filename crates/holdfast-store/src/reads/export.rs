@@ -5,12 +5,12 @@
 use holdfast_core::decide::Timestamp;
 use holdfast_core::{AccountId, Refusal};
 
+use crate::driver::statement::Stmt;
 use crate::error::StoreError;
 use crate::model::{LedgerEntry, Page};
-use crate::money::MAX_PAGE;
-use crate::statement::Stmt;
 use crate::store::Store;
-use crate::writes::entry_from;
+use crate::units::money::MAX_PAGE;
+use crate::units::writes::entry_from;
 use crate::{in_read_tx, params, statement};
 
 static LEDGER_EXPORT: Stmt = statement!(shared "ledger_export");
@@ -62,7 +62,7 @@ impl LedgerFilter {
         Ok(())
     }
 
-    fn params(&self) -> crate::statement::Params {
+    fn params(&self) -> crate::driver::statement::Params {
         params! {
             after: self.after.unwrap_or(0),
             since: self.since.unwrap_or(i64::MIN),

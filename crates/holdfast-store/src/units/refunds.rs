@@ -7,14 +7,14 @@ use holdfast_core::decide::{self, PocketEntry};
 use holdfast_core::{AccountId, IdempotencyKey, JobId, Micros, Refusal};
 use serde_json::json;
 
-use crate::account_state::{AccountState, lock_account, lock_job_with_account};
-use crate::db::{Row, Tx};
+use crate::driver::db::{Row, Tx};
+use crate::driver::statement::{BindByName, Stmt};
 use crate::error::StoreError;
-use crate::jobs::{job_from, lines_json, read_job};
 use crate::model::{AccountView, Job, LedgerEntry};
-use crate::statement::{BindByName, Stmt};
 use crate::store::Store;
-use crate::writes::{
+use crate::units::account_state::{AccountState, lock_account, lock_job_with_account};
+use crate::units::jobs::{job_from, lines_json, read_job};
+use crate::units::writes::{
     EntryFacts, apply_refills, emit_crossing, emit_operator, emit_suspension, read_entry,
     request_hash, touch_account,
 };

@@ -10,7 +10,7 @@
 
 use std::sync::LazyLock;
 
-use crate::db::{Arg, Dialect};
+use crate::driver::db::{Arg, Dialect};
 use crate::error::StoreError;
 
 /// A statement loaded from its file(s), with named parameters numbered for the driver.
@@ -41,12 +41,12 @@ macro_rules! statement {
                 $name,
                 ".sql"
             ));
-            $crate::statement::Statement::load($name, text, text)
+            $crate::driver::statement::Statement::load($name, text, text)
         })
     };
     ($name:literal) => {
         std::sync::LazyLock::new(|| {
-            $crate::statement::Statement::load(
+            $crate::driver::statement::Statement::load(
                 $name,
                 include_str!(concat!(
                     env!("CARGO_MANIFEST_DIR"),
@@ -121,7 +121,7 @@ pub struct Params(pub Vec<(&'static str, Arg)>);
 #[macro_export]
 macro_rules! params {
     ($($name:ident : $value:expr),* $(,)?) => {
-        $crate::statement::Params(vec![$((stringify!($name), $crate::db::Arg::from($value))),*])
+        $crate::driver::statement::Params(vec![$((stringify!($name), $crate::driver::db::Arg::from($value))),*])
     };
 }
 
@@ -134,7 +134,7 @@ impl Params {
 }
 
 /// A value that a set-based statement takes as a column of its items (one array per
-/// field, see [`crate::db::Arg::Ints`]): integers and text, either maybe absent.
+/// field, see [`crate::driver::db::Arg::Ints`]): integers and text, either maybe absent.
 pub trait Cell: Sized {
     fn column(cells: impl Iterator<Item = Self>) -> Arg;
 }
@@ -177,9 +177,9 @@ impl<'a> Cell for &'a str {
 macro_rules! columns {
     ($items:expr; $($name:ident : $field:ident),* $(,)?) => {{
         let items = &$items;
-        $crate::statement::Params(vec![$((
+        $crate::driver::statement::Params(vec![$((
             stringify!($name),
-            $crate::statement::Cell::column(items.iter().map(|item| item.$field.clone())),
+            $crate::driver::statement::Cell::column(items.iter().map(|item| item.$field.clone())),
         )),*])
     }};
 }
@@ -194,8 +194,8 @@ pub trait BindByName {
 #[macro_export]
 macro_rules! bind_by_name {
     ($ty:ty { $($field:ident),* $(,)? }) => {
-        impl $crate::statement::BindByName for $ty {
-            fn params(&self) -> $crate::statement::Params {
+        impl $crate::driver::statement::BindByName for $ty {
+            fn params(&self) -> $crate::driver::statement::Params {
                 $crate::params! { $($field: self.$field.clone()),* }
             }
         }

@@ -5,12 +5,12 @@
 
 use holdfast_core::decide::Timestamp;
 
+use crate::driver::statement::Stmt;
 use crate::error::StoreError;
-use crate::events::event_from;
 use crate::model::{Event, LedgerEntry};
-use crate::statement::Stmt;
+use crate::reads::events::event_from;
 use crate::store::Store;
-use crate::writes::entry_from;
+use crate::units::writes::entry_from;
 use crate::{in_read_tx, params, statement};
 
 static ACCOUNTS_BY_STATUS: Stmt = statement!(shared "overview_accounts_by_status");
@@ -133,7 +133,7 @@ impl Store {
             let page = params! {
                 account_id: account_id,
                 before: before.unwrap_or(i64::MAX),
-                limit: limit.clamp(1, crate::accounts::MAX_PAGE),
+                limit: limit.clamp(1, crate::units::accounts::MAX_PAGE),
             };
             let rows = tx.rows(&RECENT_LEDGER, page).await?;
             rows.iter().map(entry_from).collect()
@@ -148,7 +148,7 @@ impl Store {
         reference: &str,
         limit: i64,
     ) -> Result<Vec<LedgerEntry>, StoreError> {
-        let limit = limit.clamp(1, crate::accounts::MAX_PAGE);
+        let limit = limit.clamp(1, crate::units::accounts::MAX_PAGE);
         in_read_tx!(self, |tx| async {
             let filter = params! { account_id: account_id, reference: reference, limit: limit };
             let rows = tx.rows(&ENTRIES_OF_REF, filter).await?;
@@ -162,7 +162,7 @@ impl Store {
         account_id: &str,
         limit: i64,
     ) -> Result<Vec<Event>, StoreError> {
-        let limit = limit.clamp(1, crate::accounts::MAX_PAGE);
+        let limit = limit.clamp(1, crate::units::accounts::MAX_PAGE);
         in_read_tx!(self, |tx| async {
             let rows = tx
                 .rows(
@@ -183,7 +183,7 @@ impl Store {
         job_id: &str,
         limit: i64,
     ) -> Result<Vec<Event>, StoreError> {
-        let limit = limit.clamp(1, crate::accounts::MAX_PAGE);
+        let limit = limit.clamp(1, crate::units::accounts::MAX_PAGE);
         in_read_tx!(self, |tx| async {
             let filter = params! { account_id: account_id, job_id: job_id, limit: limit };
             let rows = tx.rows(&JOB_EVENTS, filter).await?;
@@ -195,7 +195,7 @@ impl Store {
 
     /// The newest webhook deliveries, newest first.
     pub async fn recent_deliveries(&self, limit: i64) -> Result<Vec<DeliveryRow>, StoreError> {
-        let limit = limit.clamp(1, crate::accounts::MAX_PAGE);
+        let limit = limit.clamp(1, crate::units::accounts::MAX_PAGE);
         in_read_tx!(self, |tx| async {
             let rows = tx
                 .rows(&RECENT_DELIVERIES, params! { limit: limit })

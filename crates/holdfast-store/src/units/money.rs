@@ -7,16 +7,16 @@ use holdfast_core::decide::{self, MoneyMove, Usage};
 use holdfast_core::{AccountId, IdempotencyKey, Micros, Refusal};
 use serde_json::json;
 
-use crate::account_state::{AccountState, lock_account, lock_account_row, read_account};
 use crate::actor::acting_as;
-use crate::db::Tx;
+use crate::driver::db::Tx;
+use crate::driver::statement::Stmt;
 use crate::error::StoreError;
-use crate::jobs::{UsedJobs, used_jobs};
 use crate::model::{LedgerEntry, MoneyResult, Page};
 use crate::scope::CrossAccount;
-use crate::statement::Stmt;
 use crate::store::Store;
-use crate::writes::{MoneyRequest, entry_from, read_entry, request_hash, write_money};
+use crate::units::account_state::{AccountState, lock_account, lock_account_row, read_account};
+use crate::units::jobs::{UsedJobs, used_jobs};
+use crate::units::writes::{MoneyRequest, entry_from, read_entry, request_hash, write_money};
 use crate::{in_read_tx, in_write_tx, params, statement};
 
 static REFUNDED_OF_TOP_UP: Stmt = statement!(shared "refunded_of_top_up");

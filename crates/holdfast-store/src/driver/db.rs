@@ -19,13 +19,13 @@ use sqlx::{
     SqlitePool, Transaction,
 };
 
+use crate::driver::failover::{Failover, MultiHost};
+use crate::driver::group::Unit;
+pub use crate::driver::group::WriteGate;
+use crate::driver::schema::SchemaMismatch;
+use crate::driver::statement::{Params, Statement};
 use crate::error::StoreError;
-use crate::failover::{Failover, MultiHost};
-use crate::group::Unit;
-pub use crate::group::WriteGate;
-use crate::schema::SchemaMismatch;
 use crate::scope::CrossAccount;
-use crate::statement::{Params, Statement};
 
 /// Which engine a statement runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,7 +123,7 @@ impl From<bool> for Arg {
 /// Builds an argument list: `args![a, b, c]`.
 #[macro_export]
 macro_rules! args {
-    ($($a:expr),* $(,)?) => { vec![$($crate::db::Arg::from($a)),*] };
+    ($($a:expr),* $(,)?) => { vec![$($crate::driver::db::Arg::from($a)),*] };
 }
 
 /// A row from either engine, read by column name.
@@ -259,7 +259,7 @@ static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migratio
 
 impl Pool {
     /// Connects by URL scheme: `sqlite://…` (file created if missing) or `postgres://…`
-    /// (one host, or several as libpq reads them: see [`crate::failover`]).
+    /// (one host, or several as libpq reads them: see [`crate::driver::failover`]).
     pub async fn connect(url: &str, opts: &PoolOptions) -> Result<Pool, StoreError> {
         Pool::connect_as(url, opts, Create::IfMissing).await
     }
@@ -376,7 +376,7 @@ impl Pool {
             .filter(|m| m.migration_type.is_up_migration())
             .map(|m| m.version)
             .collect();
-        crate::schema::mismatch(self, &known).await
+        crate::driver::schema::mismatch(self, &known).await
     }
 
     /// Runs this backend's migrations.
@@ -456,14 +456,14 @@ impl Pool {
 
     /// Ends this pool's use of the database, for a process that stops: on SQLite the
     /// write-ahead log is first checkpointed into the main file and truncated
-    /// ([`crate::backup::checkpoint_truncate`]), so the main file alone holds every
+    /// ([`crate::driver::backup::checkpoint_truncate`]), so the main file alone holds every
     /// commit; then every connection closes, on both backends (waiting for any still in
     /// use). Whether the checkpoint completed (on PostgreSQL there is none: true).
     pub async fn checkpoint_and_close(&self) -> Result<bool, StoreError> {
         let checkpointed = match self {
             Pool::Postgres(..) => Ok(true),
             Pool::Sqlite(p, _) => match p.acquire().await {
-                Ok(mut conn) => crate::backup::checkpoint_truncate(&mut conn).await,
+                Ok(mut conn) => crate::driver::backup::checkpoint_truncate(&mut conn).await,
                 Err(e) => Err(StoreError::from(e)),
             },
         };
@@ -598,7 +598,7 @@ pub enum Tx {
 }
 
 /// A SQLite reader's own transaction, or a writer's unit of work in the group holding
-/// this process's turn at the [`WriteGate`] (see [`crate::group`]).
+/// this process's turn at the [`WriteGate`] (see [`crate::driver::group`]).
 pub enum SqliteTx {
     Read(Transaction<'static, Sqlite>),
     Write(Unit),
@@ -649,13 +649,17 @@ fn bind_sqlite<'q>(
 /// PostgreSQL cannot store a NUL in text and SQLite can: refuse it on both, before the
 /// statement runs, as the client's mistake it is.
 fn refuse_nul(args: &[Arg]) -> Result<(), StoreError> {
-    let has_nul = |t: &Option<String>| t.as_deref().is_some_and(|t| t.contains('\0'));
-    let nul = args.iter().any(|a| match a {
-        Arg::Text(t) => has_nul(t),
-        Arg::Texts(column) => column.iter().any(has_nul),
-        Arg::Int(_) | Arg::Ints(_) => false,
-    });
-    if nul {
+    let text = |t: &Option<String>| refuse_nul_in(t.as_deref().unwrap_or(""));
+    args.iter().try_for_each(|a| match a {
+        Arg::Text(t) => text(t),
+        Arg::Texts(column) => column.iter().try_for_each(text),
+        Arg::Int(_) | Arg::Ints(_) => Ok(()),
+    })
+}
+
+/// [`refuse_nul`] for a text a unit of work compares itself instead of binding it.
+pub(crate) fn refuse_nul_in(text: &str) -> Result<(), StoreError> {
+    if text.contains('\0') {
         return Err(holdfast_core::Refusal::InvalidRequest(
             "text fields must not contain NUL characters".into(),
         )
@@ -783,7 +787,7 @@ impl Tx {
     }
 
     /// Commits; on SQLite a writer's unit is answered once the group holding it has
-    /// committed (see [`crate::group`]).
+    /// committed (see [`crate::driver::group`]).
     pub async fn commit(self) -> Result<(), StoreError> {
         match self {
             Tx::Postgres(tx) => Ok(tx.commit().await?),

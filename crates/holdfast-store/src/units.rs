@@ -1,0 +1,15 @@
+//! The units of work: each locks its account(s) through [`account_state`], decides
+//! with `holdfast-core`, and applies the decision with the shared writes of [`writes`]
+//! and its own statements, in one transaction of [`crate::store`].
+
+pub mod account_state;
+pub mod accounts;
+pub mod bans;
+pub mod ingest;
+pub mod job_batch;
+pub mod jobs;
+pub mod keys;
+pub mod money;
+pub mod refunds;
+pub mod submit_batch;
+pub mod writes;
