@@ -18,9 +18,10 @@ class DebitItemType0:
         amount (str): Money: a decimal string greater than 0 and at most 1000000000, with at most 6 decimals and no
             leading zero, e.g. `"10.00"`
         idempotency_key (str): 1–255 characters, no control characters; unique per account. The same key again is a
-            replay of the first answer; the same key with a different body is 409 `idempotency_mismatch`. A key's record is
-            kept for the rate card's `retention.idempotency_days` (default 30): a key replayed after its record was pruned
-            is a new request
+            replay of the first answer; the same key with a different body is 409 `idempotency_mismatch`, and so is a key
+            one operation used given to another. The key of a money change (top-up, refund, debit, job refund, grant) is
+            kept with its ledger entry, for good; a submit's key record is kept for the rate card's
+            `retention.idempotency_days` (default 30): a submit key replayed after its record was pruned is a new request
         job_ref (None | str | Unset):
         usage (None | Unset):
     """
