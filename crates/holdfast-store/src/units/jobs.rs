@@ -34,6 +34,18 @@ pub(crate) struct JobRow {
     pub finished_by: Option<String>,
 }
 
+impl JobRow {
+    /// The job's lease as core checks it.
+    pub(crate) fn lease(&self) -> LeaseState<'_> {
+        LeaseState {
+            status: self.job.status,
+            lease_token: self.lease_token.as_deref(),
+            lease_expires_at: self.job.lease_expires_at,
+            finished_by: self.finished_by.as_deref(),
+        }
+    }
+}
+
 pub(crate) fn job_from(row: &Row) -> Result<JobRow, StoreError> {
     let status = row.text("status")?;
     let parse_lines = |text: Option<String>| -> Result<Vec<PocketAmount>, StoreError> {
@@ -608,18 +620,8 @@ impl Store {
                 .maybe_row(&LOCK_JOB_LEASE, params! { job_id: job.as_str() })
                 .await?
                 .ok_or(Refusal::JobNotFound)?;
-            let status = row.text("status")?;
-            let (lease_token, finished_by) =
-                (row.opt_text("lease_token")?, row.opt_text("finished_by")?);
-            let lease = decide::LeaseState {
-                status: JobStatus::parse(&status)
-                    .ok_or_else(|| StoreError::Corrupt(format!("job status {status:?}")))?,
-                lease_token: lease_token.as_deref(),
-                lease_expires_at: row.opt_int("lease_expires_at")?,
-                finished_by: finished_by.as_deref(),
-            };
             let now = row.int("now")?;
-            decide::check_heartbeat(&lease, token, now)?;
+            decide::check_heartbeat(&job_from(&row)?.lease(), token, now)?;
             let row = tx
                 .row(&EXTEND_LEASE, params! { job_id: job.as_str(), now: now })
                 .await?;
@@ -778,13 +780,7 @@ fn check_lease(
     call: FinishedBy,
     state: &AccountState,
 ) -> Result<FinishCall, Refusal> {
-    let lease = LeaseState {
-        status: row.job.status,
-        lease_token: row.lease_token.as_deref(),
-        lease_expires_at: row.job.lease_expires_at,
-        finished_by: row.finished_by.as_deref(),
-    };
-    decide::check_finish_call(&lease, token, call, state.snap.now)
+    decide::check_finish_call(&row.lease(), token, call, state.snap.now)
 }
 
 /// The answer to an earlier submit under `key`, if the account knows one: the job as it
