@@ -23,7 +23,7 @@
 //! mismatch. A key repeated inside one call is a replay of its first use on either path
 //! (the decision remembers the keys it records).
 //!
-//! A call of one debit (an ingest of one item, a batch of one) runs as a single debit.
+//! A single debit is a call of one ([`Store::debit_one`]): there is no other debit path.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -187,14 +187,6 @@ impl Store {
         items: &[(AccountId, DebitRequest)],
         why: CrossAccount,
     ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
-        // One debit: a single debit's two statements cost less than the set-based ones.
-        // A result out of range, which aborts a single-account batch, is its refusal.
-        if let [(account, req)] = items {
-            return match self.debit_batch(account, std::slice::from_ref(req)).await {
-                Err(StoreError::BatchAborted(refused)) => Ok(vec![Err(refused)]),
-                other => other,
-            };
-        }
         let priced: Vec<Result<PricedDebit<'_>, Refusal>> =
             items.iter().map(|(_, r)| self.price_debit(r)).collect();
         let (answers, states) = match self
