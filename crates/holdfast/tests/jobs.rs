@@ -979,6 +979,27 @@ backend_test!(a_submit_under_a_taken_key_changes_nothing, |b| async move {
 });
 
 backend_test!(
+    a_replayed_submit_answers_its_job_where_a_new_one_is_refused,
+    |b| async move {
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        put_limited(e.store(), "u", "free", Some(1)).await;
+        top_up(e.store(), "u", "5.00", "t").await;
+        let first = e.submit(&submit_req("u", "video", "v")).await.unwrap();
+        // The job takes the limit of one: a new submit is refused, its replay is not (the
+        // key, not read before the decision, is read once the decision refuses).
+        assert_eq!(refused(submit(&e, "u", "video", "w").await), Refusal::Busy);
+        let again = e.submit(&submit_req("u", "video", "v")).await.unwrap();
+        assert!(again.replay);
+        assert_eq!(again.job.job_id, first.job.job_id);
+        let a = e.store().get_account(&acct("u")).await.unwrap();
+        assert_eq!((a.open_jobs, a.held), (1, 500_000));
+        assert_clean(e.store()).await;
+    }
+);
+
+backend_test!(
     twenty_money_held_submits_race_a_limit_of_one,
     |b| async move {
         let Some((_db, e)) = engine(b).await else {

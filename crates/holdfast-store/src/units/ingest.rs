@@ -158,9 +158,9 @@ struct Change {
     buffer: i64,
 }
 
-/// How an attempt of an ingest treats the keys the call names.
+/// How an attempt of an ingest (or a submit batch) treats the keys the call names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Keys {
+pub(crate) enum Keys {
     /// Not read: the write claims them, and a key used already fails the attempt
     /// ([`StoreError::KeyTaken`]), to be redone with [`Keys::ReadFirst`].
     Claimed,
@@ -482,29 +482,53 @@ pub(crate) async fn lock_accounts_and_read(
         let state = AccountState::from_row(&account, &row)?;
         states.insert(account, state);
     }
-    if let Some(keys) = keys
-        && !states.is_empty()
-    {
-        let mut locked: Vec<&str> = states.keys().map(AccountId::as_str).collect();
-        locked.sort_unstable();
-        let read = params! {
-            account_ids: json!(locked).to_string(),
-            keys: json!(keys).to_string(),
-        };
-        for row in tx.rows(&READ_ACCOUNTS, read).await? {
-            let account = account_id_of(&row)?;
-            let state = states
-                .get_mut(&account)
-                .ok_or_else(|| StoreError::Corrupt(format!("{account}: read, not locked")))?;
-            state.fill_from(&row)?;
-        }
+    if let Some(keys) = keys {
+        let locked: Vec<String> = states.keys().map(AccountId::to_string).collect();
+        read_accounts(tx, &mut states, locked, keys).await?;
     }
     Ok((states, entry_ids))
 }
 
+/// Reads, every lock held, the pockets and open jobs of the accounts whose row changed
+/// while the lock statement waited (it could not read them current): what a decision
+/// that stands on them (a submit's) needs.
+pub(crate) async fn read_stale_pockets(
+    tx: &mut Tx,
+    states: &mut HashMap<AccountId, AccountState>,
+) -> Result<(), StoreError> {
+    let stale = states.values().filter(|state| !state.pockets_read());
+    let stale: Vec<String> = stale.map(|state| state.account.to_string()).collect();
+    read_accounts(tx, states, stale, &[]).await
+}
+
+/// Reads the pockets, open jobs and the records of `keys` of these locked accounts.
+async fn read_accounts(
+    tx: &mut Tx,
+    states: &mut HashMap<AccountId, AccountState>,
+    mut accounts: Vec<String>,
+    keys: &[[&str; 2]],
+) -> Result<(), StoreError> {
+    if accounts.is_empty() {
+        return Ok(());
+    }
+    accounts.sort_unstable();
+    let read = params! {
+        account_ids: json!(accounts).to_string(),
+        keys: json!(keys).to_string(),
+    };
+    for row in tx.rows(&READ_ACCOUNTS, read).await? {
+        let account = account_id_of(&row)?;
+        let state = states
+            .get_mut(&account)
+            .ok_or_else(|| StoreError::Corrupt(format!("{account}: read, not locked")))?;
+        state.fill_from(&row)?;
+    }
+    Ok(())
+}
+
 /// Whether any of these `[account, key]` names a stored record (read with the accounts'
 /// pockets and open jobs).
-async fn any_key_used(tx: &mut Tx, keys: &[[String; 2]]) -> Result<bool, StoreError> {
+pub(crate) async fn any_key_used(tx: &mut Tx, keys: &[[String; 2]]) -> Result<bool, StoreError> {
     if keys.is_empty() {
         return Ok(false);
     }
