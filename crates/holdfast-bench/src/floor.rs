@@ -32,7 +32,9 @@ macro_rules! engine_statement {
     };
 }
 
-// The engine's two statements of a debit: a call of one debit or of many.
+// The engine's statements of a debit, and its two of a batch ingest.
+engine_statement!(ENGINE_LOCK, "lock_account");
+engine_statement!(ENGINE_WRITE, "write_money");
 engine_statement!(ENGINE_INGEST_LOCK, "ingest_lock_accounts");
 engine_statement!(ENGINE_INGEST_WRITE, "ingest_write");
 
@@ -185,15 +187,43 @@ impl FloorPool {
         Ok(())
     }
 
-    /// The engine's own statements of a debit on PostgreSQL: a call of one through its
-    /// one debit path ([`FloorPool::ingest_engine_sql`]).
+    /// The engine's own two statements of a debit on PostgreSQL (`lock_account`, then
+    /// `write_money`, loaded from holdfast-store's files), driven by plain sqlx: no
+    /// batcher, no decision beyond the balance arithmetic, no answer built. Beside the
+    /// engine and the floor it tells what the engine's SQL costs from what the engine's
+    /// path around it costs.
     pub async fn debit_engine_sql(&self, account: &str, key: &str) -> anyhow::Result<()> {
-        self.ingest_engine_sql(&[account.to_owned()], &[key.to_owned()])
-            .await
+        use holdfast_store::params;
+        let FloorPool::Postgres(pool) = self else {
+            bail!("the engine's debit statements are measured on PostgreSQL only");
+        };
+        let mut tx = pool.begin().await?;
+        let lock = params! { account_id: account, keys: "[]" };
+        let row = engine_query(&ENGINE_LOCK, lock)?
+            .fetch_one(&mut *tx)
+            .await?;
+        let balance: i64 = row.try_get("balance")?;
+        let held: i64 = row.try_get("held")?;
+        let write = params! {
+            account_id: account, key: key, kind: "debit", request_hash: HASH,
+            delta_micros: -DEBIT_MICROS, credited_micros: 0, spent_micros: DEBIT_MICROS,
+            suspended_at: None::<i64>, guard_micros: BUFFER_MICROS,
+            amount_after: balance - DEBIT_MICROS,
+            available_after: balance - held - DEBIT_MICROS,
+            buffer_micros: BUFFER_MICROS, reference: None::<String>,
+            now: row.try_get::<i64, _>("now")?, actor: None::<String>,
+        };
+        let row = engine_query(&ENGINE_WRITE, write)?
+            .fetch_one(&mut *tx)
+            .await?;
+        row.try_get::<Option<i64>, _>("entry_id")?
+            .context("the engine's write refused the debit")?;
+        tx.commit().await?;
+        Ok(())
     }
 
     /// The engine's own statements of a batch ingest on PostgreSQL, driven by plain
-    /// sqlx: its `BEGIN` (with the cross-account mark when it names several accounts), `ingest_lock_accounts` (with the
+    /// sqlx: its `BEGIN` with the cross-account mark, `ingest_lock_accounts` (with the
     /// pockets and open jobs the answers need), the balance arithmetic of each debit in
     /// order, `ingest_write`, `COMMIT`. No pricing, no request hash, no replay check, no
     /// decision beyond the arithmetic, no answer built: beside the engine and the floor
@@ -209,13 +239,9 @@ impl FloorPool {
             bail!("the engine's ingest statements are measured on PostgreSQL only");
         };
         let ids = lock_order(accounts);
-        let mut tx = match ids.len() {
-            1 => pool.begin().await?,
-            _ => {
-                pool.begin_with("BEGIN; SET LOCAL holdfast.cross_account = 'ingest'")
-                    .await?
-            }
-        };
+        let mut tx = pool
+            .begin_with("BEGIN; SET LOCAL holdfast.cross_account = 'ingest'")
+            .await?;
         let lock = params! {
             account_ids: Cell::column(ids.iter().copied()),
             count: accounts.len() as i64,

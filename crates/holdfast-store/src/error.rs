@@ -7,6 +7,10 @@ pub enum StoreError {
     /// A business refusal: nothing was changed.
     #[error(transparent)]
     Refused(#[from] Refusal),
+    /// A refusal met after a batch had started writing: the whole transaction is rolled
+    /// back (a batch of one answers it as the refusal it is).
+    #[error("batch aborted: {0}")]
+    BatchAborted(Refusal),
     /// The database cannot be reached (connection refused or lost, pool timed out).
     #[error("database unavailable: {0}")]
     Unavailable(String),

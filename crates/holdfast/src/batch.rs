@@ -10,13 +10,13 @@
 //! Those debits wait in their stream's queue and are applied together in its
 //! next transaction ([`Store::debit_many`]), set-based as a batch ingest is: two
 //! statements whatever the batch's size, each account's debits in arrival order, each
-//! debit with its own buffer check, ledger entry, idempotency key and result (the one
-//! debit path: a debit that goes straight through is a call of one). A hot account's debits share one lock, one write
+//! debit with its own buffer check, ledger entry, idempotency key and result (a batch of
+//! one is applied as a single debit). A hot account's debits share one lock, one write
 //! and one commit; many accounts' debits share one commit.
 //!
 //! Submits are batched the same way ([`SubmitBatcher`]), but pass a busy stream only
 //! while no submit waits (a burst of submits batches, [`PassWhen::Idle`]): a batch is applied by
-//! [`Store::submit_many`], set-based, the path of a single submit too; each carries
+//! [`Store::submit_many`], set-based, each submit exactly as a single submit; each carries
 //! its caller's actor, since the batch runs on another task. The machinery is one
 //! [`Batcher`], generic over what it batches ([`Batched`]).
 //!

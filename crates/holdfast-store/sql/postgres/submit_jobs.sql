@@ -1,15 +1,12 @@
--- submit_jobs: the submits (one, or a batch of the submit batcher's group commit) that
--- were decided to hold and queue, in ONE statement: each key's record, the holds (each
--- account row once with the sum of its money holds and the activity stamp, each
--- allowance pocket once), the jobs in the order given. Returns the jobs as written.
+-- submit_jobs: the submits of a batch (the submit batcher's group commit) that were
+-- decided to hold and queue, in ONE statement, each exactly as submit_job writes one:
+-- the key's record, the holds (each account row once with the sum of its money holds
+-- and the activity stamp, each allowance pocket once), the jobs in the order given.
+-- The keys were read with the accounts locked and are new, so the records are inserted
+-- plainly: a key taken after all would fail the statement, and so the batch, as a whole.
+-- Returns the jobs as written.
 --
--- The keys are claimed by a plain INSERT, read before or not: a key some earlier submit
--- used fails the statement with a unique violation, and the caller rolls back and redoes
--- the call reading its keys first (where it is a replay or a mismatch). A key a money
--- change carries (its ledger entry holds it: migration 0011) is not claimed, and its job
--- is not written: a count short of the batch has the caller do the same.
---
--- The submits come as columns, one array per field, all of
+-- The submits come as columns, one array per field of submit_job's parameters, all of
 -- one length and in the order given, bound as arrays (nothing to parse):
 -- :account_ids, :keys, :request_hashes, :job_ids, :kinds, :lanes, :payloads (JSON text
 -- or null), :holds (JSON text), :money_hold_micros, :pockets, :pocket_holds, :nows,
@@ -31,10 +28,6 @@ claimed_key AS (
     INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job_id, created_at)
     SELECT account_id, key, 'submit', request_hash, NULL, job_id, now
       FROM item
-     WHERE NOT EXISTS (SELECT 1 FROM ledger
-                        WHERE ledger.account_id = item.account_id
-                          AND ledger.idempotency_key = item.key)
-    RETURNING job_id
 ),
 account_hold AS (
     SELECT account_id, SUM(money_hold_micros) AS held, MAX(now) AS now
@@ -71,6 +64,5 @@ INSERT INTO jobs (job_id, account_id, kind, lane, status, payload, hold, created
 SELECT job_id, account_id, kind, lane, 'queued', payload, hold, now, notice_at,
        limit_at_submit, open_at_submit, now, actor, currency
   FROM item
- WHERE job_id IN (SELECT job_id FROM claimed_key)
  ORDER BY ord
 RETURNING *

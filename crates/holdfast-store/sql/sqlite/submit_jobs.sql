@@ -1,15 +1,12 @@
--- submit_jobs: the submits (one, or a batch of the submit batcher's group commit) that
--- were decided to hold and queue: each key's record, the holds (each account row once
--- with the sum of its money holds and the activity stamp, each allowance pocket once),
--- the jobs in the order given. Returns the jobs as written.
+-- submit_jobs: the submits of a batch (the submit batcher's group commit) that were
+-- decided to hold and queue, each exactly as submit_job writes one: the key's record,
+-- the holds (each account row once with the sum of its money holds and the activity
+-- stamp, each allowance pocket once), the jobs in the order given. The keys were read
+-- under the write lock and are new, so the records are inserted plainly: a key taken
+-- after all would fail the statement, and so the batch, as a whole. Returns the jobs as
+-- written.
 --
--- The keys are claimed by a plain INSERT, read before or not: a key some earlier submit
--- used fails it with a unique violation, and the caller rolls back and redoes the call
--- reading its keys first (where it is a replay or a mismatch). A key a money change
--- carries (its ledger entry holds it: migration 0011) is not claimed, and its job is not
--- written: a count short of the batch has the caller do the same.
---
--- :items  the submits, a JSON array of objects, one per submit, with these fields:
+-- :items  the submits, a JSON array of objects with submit_job's parameters by name:
 --         account_id, key, request_hash, job_id, kind, lane, payload (JSON text or
 --         null), hold (JSON text), money_hold_micros, pocket, pocket_hold, now,
 --         notice_at, limit_at_submit, open_at_submit, actor, currency
@@ -17,10 +14,7 @@ INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job
 SELECT json_extract(value, '$.account_id'), json_extract(value, '$.key'), 'submit',
        json_extract(value, '$.request_hash'), NULL, json_extract(value, '$.job_id'),
        json_extract(value, '$.now')
-  FROM json_each(:items)
- WHERE NOT EXISTS (SELECT 1 FROM ledger
-                    WHERE ledger.account_id = json_extract(value, '$.account_id')
-                      AND ledger.idempotency_key = json_extract(value, '$.key'));
+  FROM json_each(:items);
 
 UPDATE accounts
    SET held = accounts.held + account_hold.held_delta,
@@ -52,8 +46,6 @@ SELECT json_extract(value, '$.job_id'), json_extract(value, '$.account_id'),
        json_extract(value, '$.open_at_submit'), json_extract(value, '$.now'),
        json_extract(value, '$.actor'), json_extract(value, '$.currency')
   FROM json_each(:items)
- WHERE json_extract(value, '$.job_id') IN (SELECT job_id FROM idempotency
-                                            WHERE account_id = json_extract(value, '$.account_id')
-                                              AND key = json_extract(value, '$.key'))
+ WHERE true
  ORDER BY key
 RETURNING *;

@@ -7,7 +7,7 @@
 //! its own; on SQLite the write transaction holds the database lock from `BEGIN
 //! IMMEDIATE`, so one statement reads it all. The code reads what a row carries.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use holdfast_core::decide::{AccountSnapshot, AllowancePocket};
 use holdfast_core::{AccountId, RateCard, Refusal};
@@ -19,6 +19,7 @@ use crate::model::{AccountView, AllowanceView};
 use crate::{params, statement};
 
 static LOCK_ACCOUNT: Stmt = statement!("lock_account");
+static LOCK_ACCOUNT_WITH_EXTRAS: Stmt = statement!("lock_account_with_extras");
 static LOCK_ACCOUNT_OF_JOB: Stmt = statement!("lock_account_of_job");
 static LOCK_ACCOUNT_AND_JOB: Stmt = statement!("lock_account_and_job");
 static READ_ACCOUNT_EXTRAS: Stmt = statement!("read_account_extras");
@@ -102,6 +103,15 @@ fn extras_from(row: &Row) -> Result<Option<AccountExtras>, StoreError> {
     }))
 }
 
+/// The open jobs and the pockets (as the statement wrote them) read with the lock on
+/// PostgreSQL, from a snapshot that may predate it: a write that decides on them checks
+/// they are still so, or they are read again first ([`AccountState::confirm`]).
+#[derive(Debug, Clone)]
+pub(crate) struct ReadBeforeLock {
+    pub open_jobs: i64,
+    pub pockets_json: String,
+}
+
 /// An account as a unit of work holds it: the snapshot with the database clock, its open
 /// jobs (their count changes only under the account lock), and the idempotency records
 /// of the keys the operation named, kept current as the operation records keys. The
@@ -113,6 +123,9 @@ pub(crate) struct AccountState {
     pub open_jobs: Option<i64>,
     pockets_read: bool,
     keys: HashMap<String, IdemRecord>,
+    /// The keys whose records were read (a key read and not in `keys` is free).
+    checked: HashSet<String>,
+    pub unconfirmed: Option<ReadBeforeLock>,
 }
 
 impl AccountState {
@@ -123,6 +136,8 @@ impl AccountState {
             open_jobs: None,
             pockets_read: false,
             keys: HashMap::new(),
+            checked: HashSet::new(),
+            unconfirmed: None,
         };
         if let Some(extras) = extras_from(row)? {
             state.fill(extras);
@@ -160,6 +175,7 @@ impl AccountState {
                 params! { account_id: account_id, first_key: first_key, second_key: second_key },
             )
             .await?;
+        self.checked.extend(keys.iter().map(|k| k.to_string()));
         self.fill_from(&row)
     }
 
@@ -171,12 +187,27 @@ impl AccountState {
         self.look_up(tx, &[]).await
     }
 
+    /// Reads the pockets and open jobs again, after the lock, so that they are current.
+    pub async fn confirm(&mut self, tx: &mut Tx) -> Result<(), StoreError> {
+        self.look_up(tx, &[]).await?;
+        self.unconfirmed = None;
+        Ok(())
+    }
+
+    /// Reads the record of `key` unless it was read already.
+    pub async fn check_key(&mut self, tx: &mut Tx, key: &str) -> Result<(), StoreError> {
+        if self.checked.contains(key) {
+            return Ok(());
+        }
+        self.look_up(tx, &[key]).await
+    }
+
+    /// The open jobs, which must have been read.
     /// Whether its pockets (and open jobs) were read.
     pub fn pockets_read(&self) -> bool {
         self.pockets_read
     }
 
-    /// The open jobs, which must have been read.
     pub fn open_jobs(&self) -> Result<i64, StoreError> {
         self.open_jobs
             .ok_or_else(|| StoreError::Corrupt("the open jobs were not read".into()))
@@ -291,7 +322,11 @@ pub(crate) async fn lock_account_row(
         .maybe_row(&LOCK_ACCOUNT, params)
         .await?
         .ok_or(Refusal::AccountNotFound)?;
-    AccountState::from_row(account, &row)
+    let mut state = AccountState::from_row(account, &row)?;
+    if row.has("keys") {
+        state.checked.extend(keys.iter().map(|k| k.to_string()));
+    }
+    Ok(state)
 }
 
 /// Locks the account row and reads it with its pockets, its open jobs and the records
@@ -304,6 +339,29 @@ pub(crate) async fn lock_account(
     let mut state = lock_account_row(tx, account, keys).await?;
     if state.open_jobs.is_none() {
         state.look_up(tx, keys).await?;
+    }
+    Ok(state)
+}
+
+/// Locks the account row and reads its pockets and open jobs in ONE statement; where
+/// the statement says they may predate the lock, they are marked
+/// [`AccountState::unconfirmed`], to be checked by the write or confirmed before a
+/// decision stands on them.
+pub(crate) async fn lock_account_with_extras(
+    tx: &mut Tx,
+    account: &AccountId,
+) -> Result<AccountState, StoreError> {
+    let params = params! { account_id: account.as_str(), keys: "[]" };
+    let row = tx
+        .maybe_row(&LOCK_ACCOUNT_WITH_EXTRAS, params)
+        .await?
+        .ok_or(Refusal::AccountNotFound)?;
+    let mut state = AccountState::from_row(account, &row)?;
+    if row.flag("read_before_lock")? {
+        state.unconfirmed = Some(ReadBeforeLock {
+            open_jobs: state.open_jobs()?,
+            pockets_json: row.text("allowances")?,
+        });
     }
     Ok(state)
 }

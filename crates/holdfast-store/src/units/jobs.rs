@@ -12,14 +12,15 @@ use serde_json::json;
 use crate::driver::db::{Row, Tx};
 use crate::driver::statement::{BindByName, Params, Stmt};
 use crate::error::StoreError;
-use crate::model::{Heartbeat, Job, JobActors, Lease};
+use crate::model::{Heartbeat, Job, JobActors, Lease, Submitted};
 use crate::store::Store;
-use crate::units::account_state::{AccountState, lock_job_with_account};
-use crate::units::writes::{emit_crossing, emit_suspension, request_hash};
+use crate::units::account_state::{AccountState, lock_account_with_extras, lock_job_with_account};
+use crate::units::writes::{apply_refills, emit_crossing, emit_suspension, request_hash};
 use crate::{bind_by_name, columns, in_read_tx, in_write_tx, params, statement};
 
 static READ_JOB: Stmt = statement!(shared "read_job");
 static FINISH_JOB: Stmt = statement!("finish_job");
+static SUBMIT_JOB: Stmt = statement!("submit_job");
 static LEASE_JOB: Stmt = statement!("lease_job");
 static LOCK_JOB_LEASE: Stmt = statement!("lock_job_lease");
 static EXTEND_LEASE: Stmt = statement!(shared "extend_lease");
@@ -357,7 +358,19 @@ pub enum CancelOutcome {
     Requested,
 }
 
-/// One item of `submit_jobs.sql`.
+/// One try of a submit under the account lock.
+#[allow(clippy::large_enum_variant)] // returned once per try, never stored
+enum Attempt {
+    /// The answer: the job (new or a replay), or a refusal.
+    Done(Result<Submitted, Refusal>),
+    /// What the decision stood on was read before the lock and may be stale (a refill or
+    /// a refusal would stand on it, or the write found it changed): read it again after
+    /// the lock and decide again. Nothing was written.
+    ReadAgain,
+}
+
+/// The parameters of `submit_job.sql`, and one item of `submit_jobs.sql` (by the same
+/// names).
 #[derive(serde::Serialize)]
 pub(crate) struct SubmitWrite {
     account_id: String,
@@ -375,6 +388,8 @@ pub(crate) struct SubmitWrite {
     notice_at: i64,
     limit_at_submit: i64,
     open_at_submit: i64,
+    seen_open_jobs: Option<i64>,
+    seen_pockets: Option<String>,
     pub(crate) actor: String,
     currency: String,
 }
@@ -390,6 +405,28 @@ impl SubmitWrite {
             open_at_submit: open_at_submit, actors: actor, currencies: currency)
     }
 }
+
+bind_by_name!(SubmitWrite {
+    account_id,
+    key,
+    request_hash,
+    job_id,
+    kind,
+    lane,
+    payload,
+    hold,
+    money_hold_micros,
+    pocket,
+    pocket_hold,
+    now,
+    notice_at,
+    limit_at_submit,
+    open_at_submit,
+    seen_open_jobs,
+    seen_pockets,
+    actor,
+    currency,
+});
 
 impl SubmitWrite {
     pub(crate) fn new(
@@ -407,6 +444,7 @@ impl SubmitWrite {
         };
         let snap = &state.snap;
         let open = state.open_jobs()?;
+        let unconfirmed = state.unconfirmed.as_ref();
         Ok(SubmitWrite {
             account_id: req.account.to_string(),
             key: req.key.as_str().to_owned(),
@@ -424,6 +462,8 @@ impl SubmitWrite {
             notice_at: snap.now + card.timeouts.notice_delay_seconds * decide::MICROS_PER_SECOND,
             limit_at_submit: snap.concurrency_limit(card),
             open_at_submit: open + 1,
+            seen_open_jobs: unconfirmed.map(|s| s.open_jobs),
+            seen_pockets: unconfirmed.map(|s| s.pockets_json.clone()),
             actor: crate::actor::current(),
             currency: card.currency.clone(),
         })
@@ -431,6 +471,111 @@ impl SubmitWrite {
 }
 
 impl Store {
+    /// Submits a job: hold its price and queue it, in one transaction. Idempotent by key.
+    /// A refusal still commits the due refill and the activity: time passing is not the
+    /// request's change.
+    pub async fn submit(&self, req: &Submit) -> Result<Submitted, StoreError> {
+        let kind = self.card().kind(&req.kind)?;
+        let hash = submit_hash(req);
+        let answer: Result<Submitted, Refusal> = in_write_tx!(self, |tx| async {
+            let mut state = lock_account_with_extras(tx, &req.account).await?;
+            loop {
+                match self.try_submit(tx, &mut state, req, kind, &hash).await? {
+                    Attempt::Done(answer) => return Ok(answer),
+                    Attempt::ReadAgain => state.confirm(tx).await?,
+                }
+            }
+        })?;
+        Ok(answer?)
+    }
+
+    /// A submit under the account lock: a replay is answered as such; otherwise due
+    /// refills are written, the core decides, and the hold and the job are written.
+    async fn try_submit(
+        &self,
+        tx: &mut Tx,
+        state: &mut AccountState,
+        req: &Submit,
+        kind: &holdfast_core::ratecard::Kind,
+        hash: &str,
+    ) -> Result<Attempt, StoreError> {
+        let key = req.key.as_str();
+        let refills = state.snap.due_refills(self.card());
+        if !refills.is_empty() {
+            if state.unconfirmed.is_some() {
+                return Ok(Attempt::ReadAgain);
+            }
+            // A replay changes nothing: its key is looked up before a refill is written.
+            state.check_key(tx, key).await?;
+        }
+        if let Some(replay) = submit_replay(tx, state, key, hash).await? {
+            return Ok(Attempt::Done(Ok(replay)));
+        }
+        let open = state.open_jobs()?;
+        apply_refills(tx, &req.account, &mut state.snap, &refills).await?;
+        match decide::decide_submit(&state.snap, open, kind, self.card()) {
+            Ok(decision) => self.write_submit(tx, state, req, hash, decision).await,
+            Err(_) if state.unconfirmed.is_some() => Ok(Attempt::ReadAgain),
+            Err(refusal) => self.refuse_submit(tx, state, req, hash, refusal).await,
+        }
+    }
+
+    /// A refused submit: still a replay when its key names an earlier submit (a new
+    /// key's first use needs no look-up: the write claims it); else the activity is
+    /// stamped and the refusal answered.
+    async fn refuse_submit(
+        &self,
+        tx: &mut Tx,
+        state: &mut AccountState,
+        req: &Submit,
+        hash: &str,
+        refusal: Refusal,
+    ) -> Result<Attempt, StoreError> {
+        state.check_key(tx, req.key.as_str()).await?;
+        if let Some(replay) = submit_replay(tx, state, req.key.as_str(), hash).await? {
+            return Ok(Attempt::Done(Ok(replay)));
+        }
+        self.stamp_activity(tx, &req.account, &mut state.snap)
+            .await?;
+        Ok(Attempt::Done(Err(refusal)))
+    }
+
+    /// Writes the hold and the job as decided, under the client's key.
+    async fn write_submit(
+        &self,
+        tx: &mut Tx,
+        state: &mut AccountState,
+        req: &Submit,
+        hash: &str,
+        decision: SubmitDecision,
+    ) -> Result<Attempt, StoreError> {
+        let write = SubmitWrite::new(self.card(), state, req, hash, decision)?;
+        let rows = tx.rows(&SUBMIT_JOB, write.params()).await?;
+        match rows.as_slice() {
+            [row] if row.has("fresh") && row.int("fresh")? == 0 => Ok(Attempt::ReadAgain),
+            [row] if row.opt_text("job_id")?.is_some() => {
+                let job = job_from(row)?.job;
+                let before = state.snap.available_money();
+                let after = before - write.money_hold_micros;
+                let account = req.account.as_str();
+                emit_crossing(tx, self.card(), account, &state.snap, before, after).await?;
+                Ok(Attempt::Done(Ok(Submitted { job, replay: false })))
+            }
+            // Nothing written: the key is taken, by the earlier submit or another operation.
+            [] | [_] => {
+                let key = req.key.as_str();
+                state.look_up(tx, &[key]).await?;
+                match submit_replay(tx, state, key, hash).await? {
+                    Some(replay) => Ok(Attempt::Done(Ok(replay))),
+                    None => Err(StoreError::Corrupt("a taken key without its record".into())),
+                }
+            }
+            _ => Err(StoreError::Corrupt(
+                "a submit wrote more than one job".into(),
+            )),
+        }
+    }
+
     pub async fn get_job(&self, job: &JobId) -> Result<Job, StoreError> {
         in_read_tx!(self, |tx| async {
             Ok(read_job(tx, job.as_str()).await?.job)
@@ -636,6 +781,27 @@ fn check_lease(
     state: &AccountState,
 ) -> Result<FinishCall, Refusal> {
     decide::check_finish_call(&row.lease(), token, call, state.snap.now)
+}
+
+/// The answer to an earlier submit under `key`, if the account knows one: the job as it
+/// is now for the same request, `idempotency_mismatch` for another.
+async fn submit_replay(
+    tx: &mut Tx,
+    state: &AccountState,
+    key: &str,
+    hash: &str,
+) -> Result<Option<Submitted>, StoreError> {
+    let Some(record) = state.replay(key, "submit", hash)? else {
+        return Ok(None);
+    };
+    let job_id = record
+        .job_id
+        .clone()
+        .ok_or_else(|| StoreError::Corrupt("submit record without job".into()))?;
+    Ok(Some(Submitted {
+        job: read_job(tx, &job_id).await?.job,
+        replay: true,
+    }))
 }
 
 /// The lease a leasing statement wrote: the job as it is now, its token and expiry.

@@ -7,6 +7,7 @@ use holdfast_core::decide::{self, MoneyMove, Usage};
 use holdfast_core::{AccountId, IdempotencyKey, Micros, Refusal};
 use serde_json::json;
 
+use crate::actor::acting_as;
 use crate::driver::db::Tx;
 use crate::driver::statement::Stmt;
 use crate::error::StoreError;
@@ -14,7 +15,7 @@ use crate::model::{LedgerEntry, MoneyResult, Page};
 use crate::scope::CrossAccount;
 use crate::store::Store;
 use crate::units::account_state::{AccountState, lock_account, lock_account_row, read_account};
-use crate::units::jobs::UsedJobs;
+use crate::units::jobs::{UsedJobs, used_jobs};
 use crate::units::writes::{MoneyRequest, entry_from, read_entry, request_hash, write_money};
 use crate::{in_read_tx, in_write_tx, params, statement};
 
@@ -143,32 +144,91 @@ impl Store {
         self.debit_one(account, &req).await
     }
 
-    /// One debit as a request (the batcher's unit): a call of one debit through the one
-    /// debit path ([`Store::ingest`]), so a single debit and a batched one are the same
-    /// statements and the same decisions.
+    /// One debit as a request (the batcher's unit), as [`Store::debit_batch`] for one
+    /// debit, with a mid-write refusal answered as such.
     pub async fn debit_one(
         &self,
         account: &AccountId,
         req: &DebitRequest,
     ) -> Result<MoneyResult, StoreError> {
-        let items = [(account.clone(), req.clone())];
-        let mut answers = self.apply_debits(&items, CrossAccount::DebitBatch).await?;
-        match (answers.pop(), answers.is_empty()) {
-            (Some(answer), true) => answer.map_err(StoreError::from),
-            _ => Err(StoreError::Corrupt(
-                "a call of one debit answered other than once".into(),
-            )),
+        match self.debit_batch(account, std::slice::from_ref(req)).await {
+            Err(StoreError::BatchAborted(r)) => Err(r.into()),
+            Err(e) => Err(e),
+            Ok(mut results) => results
+                .pop()
+                .ok_or_else(|| StoreError::Corrupt("a batch of one answered nothing".into()))?
+                .map_err(StoreError::from),
         }
     }
 
+    /// Applies debits of one account in arrival order in ONE transaction: each gets its
+    /// own buffer check, ledger entry, idempotency key and result, and a refused debit
+    /// refuses only itself (a refusal writes nothing). A key repeated inside the batch is
+    /// a replay of its first use. The outer error fails the whole transaction (database);
+    /// the inner results are per debit.
+    pub async fn debit_batch(
+        &self,
+        account: &AccountId,
+        requests: &[DebitRequest],
+    ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
+        let priced: Vec<Result<PricedDebit<'_>, Refusal>> =
+            requests.iter().map(|r| self.price_debit(r)).collect();
+        in_write_tx!(self, |tx| async {
+            self.debit_account_in(tx, account, requests, &priced).await
+        })
+    }
+
     /// Debits of any accounts in ONE transaction, answered in the order given: the debit
-    /// batcher's group commit, through the one debit path ([`Store::ingest`]). The outer
-    /// error fails the transaction as a whole: nothing is written.
+    /// batcher's group commit. Applied set-based, as a batch ingest is ([`Store::ingest`]:
+    /// two statements per call whatever its size), each debit exactly as a single debit
+    /// (its own buffer check, entry, key and refusal; each account's debits in the order
+    /// given; a key repeated in the call is a replay of its first use). The outer error
+    /// fails the transaction as a whole: nothing is written.
     pub async fn debit_many(
         &self,
         items: &[(AccountId, DebitRequest)],
     ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
         self.apply_debits(items, CrossAccount::DebitBatch).await
+    }
+
+    /// One account's debits, in the caller's transaction.
+    async fn debit_account_in(
+        &self,
+        tx: &mut Tx,
+        account: &AccountId,
+        requests: &[DebitRequest],
+        priced: &[Result<PricedDebit<'_>, Refusal>],
+    ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
+        let keys: Vec<&str> = requests.iter().map(|r| r.key.as_str()).collect();
+        let mut state = match lock_account_row(tx, account, &keys).await {
+            Err(StoreError::Refused(missing)) => {
+                // 422s (an unknown meter, a bad amount) come before 404.
+                return Ok(priced
+                    .iter()
+                    .map(|p| Err(p.as_ref().err().unwrap_or(&missing).clone()))
+                    .collect());
+            }
+            other => other?,
+        };
+        // Only the debits that passed their checks (a job_ref with a NUL does not).
+        let refs = priced
+            .iter()
+            .filter_map(|p| p.as_ref().ok()?.req.job_ref.as_deref());
+        let jobs = used_jobs(tx, refs.map(|r| (account.as_str(), r))).await?;
+        let mut out = Vec::with_capacity(priced.len());
+        for p in priced {
+            out.push(match p {
+                Err(r) => Err(r.clone()),
+                Ok(p) => {
+                    match acting_as(&p.req.actor, self.debit_in(tx, &mut state, p, &jobs)).await {
+                        Ok(m) => Ok(m),
+                        Err(StoreError::Refused(r)) => Err(r),
+                        Err(e) => return Err(e),
+                    }
+                }
+            });
+        }
+        Ok(out)
     }
 
     /// May this debit pass on the account as it is now: the job its `job_ref` names (if
@@ -203,6 +263,44 @@ impl Store {
         decide::check_request_amount(amount)?;
         let hash = request_hash(&HashedDebit::of(req));
         Ok(PricedDebit { req, amount, hash })
+    }
+
+    async fn debit_in(
+        &self,
+        tx: &mut Tx,
+        state: &mut AccountState,
+        p: &PricedDebit<'_>,
+        jobs: &UsedJobs,
+    ) -> Result<MoneyResult, StoreError> {
+        let use_of_key = UseOfKey {
+            key: &p.req.key,
+            operation: "debit",
+            request_hash: &p.hash,
+        };
+        if let Some(replay) = self.known_replay(tx, state, use_of_key).await? {
+            return Ok(replay);
+        }
+        let buffer = state.snap.buffer(self.card());
+        if let Err(refusal) = self.may_debit(state, p, jobs, buffer) {
+            // The key may still name an earlier debit (PostgreSQL reads keys on demand):
+            // a replay is answered as such whatever the balance is now.
+            state.check_key(tx, p.req.key.as_str()).await?;
+            return match self.known_replay(tx, state, use_of_key).await? {
+                Some(replay) => Ok(replay),
+                None => Err(refusal.into()),
+            };
+        }
+        let req = use_of_key.request(MoneyMove::Debit(p.amount), p.req.job_ref.clone(), true);
+        // The write is one statement: it either wrote this debit whole or nothing. A
+        // refusal from it (a result out of range) aborts the whole batch all the same,
+        // never only this debit; the batcher then answers its debits one by one.
+        let written = write_money(tx, self.card(), state, buffer, req)
+            .await
+            .map_err(|e| match e {
+                StoreError::Refused(r) => StoreError::BatchAborted(r),
+                other => other,
+            })?;
+        self.written_or_replay(tx, state, use_of_key, written).await
     }
 
     /// A forced debit refunding (part of) a top-up: no buffer check, never more than the

@@ -26,7 +26,7 @@ use crate::model::Submitted;
 use crate::scope::CrossAccount;
 use crate::store::Store;
 use crate::units::account_state::{AccountState, IdemRecord};
-use crate::units::ingest::{Keys, any_key_used, lock_accounts_and_read, read_stale_pockets};
+use crate::units::ingest::lock_accounts_and_read;
 use crate::units::jobs::{Submit, SubmitWrite, job_from, read_job, submit_hash};
 use crate::units::writes::{apply_refills, crossing_event, emit, items_params};
 use crate::{in_write_tx, statement};
@@ -66,31 +66,13 @@ struct Crossing {
 struct Extras {
     crossings: Vec<Crossing>,
     stamps: Vec<AccountId>,
-    /// The keys of the submits the decision refused, `[account, key]`.
-    refused_keys: Vec<[String; 2]>,
 }
 
 impl Store {
-    /// Submits a job: hold its price and queue it, in one transaction. Idempotent by key.
-    /// A refusal still commits the due refill and the activity: time passing is not the
-    /// request's change. A call of one submit through the one submit path
-    /// ([`Store::submit_many`]).
-    pub async fn submit(&self, req: &Submit) -> Result<Submitted, StoreError> {
-        let one = [QueuedSubmit {
-            req: req.clone(),
-            actor: crate::actor::current(),
-        }];
-        let mut answers = self.submit_many(&one).await?;
-        match (answers.pop(), answers.is_empty()) {
-            (Some(answer), true) => Ok(answer?),
-            _ => Err(StoreError::Corrupt(
-                "a call of one submit answered other than once".into(),
-            )),
-        }
-    }
-
-    /// Submits of any accounts in ONE transaction, answered in the order given (see the
-    /// module). The outer error fails the transaction as a whole: nothing is written.
+    /// Submits of any accounts in ONE transaction, each answered exactly as
+    /// [`Store::submit`] would answer it, in the order given (see the module). The outer
+    /// error fails the transaction as a whole: nothing is written. A batch of one runs as
+    /// a single submit.
     pub async fn submit_many(
         &self,
         items: &[QueuedSubmit],
@@ -98,20 +80,14 @@ impl Store {
         if items.is_empty() {
             return Ok(Vec::new());
         }
-        let hashes: Vec<String> = items.iter().map(|i| submit_hash(&i.req)).collect();
-        match self.submit_attempt(items, &hashes, Keys::Claimed).await {
-            Err(StoreError::KeyTaken) => self.submit_attempt(items, &hashes, Keys::ReadFirst).await,
-            other => other,
+        if let [one] = items {
+            return match crate::actor::acting_as(&one.actor, self.submit(&one.req)).await {
+                Ok(submitted) => Ok(vec![Ok(submitted)]),
+                Err(StoreError::Refused(refused)) => Ok(vec![Err(refused)]),
+                Err(e) => Err(e),
+            };
         }
-    }
-
-    /// One transaction of [`Store::submit_many`]: lock and read, decide, write.
-    async fn submit_attempt(
-        &self,
-        items: &[QueuedSubmit],
-        hashes: &[String],
-        keys: Keys,
-    ) -> Result<Vec<Result<Submitted, Refusal>>, StoreError> {
+        let hashes: Vec<String> = items.iter().map(|i| submit_hash(&i.req)).collect();
         let first = &items[0].req.account;
         let several = items.iter().any(|i| &i.req.account != first);
         in_write_tx!(self, across several.then_some(CrossAccount::SubmitBatch), |tx| async {
@@ -119,21 +95,16 @@ impl Store {
                 .iter()
                 .map(|i| [i.req.account.as_str(), i.req.key.as_str()])
                 .collect();
-            let read_keys = (keys == Keys::ReadFirst).then_some(named.as_slice());
-            let (mut states, _) = lock_accounts_and_read(tx, &named, read_keys, 0).await?;
-            read_stale_pockets(tx, &mut states).await?;
+            let (mut states, _) = lock_accounts_and_read(tx, &named, Some(&named), 0).await?;
             let mut writes = Vec::with_capacity(items.len());
             let mut extras = Extras::default();
             let mut decided = Vec::with_capacity(items.len());
-            for (item, hash) in items.iter().zip(hashes) {
+            for (item, hash) in items.iter().zip(&hashes) {
                 let state = states.get_mut(&item.req.account);
                 let d = self.decide_queued(tx, state, item, hash, &mut writes, &mut extras);
                 decided.push(d.await?);
             }
-            if keys == Keys::Claimed && any_key_used(tx, &extras.refused_keys).await? {
-                return Err(StoreError::KeyTaken);
-            }
-            let mut written = write_jobs(tx, &writes, keys).await?;
+            let mut written = write_jobs(tx, &writes).await?;
             for account in &extras.stamps {
                 let snap = snapshot_of(&mut states, account)?;
                 self.stamp_activity(tx, account, snap).await?;
@@ -202,9 +173,6 @@ impl Store {
         let decision = match decide::decide_submit(&state.snap, open, kind, self.card()) {
             Ok(decision) => decision,
             Err(refused) => {
-                // Unread, the key may name an earlier submit: then the answer is its replay.
-                let account = req.account.to_string();
-                extras.refused_keys.push([account, key.to_owned()]);
                 if !extras.stamps.contains(&req.account) {
                     extras.stamps.push(req.account.clone());
                 }
@@ -254,7 +222,6 @@ fn snapshot_of<'s>(
 async fn write_jobs(
     tx: &mut Tx,
     writes: &[SubmitWrite],
-    keys: Keys,
 ) -> Result<HashMap<String, crate::model::Job>, StoreError> {
     let mut written = HashMap::with_capacity(writes.len());
     if writes.is_empty() {
@@ -267,20 +234,9 @@ async fn write_jobs(
         writes,
         SubmitWrite::columns,
     )?;
-    let rows = match tx.rows(&WRITE, params).await {
-        // A key some earlier submit used (see submit_jobs.sql).
-        Err(e) if keys == Keys::Claimed && e.is_unique_violation() => {
-            return Err(StoreError::KeyTaken);
-        }
-        rows => rows?,
-    };
-    for row in rows {
+    for row in tx.rows(&WRITE, params).await? {
         let job = job_from(&row)?.job;
         written.insert(job.job_id.clone(), job);
-    }
-    // A key a money change carries: its job is not written.
-    if keys == Keys::Claimed && written.len() < writes.len() {
-        return Err(StoreError::KeyTaken);
     }
     if written.len() != writes.len() {
         return Err(StoreError::Corrupt(format!(
