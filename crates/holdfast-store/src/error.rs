@@ -7,10 +7,6 @@ pub enum StoreError {
     /// A business refusal: nothing was changed.
     #[error(transparent)]
     Refused(#[from] Refusal),
-    /// A refusal met after a batch had started writing: the whole transaction is rolled
-    /// back (a batch of one answers it as the refusal it is).
-    #[error("batch aborted: {0}")]
-    BatchAborted(Refusal),
     /// The database cannot be reached (connection refused or lost, pool timed out).
     #[error("database unavailable: {0}")]
     Unavailable(String),
@@ -38,18 +34,6 @@ pub enum StoreError {
     Statement(String),
     #[error("database error: {0}")]
     Database(sqlx::Error),
-    /// Inside the store only: an attempt of a batch ingest that claimed its keys without
-    /// reading them met a key used already; it is rolled back and redone reading them.
-    /// `Store::ingest` never returns it.
-    #[error("an ingest met a key used already")]
-    KeyTaken,
-    /// Inside the store only: a money write found its key taken, and by the time it read
-    /// the key's record the record was gone — pruned in between, its retention window
-    /// past, so the key is free again. Retryable: the transaction runs again, and the
-    /// key is then written as new. `Store` never returns it (after the retries, it is
-    /// [`StoreError::Contention`]).
-    #[error("a key's record was pruned while a write used the key")]
-    KeyPrunedMeanwhile,
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -93,13 +77,9 @@ fn server_unavailable(code: &str) -> bool {
 }
 
 impl StoreError {
-    /// A deadlock or serialization failure on PostgreSQL (40P01, 40001), a busy or locked
-    /// database on SQLite, or a key's record pruned under a write
-    /// ([`StoreError::KeyPrunedMeanwhile`]): the whole transaction may be retried.
+    /// A deadlock or serialization failure on PostgreSQL (40P01, 40001), or a busy or
+    /// locked database on SQLite: the whole transaction may be retried.
     pub fn is_retryable(&self) -> bool {
-        if let StoreError::KeyPrunedMeanwhile = self {
-            return true;
-        }
         let StoreError::Database(sqlx::Error::Database(db)) = self else {
             return false;
         };

@@ -17,16 +17,37 @@ use crate::{params, statement};
 /// failure or a busy database.
 pub const MAX_ATTEMPTS: u32 = 8;
 
+/// How a unit of work's write transaction may fail: the store's error, or a type of the
+/// unit's own that adds signals only it acts on (redo the call another way, run the
+/// transaction again), so that [`StoreError`] carries only what a caller can act on.
+pub(crate) trait TxFailure: From<StoreError> {
+    /// Whether the whole transaction may be run again.
+    fn is_retryable(&self) -> bool;
+}
+
+impl TxFailure for StoreError {
+    fn is_retryable(&self) -> bool {
+        StoreError::is_retryable(self)
+    }
+}
+
 /// Runs `$body` (an expression using `$tx: &mut Tx`) in a write transaction, commits on
-/// `Ok`, rolls back on `Err`, and retries the whole transaction on contention.
+/// `Ok`, rolls back on `Err`, and retries the whole transaction on contention. The body
+/// fails with [`StoreError`], or with a unit's own [`TxFailure`] (`fails Type`).
 #[macro_export]
 macro_rules! in_write_tx {
     ($store:expr, |$tx:ident| $body:expr) => {
-        $crate::in_write_tx!($store, across None, |$tx| $body)
+        $crate::in_write_tx!($store, across None, fails $crate::error::StoreError, |$tx| $body)
+    };
+    ($store:expr, fails $fail:ty, |$tx:ident| $body:expr) => {
+        $crate::in_write_tx!($store, across None, fails $fail, |$tx| $body)
+    };
+    ($store:expr, across $why:expr, |$tx:ident| $body:expr) => {
+        $crate::in_write_tx!($store, across $why, fails $crate::error::StoreError, |$tx| $body)
     };
     // `across`: an `Option<CrossAccount>`, the mark of a transaction that changes rows of
     // several accounts by design (see `Pool::begin_write_across`).
-    ($store:expr, across $why:expr, |$tx:ident| $body:expr) => {{
+    ($store:expr, across $why:expr, fails $fail:ty, |$tx:ident| $body:expr) => {{
         let across: Option<$crate::scope::CrossAccount> = $why;
         let mut attempt: u32 = 0;
         loop {
@@ -38,11 +59,11 @@ macro_rules! in_write_tx {
                     continue;
                 }
                 Err(e) if e.is_retryable() => {
-                    break Err($crate::error::StoreError::Contention(attempt));
+                    break Err(<$fail>::from($crate::error::StoreError::Contention(attempt)));
                 }
-                Err(e) => break Err(e),
+                Err(e) => break Err(<$fail>::from(e)),
             };
-            let result: Result<_, $crate::error::StoreError> = {
+            let result: Result<_, $fail> = {
                 let $tx: &mut $crate::driver::db::Tx = &mut tx;
                 $body.await
             };
@@ -52,14 +73,15 @@ macro_rules! in_write_tx {
                     Err(e) if e.is_retryable() && attempt < $crate::store::MAX_ATTEMPTS => {
                         $crate::store::backoff(attempt).await;
                     }
-                    Err(e) => break Err(e),
+                    Err(e) => break Err(<$fail>::from(e)),
                 },
                 Err(e) => {
                     let _ = tx.rollback().await;
-                    if e.is_retryable() && attempt < $crate::store::MAX_ATTEMPTS {
+                    let retryable = $crate::store::TxFailure::is_retryable(&e);
+                    if retryable && attempt < $crate::store::MAX_ATTEMPTS {
                         $crate::store::backoff(attempt).await;
-                    } else if e.is_retryable() {
-                        break Err($crate::error::StoreError::Contention(attempt));
+                    } else if retryable {
+                        break Err(<$fail>::from($crate::error::StoreError::Contention(attempt)));
                     } else {
                         break Err(e);
                     }

@@ -201,11 +201,11 @@ fn outcome(r: Result<MoneyResult, Refusal>) -> Outcome {
 
 /// A run of debits applied in one transaction.
 async fn run_batch(store: &Store, account: &str, ops: &[Op]) -> Vec<Outcome> {
-    let requests: Vec<DebitRequest> = ops.iter().map(debit_request).collect();
-    let results = store
-        .debit_batch(&acct(account), &requests)
-        .await
-        .expect("batch");
+    let items: Vec<(AccountId, DebitRequest)> = ops
+        .iter()
+        .map(|op| (acct(account), debit_request(op)))
+        .collect();
+    let results = store.ingest(&items).await.expect("batch");
     results.into_iter().map(outcome).collect()
 }
 

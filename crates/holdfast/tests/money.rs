@@ -432,7 +432,8 @@ backend_test!(a_batch_answers_each_debit_on_its_own, |b| async move {
         req("0.40", "c"),
         req("0.50", "a"),
     ];
-    let results = s.debit_batch(&acct("u"), &batch).await.unwrap();
+    let of_u: Vec<_> = batch.iter().map(|r| (acct("u"), r.clone())).collect();
+    let results = s.ingest(&of_u).await.unwrap();
     let first = results[0].as_ref().unwrap();
     assert!(!first.replay);
     let again = results[1].as_ref().unwrap();
@@ -458,7 +459,11 @@ backend_test!(a_batch_answers_each_debit_on_its_own, |b| async move {
     );
     let a = s.get_account(&acct("u")).await.unwrap();
     assert_eq!(a.balance, 500_000 - 1_000_000 - 400_000);
-    let missing = s.debit_batch(&acct("nobody"), &batch[..2]).await.unwrap();
+    let of_nobody: Vec<_> = batch[..2]
+        .iter()
+        .map(|r| (acct("nobody"), r.clone()))
+        .collect();
+    let missing = s.ingest(&of_nobody).await.unwrap();
     assert!(
         missing
             .iter()

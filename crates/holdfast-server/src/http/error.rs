@@ -175,7 +175,7 @@ impl From<StoreError> for ApiError {
             return ApiError::Refused(Refusal::AmountOutOfRange);
         }
         match e {
-            StoreError::Refused(r) | StoreError::BatchAborted(r) => ApiError::Refused(r),
+            StoreError::Refused(r) => ApiError::Refused(r),
             StoreError::Unavailable(cause) => ApiError::Unavailable(cause),
             StoreError::DiskFull(cause) => ApiError::DiskFull(cause),
             StoreError::Contention(n) => {

@@ -38,7 +38,7 @@ use crate::driver::statement::{Cell, Params, Stmt};
 use crate::error::StoreError;
 use crate::model::{AccountView, LedgerEntry, MoneyResult};
 use crate::scope::CrossAccount;
-use crate::store::Store;
+use crate::store::{Store, TxFailure};
 use crate::units::account_state::{AccountState, IdemRecord, account_id_of};
 use crate::units::jobs::{UsedJobs, used_jobs};
 use crate::units::money::{DebitRequest, PricedDebit};
@@ -162,11 +162,47 @@ struct Change {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Keys {
     /// Not read: the write claims them, and a key used already fails the attempt
-    /// ([`StoreError::KeyTaken`]), to be redone with [`Keys::ReadFirst`].
+    /// ([`AttemptFailed::KeyTaken`]), to be redone with [`Keys::ReadFirst`].
     Claimed,
     /// Read with the pockets before deciding: a key used already is a replay or a
     /// mismatch, as for a single debit.
     ReadFirst,
+}
+
+/// How an attempt of an ingest fails: the store's error, or a key it claimed without
+/// reading turned out taken — a signal to this module alone: the attempt is rolled back
+/// and the call redone reading its keys first ([`Keys`]).
+enum AttemptFailed {
+    Store(StoreError),
+    KeyTaken,
+}
+
+impl From<StoreError> for AttemptFailed {
+    fn from(e: StoreError) -> AttemptFailed {
+        AttemptFailed::Store(e)
+    }
+}
+
+impl TxFailure for AttemptFailed {
+    fn is_retryable(&self) -> bool {
+        match self {
+            AttemptFailed::Store(e) => e.is_retryable(),
+            AttemptFailed::KeyTaken => false,
+        }
+    }
+}
+
+impl AttemptFailed {
+    /// The error the caller of an ingest sees: a key taken is never one (an attempt
+    /// that read its keys first does not claim one blind).
+    fn into_store(self) -> StoreError {
+        match self {
+            AttemptFailed::Store(e) => e,
+            AttemptFailed::KeyTaken => {
+                StoreError::Corrupt("an ingest that read its keys first found one taken".into())
+            }
+        }
+    }
 }
 
 impl Store {
@@ -187,12 +223,13 @@ impl Store {
         items: &[(AccountId, DebitRequest)],
         why: CrossAccount,
     ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
-        // One debit: a single debit's two statements cost less than the set-based ones.
-        // A result out of range, which aborts a single-account batch, is its refusal.
+        // One debit: a single debit's two statements cost less than the set-based ones
+        // (docs/bench-history.md, issue #43).
         if let [(account, req)] = items {
-            return match self.debit_batch(account, std::slice::from_ref(req)).await {
-                Err(StoreError::BatchAborted(refused)) => Ok(vec![Err(refused)]),
-                other => other,
+            return match self.debit_one(account, req).await {
+                Ok(debited) => Ok(vec![Ok(debited)]),
+                Err(StoreError::Refused(r)) => Ok(vec![Err(r)]),
+                Err(e) => Err(e),
             };
         }
         let priced: Vec<Result<PricedDebit<'_>, Refusal>> =
@@ -201,12 +238,13 @@ impl Store {
             .ingest_attempt(items, &priced, Keys::Claimed, why)
             .await
         {
-            Err(StoreError::KeyTaken) => {
+            Err(AttemptFailed::KeyTaken) => {
                 self.ingest_attempt(items, &priced, Keys::ReadFirst, why)
                     .await
             }
             other => other,
-        }?;
+        }
+        .map_err(AttemptFailed::into_store)?;
         // Committed: each account's view after the call (once), then each answer's.
         let mut after: HashMap<&AccountId, AccountView> = HashMap::new();
         let mut out = Vec::with_capacity(answers.len());
@@ -240,9 +278,9 @@ impl Store {
         priced: &[Result<PricedDebit<'_>, Refusal>],
         keys: Keys,
         why: CrossAccount,
-    ) -> Result<(Vec<Answer>, HashMap<AccountId, Ingesting>), StoreError> {
+    ) -> Result<(Vec<Answer>, HashMap<AccountId, Ingesting>), AttemptFailed> {
         let mark = items.iter().any(|(a, _)| a != &items[0].0).then_some(why);
-        in_write_tx!(self, across mark, |tx| async {
+        in_write_tx!(self, across mark, fails AttemptFailed, |tx| async {
             let wanted = priced.iter().filter(|p| p.is_ok()).count();
             let (mut states, ids) = lock_and_read(tx, items, keys, wanted).await?;
             // Only the debits that passed their checks (a job_ref with a NUL does not).
@@ -258,7 +296,7 @@ impl Store {
                 decided.push(self.decide_one(state, p, &jobs, &mut ids, &mut write)?);
             }
             if keys == Keys::Claimed && any_key_used(tx, &write.refused_keys).await? {
-                return Err(StoreError::KeyTaken);
+                return Err(AttemptFailed::KeyTaken);
             }
             write.changes = states.values().filter_map(Ingesting::change).collect();
             apply(tx, &write, keys, &mut states).await?;
@@ -548,13 +586,13 @@ pub fn parse_ids(listed: &str) -> Result<Vec<i64>, StoreError> {
 /// Writes what was decided, checks every row was written, takes the pockets and open
 /// jobs the write read (PostgreSQL) into `states`, and emits the suspensions. With
 /// [`Keys::Claimed`], a key some earlier call used leaves the count of claimed keys
-/// short: [`StoreError::KeyTaken`], and the caller rolls back and reads the keys.
+/// short: [`AttemptFailed::KeyTaken`], and the caller rolls back and reads the keys.
 async fn apply(
     tx: &mut Tx,
     write: &IngestWrite,
     keys: Keys,
     states: &mut HashMap<AccountId, Ingesting>,
-) -> Result<(), StoreError> {
+) -> Result<(), AttemptFailed> {
     if write.items.is_empty() {
         return Ok(());
     }
@@ -571,7 +609,7 @@ async fn apply(
     let rows = match tx.rows(&WRITE, params).await {
         // PostgreSQL claims the keys with a plain INSERT (see ingest_write.sql).
         Err(e) if keys == Keys::Claimed && e.is_unique_violation() => {
-            return Err(StoreError::KeyTaken);
+            return Err(AttemptFailed::KeyTaken);
         }
         rows => rows?,
     };
@@ -597,13 +635,14 @@ async fn apply(
     let n = write.items.len() as i64;
     let expected = (n, n, write.changes.len() as i64);
     if keys == Keys::Claimed && written.0 < n {
-        return Err(StoreError::KeyTaken);
+        return Err(AttemptFailed::KeyTaken);
     }
     if written != expected {
         return Err(StoreError::Corrupt(format!(
             "an ingest wrote (keys, entries, accounts) {written:?}, decided {expected:?}; \
              nothing was written"
-        )));
+        ))
+        .into());
     }
     for (account, suspension, snap, entry_id) in &write.suspensions {
         emit_suspension(tx, account, *suspension, snap, *entry_id).await?;

@@ -13,7 +13,7 @@ use crate::driver::statement::Stmt;
 use crate::error::StoreError;
 use crate::model::{LedgerEntry, MoneyResult, Page};
 use crate::scope::CrossAccount;
-use crate::store::Store;
+use crate::store::{Store, TxFailure};
 use crate::units::account_state::{AccountState, lock_account, lock_account_row, read_account};
 use crate::units::jobs::{UsedJobs, used_jobs};
 use crate::units::writes::{MoneyRequest, entry_from, read_entry, request_hash, write_money};
@@ -75,6 +75,48 @@ pub(crate) struct PricedDebit<'r> {
     pub hash: String,
 }
 
+/// How a money write's transaction fails: the store's error, or a signal to this module
+/// alone.
+enum MoneyFailed {
+    Store(StoreError),
+    /// The write found its key taken, and by the time it read the key's record the
+    /// record was gone: pruned in between, its retention window past, so the key is free
+    /// again. The transaction runs again and writes the key as new.
+    KeyPrunedMeanwhile,
+}
+
+impl From<StoreError> for MoneyFailed {
+    fn from(e: StoreError) -> MoneyFailed {
+        MoneyFailed::Store(e)
+    }
+}
+
+impl From<Refusal> for MoneyFailed {
+    fn from(r: Refusal) -> MoneyFailed {
+        MoneyFailed::Store(r.into())
+    }
+}
+
+impl TxFailure for MoneyFailed {
+    fn is_retryable(&self) -> bool {
+        match self {
+            MoneyFailed::Store(e) => e.is_retryable(),
+            MoneyFailed::KeyPrunedMeanwhile => true,
+        }
+    }
+}
+
+impl MoneyFailed {
+    /// The error a caller sees. (A key pruned meanwhile never gets here: its transaction
+    /// runs again, and after the last attempt it is [`StoreError::Contention`].)
+    fn into_store(self) -> StoreError {
+        match self {
+            MoneyFailed::Store(e) => e,
+            MoneyFailed::KeyPrunedMeanwhile => StoreError::Contention(crate::store::MAX_ATTEMPTS),
+        }
+    }
+}
+
 /// Largest page a listing returns.
 pub const MAX_PAGE: i64 = 1000;
 
@@ -113,7 +155,7 @@ impl Store {
             operation,
             request_hash: &hash,
         };
-        in_write_tx!(self, |tx| async {
+        in_write_tx!(self, fails MoneyFailed, |tx| async {
             let mut state = lock_account_row(tx, account, &[key.as_str()]).await?;
             if let Some(replay) = self.known_replay(tx, &mut state, use_of_key).await? {
                 return Ok(replay);
@@ -124,6 +166,7 @@ impl Store {
             self.written_or_replay(tx, &mut state, use_of_key, written)
                 .await
         })
+        .map_err(MoneyFailed::into_store)
     }
 
     /// Prices usage: money as given, or meter seconds at the card's rate.
@@ -144,38 +187,24 @@ impl Store {
         self.debit_one(account, &req).await
     }
 
-    /// One debit as a request (the batcher's unit), as [`Store::debit_batch`] for one
-    /// debit, with a mid-write refusal answered as such.
+    /// One debit as a request (the batcher's unit, and a call of one debit): priced, then
+    /// a transaction of its own that locks the account, lets the core decide and writes
+    /// (two statements).
     pub async fn debit_one(
         &self,
         account: &AccountId,
         req: &DebitRequest,
     ) -> Result<MoneyResult, StoreError> {
-        match self.debit_batch(account, std::slice::from_ref(req)).await {
-            Err(StoreError::BatchAborted(r)) => Err(r.into()),
-            Err(e) => Err(e),
-            Ok(mut results) => results
-                .pop()
-                .ok_or_else(|| StoreError::Corrupt("a batch of one answered nothing".into()))?
-                .map_err(StoreError::from),
-        }
-    }
-
-    /// Applies debits of one account in arrival order in ONE transaction: each gets its
-    /// own buffer check, ledger entry, idempotency key and result, and a refused debit
-    /// refuses only itself (a refusal writes nothing). A key repeated inside the batch is
-    /// a replay of its first use. The outer error fails the whole transaction (database);
-    /// the inner results are per debit.
-    pub async fn debit_batch(
-        &self,
-        account: &AccountId,
-        requests: &[DebitRequest],
-    ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
-        let priced: Vec<Result<PricedDebit<'_>, Refusal>> =
-            requests.iter().map(|r| self.price_debit(r)).collect();
-        in_write_tx!(self, |tx| async {
-            self.debit_account_in(tx, account, requests, &priced).await
+        // 422s (an unknown meter, a bad amount) come before the account's 404.
+        let priced = self.price_debit(req)?;
+        in_write_tx!(self, fails MoneyFailed, |tx| async {
+            let mut state = lock_account_row(tx, account, &[req.key.as_str()]).await?;
+            let job = req.job_ref.as_deref().map(|r| (account.as_str(), r));
+            let jobs = used_jobs(tx, job.into_iter()).await?;
+            let debit = self.debit_in(tx, &mut state, &priced, &jobs);
+            acting_as(&req.actor, debit).await
         })
+        .map_err(MoneyFailed::into_store)
     }
 
     /// Debits of any accounts in ONE transaction, answered in the order given: the debit
@@ -189,46 +218,6 @@ impl Store {
         items: &[(AccountId, DebitRequest)],
     ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
         self.apply_debits(items, CrossAccount::DebitBatch).await
-    }
-
-    /// One account's debits, in the caller's transaction.
-    async fn debit_account_in(
-        &self,
-        tx: &mut Tx,
-        account: &AccountId,
-        requests: &[DebitRequest],
-        priced: &[Result<PricedDebit<'_>, Refusal>],
-    ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
-        let keys: Vec<&str> = requests.iter().map(|r| r.key.as_str()).collect();
-        let mut state = match lock_account_row(tx, account, &keys).await {
-            Err(StoreError::Refused(missing)) => {
-                // 422s (an unknown meter, a bad amount) come before 404.
-                return Ok(priced
-                    .iter()
-                    .map(|p| Err(p.as_ref().err().unwrap_or(&missing).clone()))
-                    .collect());
-            }
-            other => other?,
-        };
-        // Only the debits that passed their checks (a job_ref with a NUL does not).
-        let refs = priced
-            .iter()
-            .filter_map(|p| p.as_ref().ok()?.req.job_ref.as_deref());
-        let jobs = used_jobs(tx, refs.map(|r| (account.as_str(), r))).await?;
-        let mut out = Vec::with_capacity(priced.len());
-        for p in priced {
-            out.push(match p {
-                Err(r) => Err(r.clone()),
-                Ok(p) => {
-                    match acting_as(&p.req.actor, self.debit_in(tx, &mut state, p, &jobs)).await {
-                        Ok(m) => Ok(m),
-                        Err(StoreError::Refused(r)) => Err(r),
-                        Err(e) => return Err(e),
-                    }
-                }
-            });
-        }
-        Ok(out)
     }
 
     /// May this debit pass on the account as it is now: the job its `job_ref` names (if
@@ -271,7 +260,7 @@ impl Store {
         state: &mut AccountState,
         p: &PricedDebit<'_>,
         jobs: &UsedJobs,
-    ) -> Result<MoneyResult, StoreError> {
+    ) -> Result<MoneyResult, MoneyFailed> {
         let use_of_key = UseOfKey {
             key: &p.req.key,
             operation: "debit",
@@ -291,15 +280,9 @@ impl Store {
             };
         }
         let req = use_of_key.request(MoneyMove::Debit(p.amount), p.req.job_ref.clone(), true);
-        // The write is one statement: it either wrote this debit whole or nothing. A
-        // refusal from it (a result out of range) aborts the whole batch all the same,
-        // never only this debit; the batcher then answers its debits one by one.
-        let written = write_money(tx, self.card(), state, buffer, req)
-            .await
-            .map_err(|e| match e {
-                StoreError::Refused(r) => StoreError::BatchAborted(r),
-                other => other,
-            })?;
+        // One statement: this debit whole, or nothing and a refusal (a result out of
+        // range), which rolls the transaction back and is the debit's answer.
+        let written = write_money(tx, self.card(), state, buffer, req).await?;
         self.written_or_replay(tx, state, use_of_key, written).await
     }
 
@@ -321,7 +304,7 @@ impl Store {
             operation: "refund",
             request_hash: &hash,
         };
-        in_write_tx!(self, |tx| async {
+        in_write_tx!(self, fails MoneyFailed, |tx| async {
             let mut state = lock_account(tx, account, &[top_up_key.as_str(), key.as_str()]).await?;
             let top_up_entry = refundable_top_up(&state, top_up_key, use_of_key)?;
             if let Some(replay) = self.known_replay(tx, &mut state, use_of_key).await? {
@@ -338,19 +321,20 @@ impl Store {
             self.written_or_replay(tx, &mut state, use_of_key, written)
                 .await
         })
+        .map_err(MoneyFailed::into_store)
     }
 
     /// Answers a money write: its entry and the account as it is now — or, when the key
     /// turned out to be taken already (nothing was written), the key's earlier use; or,
-    /// when that use's record was pruned meanwhile, [`StoreError::KeyPrunedMeanwhile`]
-    /// (retryable: the transaction runs again).
+    /// when that use's record was pruned meanwhile, [`MoneyFailed::KeyPrunedMeanwhile`]
+    /// (the transaction runs again).
     async fn written_or_replay(
         &self,
         tx: &mut Tx,
         state: &mut AccountState,
         use_of_key: UseOfKey<'_>,
         written: Option<LedgerEntry>,
-    ) -> Result<MoneyResult, StoreError> {
+    ) -> Result<MoneyResult, MoneyFailed> {
         if let Some(entry) = written {
             return Ok(MoneyResult {
                 entry,
@@ -363,7 +347,7 @@ impl Store {
         // the transaction runs again and finds the key free.
         self.known_replay(tx, state, use_of_key)
             .await?
-            .ok_or(StoreError::KeyPrunedMeanwhile)
+            .ok_or(MoneyFailed::KeyPrunedMeanwhile)
     }
 
     /// The answer to an earlier use of the key, if the account knows one: the original
