@@ -592,6 +592,14 @@ backend_test!(admin_passes_run_on_request, |b| async move {
         .post(api.url("/v1/admin/reconcile"))
         .bearer_auth(&api.admin);
     api.send(bare).await.expect(200, "");
+    // Whitespace alone is not a JSON text: refused, as any malformed body.
+    let blank = api
+        .client
+        .post(api.url("/v1/admin/reconcile"))
+        .bearer_auth(&api.admin)
+        .header("content-type", "application/json")
+        .body("\n");
+    api.send(blank).await.expect(422, "invalid_request");
     api.assert_clean().await;
     api.stop().await;
 });

@@ -186,7 +186,8 @@ impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for BodyOrEmp
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
         let (headers, bytes) = read_body(req, state).await?;
-        if bytes.iter().all(u8::is_ascii_whitespace) || bytes.trim_ascii() == b"null" {
+        // No body at all, or JSON's null, is {}; whitespace alone is not JSON (422).
+        if bytes.is_empty() || bytes.trim_ascii() == b"null" {
             return Ok(BodyOrEmpty(T::default()));
         }
         Ok(BodyOrEmpty(parse_typed(&headers, &bytes)?))
