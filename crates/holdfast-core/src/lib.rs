@@ -9,6 +9,7 @@ pub mod decide;
 pub mod ids;
 pub mod model;
 pub mod money;
+pub mod payments;
 pub mod ratecard;
 pub mod redact;
 pub mod refusal;

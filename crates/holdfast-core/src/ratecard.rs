@@ -195,6 +195,49 @@ pub struct RateCard {
     pub schedules: Schedules,
     pub retention: Retention,
     pub webhooks: Vec<Webhook>,
+    /// Payment providers whose webhooks top accounts up (`[payments.stripe]`).
+    pub payments: Payments,
+}
+
+/// The payment providers a card connects (`[payments]`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Payments {
+    pub stripe: Option<PaymentEndpoint>,
+}
+
+/// A provider's webhook endpoint: its signing secret, given in the card or (better) named
+/// as an environment variable. Exactly one of the two.
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaymentEndpoint {
+    pub secret: Option<String>,
+    pub secret_env: Option<String>,
+}
+
+impl std::fmt::Debug for PaymentEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PaymentEndpoint")
+            .field("secret", &self.secret.as_ref().map(|_| "<hidden>"))
+            .field("secret_env", &self.secret_env)
+            .finish()
+    }
+}
+
+impl PaymentEndpoint {
+    /// The signing secret: the card's, or the named variable's as `env` reads it.
+    pub fn resolve(&self, env: impl Fn(&str) -> Option<String>) -> Option<String> {
+        match (&self.secret, &self.secret_env) {
+            (Some(secret), _) => Some(secret.clone()),
+            (None, Some(name)) => env(name).filter(|s| !s.is_empty()),
+            (None, None) => None,
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawPayments {
+    stripe: Option<PaymentEndpoint>,
 }
 
 // ---- raw file shape ----
@@ -220,6 +263,8 @@ struct RawCard {
     retention: RawRetention,
     #[serde(default)]
     webhooks: Vec<RawWebhook>,
+    #[serde(default)]
+    payments: RawPayments,
 }
 
 #[derive(Deserialize, Default)]
@@ -312,6 +357,18 @@ struct RawWebhook {
     from: FeedStart,
 }
 
+fn payments(raw: RawPayments) -> Result<Payments, RateCardError> {
+    if let Some(stripe) = &raw.stripe
+        && stripe.secret.is_some() == stripe.secret_env.is_some()
+    {
+        return Err(invalid(
+            "payments.stripe",
+            "give exactly one of `secret` and `secret_env`",
+        ));
+    }
+    Ok(Payments { stripe: raw.stripe })
+}
+
 /// The event types holdfast emits (API.md "Events").
 pub const EVENT_TYPES: &[&str] = &[
     "job.waiting",
@@ -324,6 +381,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "account.unsuspended",
     "account.banned",
     "account.unbanned",
+    "payment.refused",
     "account.low_balance",
     "account.balance_recovered",
     "allowance.refilled",
@@ -527,6 +585,7 @@ impl RateCard {
         let schedules = Self::schedules(raw.schedules)?;
         let retention = retention(raw.retention)?;
         let webhooks = Self::webhooks(raw.webhooks)?;
+        let payments = payments(raw.payments)?;
         Ok(RateCard {
             currency: currency(raw.currency)?,
             default_plan: raw.default_plan,
@@ -538,6 +597,7 @@ impl RateCard {
             schedules,
             retention,
             webhooks,
+            payments,
         })
     }
 
@@ -851,6 +911,33 @@ mod tests {
         assert!(card.is_lane("image_priority"));
         assert!(!card.is_lane("nope"));
         assert_eq!(card.schedules.sweep_every_seconds, 5.0);
+    }
+
+    #[test]
+    fn stripe_takes_exactly_one_secret_and_reads_its_variable() {
+        let card = |section: &str| RateCard::parse(&format!("{DEFAULT_RATE_CARD}\n{section}"));
+        assert!(RateCard::builtin().payments.stripe.is_none());
+        let both = card("[payments.stripe]\nsecret = \"a\"\nsecret_env = \"B\"\n");
+        assert_eq!(key_of(both.unwrap_err()), "payments.stripe");
+        let neither = card("[payments.stripe]\n");
+        assert_eq!(key_of(neither.unwrap_err()), "payments.stripe");
+        let named = card("[payments.stripe]\nsecret_env = \"STRIPE_SECRET\"\n").unwrap();
+        let stripe = named.payments.stripe.unwrap();
+        let env = |name: &str| (name == "STRIPE_SECRET").then(|| "whsec_x".to_owned());
+        assert_eq!(stripe.resolve(env).as_deref(), Some("whsec_x"));
+        assert_eq!(
+            stripe.resolve(|_| Some(String::new())),
+            None,
+            "empty is unset"
+        );
+        assert!(
+            !format!(
+                "{:?}",
+                card("[payments.stripe]\nsecret = \"whsec_s\"\n").unwrap()
+            )
+            .contains("whsec_s"),
+            "the secret never shows in a debug print"
+        );
     }
 
     #[test]

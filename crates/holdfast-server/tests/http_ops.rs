@@ -78,6 +78,10 @@ const CONTRACT: &[(&str, &str)] = &[
     ("GET", "/v1/admin/audit"),
     ("GET", "/v1/admin/webhooks/dead"),
     ("POST", "/v1/admin/webhooks/redeliver"),
+    ("POST", "/v1/integrations/stripe"),
+    ("PUT", "/v1/integrations/stripe/customers/{customer_id}"),
+    ("GET", "/v1/integrations/stripe/customers/{customer_id}"),
+    ("DELETE", "/v1/integrations/stripe/customers/{customer_id}"),
     ("GET", "/healthz"),
     ("GET", "/metrics"),
     ("GET", "/openapi.json"),
@@ -119,7 +123,8 @@ backend_test!(
                 responses.keys().any(|s| s.starts_with('2')),
                 "{method} {path}: no 2xx"
             );
-            let open = ["/healthz", "/openapi.json"].contains(&path.as_str());
+            let open =
+                ["/healthz", "/openapi.json", "/v1/integrations/stripe"].contains(&path.as_str());
             assert_eq!(
                 responses.contains_key("401"),
                 !open,
@@ -133,7 +138,8 @@ backend_test!(
             let concrete = path
                 .replace("{account_id}", "nobody")
                 .replace("{job_id}", "nojob")
-                .replace("{lane}", "image");
+                .replace("{lane}", "image")
+                .replace("{customer_id}", "cus_nobody");
             let method = Method::from_bytes(method.as_bytes()).unwrap();
             let body = (method != Method::GET).then(|| json!({}));
             let r = api.call(method.clone(), &api.admin, &concrete, body).await;

@@ -1,8 +1,8 @@
 //! Who caused a change. Every ledger entry, event and job transition (submit, lease,
 //! end) records its actor: `key:<key id>` for an API key (`key:env` for the
 //! environment's admin key; never the key itself), `cli:<OS user>` for the operator CLI,
-//! `system:<pass>` for a scheduled pass, or [`LIBRARY`] for a program that embeds the
-//! engine and names none.
+//! `system:<pass>` for a scheduled pass, `integration:stripe` for a Stripe webhook, or
+//! [`LIBRARY`] for a program that embeds the engine and names none.
 //!
 //! The caller names the actor for a piece of work with [`acting_as`]; the store reads it
 //! ([`current`]) where it writes, in the same task. Work that another task carries out

@@ -52,5 +52,6 @@ pub use units::job_batch::{CompleteJob, FailJob, JobAnswers, MAX_JOB_BATCH};
 pub use units::jobs::{CancelOutcome, Submit};
 pub use units::keys::key_hash;
 pub use units::money::{CreditKind, DebitRequest, MAX_PAGE};
+pub use units::payments::{CustomerAccount, Dispute, DisputeStatus};
 pub use units::refunds::{Grant, Granted, JobRefund, JobRefunded};
 pub use units::submit_batch::QueuedSubmit;

@@ -10,6 +10,7 @@ pub mod job_batch;
 pub mod jobs;
 pub mod keys;
 pub mod money;
+pub mod payments;
 pub mod refunds;
 pub mod submit_batch;
 pub mod writes;

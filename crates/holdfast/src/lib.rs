@@ -17,6 +17,7 @@
 pub mod batch;
 pub mod engine;
 pub mod schedules;
+pub mod stripe;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod webhooks;
@@ -52,9 +53,9 @@ pub use holdfast_store::units::accounts::MAX_PAGE;
 pub use holdfast_store::units::jobs::lines_json;
 pub use holdfast_store::{
     AccountFilter, AccountPage, AccountStatus, Banned, CancelOutcome, CompleteJob, CreditKind,
-    EventFilter, FailJob, Grant, Granted, JobAnswers, JobFilter, JobRefund, JobRefunded,
-    LedgerFilter, PRUNE_CHUNK, PruneReport, PutAccount, SchemaMismatch, StoreError, Submit, Usage,
-    key_hash,
+    CustomerAccount, EventFilter, FailJob, Grant, Granted, JobAnswers, JobFilter, JobRefund,
+    JobRefunded, LedgerFilter, PRUNE_CHUNK, PruneReport, PutAccount, SchemaMismatch, StoreError,
+    Submit, Usage, key_hash,
 };
 
 // A debit as `Engine::debit_many` takes it, and how a database is opened.

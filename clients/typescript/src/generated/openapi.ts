@@ -409,6 +409,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/integrations/stripe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stripe's webhook: a checkout or payment tops the account up (once per payment),
+         *     a refund refunds that top-up, a dispute blocks the account until won. Authenticated by
+         *     `Stripe-Signature` alone (no API key); see docs/payments.md.
+         */
+        post: operations["stripe"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/integrations/stripe/customers/{customer_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account a Stripe customer is mapped to. */
+        get: operations["get_customer"];
+        /**
+         * Maps a Stripe customer to an account: a payment of that customer without
+         *     `metadata.account_id` tops that account up. Replaces an earlier map.
+         */
+        put: operations["put_customer"];
+        post?: never;
+        /** Removes a Stripe customer's map. */
+        delete: operations["delete_customer"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs": {
         parameters: {
             query?: never;
@@ -745,6 +788,21 @@ export interface components {
             capture?: components["schemas"]["CaptureLine"][] | null;
             lease_token: components["schemas"]["LeaseToken"];
         };
+        /** @description A Stripe customer and the account it pays for. */
+        CustomerBody: {
+            account_id: string;
+            customer_id: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339: when the map was last set.
+             */
+            updated_at: string;
+        };
+        /** @description The body of a customer's map. */
+        CustomerRequest: {
+            /** @description The account the customer's payments top up (it must exist). */
+            account_id: components["schemas"]["AccountId"];
+        };
         /** @description A delivery that failed its last attempt. */
         DeadDeliveryBody: {
             account_id: string;
@@ -841,7 +899,7 @@ export interface components {
             event_id: string;
             job_id?: string | null;
             /** @enum {string} */
-            type: "job.waiting" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired" | "job.refunded" | "account.suspended" | "account.unsuspended" | "account.banned" | "account.unbanned" | "account.low_balance" | "account.balance_recovered" | "allowance.refilled" | "allowance.granted" | "ledger.adjusted" | "operator.blocked" | "operator.unblocked" | "operator.banned" | "operator.unbanned" | "operator.plan_changed" | "operator.granted" | "operator.key_created" | "operator.key_revoked" | "operator.adjusted";
+            type: "job.waiting" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired" | "job.refunded" | "account.suspended" | "account.unsuspended" | "account.banned" | "account.unbanned" | "payment.refused" | "account.low_balance" | "account.balance_recovered" | "allowance.refilled" | "allowance.granted" | "ledger.adjusted" | "operator.blocked" | "operator.unblocked" | "operator.banned" | "operator.unbanned" | "operator.plan_changed" | "operator.granted" | "operator.key_created" | "operator.key_revoked" | "operator.adjusted";
         };
         EventPage: {
             events: components["schemas"]["EventBody"][];
@@ -1112,6 +1170,33 @@ export interface components {
             idempotency_key: components["schemas"]["IdempotencyKey"];
             /** @description The idempotency key of the top-up to refund. */
             top_up_idempotency_key: components["schemas"]["IdempotencyKey"];
+        };
+        /** @description What an event did. */
+        StripeAnswer: {
+            /** @description The account the event applied to, when it applied to one. */
+            account_id?: string | null;
+            /**
+             * Format: int64
+             * @description The ledger entry of the top-up or refund, when it wrote or found one.
+             */
+            entry_id?: number | null;
+            /**
+             * @description `credited`, `refunded`, `already_applied`, `dispute_recorded`, `refused` (another
+             *     currency than the card's: event `payment.refused`) or `ignored`.
+             */
+            outcome: string;
+        };
+        /** @description A Stripe event as Stripe sends it; the engine reads `type` and `data.object`. */
+        StripeEvent: {
+            /** @description `{"object": {…}}`: the Checkout Session, PaymentIntent, Charge or Dispute. */
+            data: unknown;
+            /** @description `evt_…` */
+            id: string;
+            /**
+             * @description `checkout.session.completed`, `payment_intent.succeeded`, `charge.refunded`,
+             *     `charge.dispute.created`, `charge.dispute.closed`, …
+             */
+            type: string;
         };
         SubmitRequest: {
             account_id: components["schemas"]["AccountId"];
@@ -3368,7 +3453,7 @@ export interface operations {
                 /** @description Only this account's events */
                 account_id?: components["schemas"]["AccountId"];
                 /** @description Only events of this type */
-                type?: "job.waiting" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired" | "job.refunded" | "account.suspended" | "account.unsuspended" | "account.banned" | "account.unbanned" | "account.low_balance" | "account.balance_recovered" | "allowance.refilled" | "allowance.granted" | "ledger.adjusted" | "operator.blocked" | "operator.unblocked" | "operator.banned" | "operator.unbanned" | "operator.plan_changed" | "operator.granted" | "operator.key_created" | "operator.key_revoked" | "operator.adjusted";
+                type?: "job.waiting" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired" | "job.refunded" | "account.suspended" | "account.unsuspended" | "account.banned" | "account.unbanned" | "payment.refused" | "account.low_balance" | "account.balance_recovered" | "allowance.refilled" | "allowance.granted" | "ledger.adjusted" | "operator.blocked" | "operator.unblocked" | "operator.banned" | "operator.unbanned" | "operator.plan_changed" | "operator.granted" | "operator.key_created" | "operator.key_revoked" | "operator.adjusted";
                 /** @description Only events this actor caused: `key:<key id>`, `cli:<user>`, `system:<pass>`, `serve:first-admin-key`, `library` */
                 actor?: string;
             };
@@ -3401,6 +3486,370 @@ export interface operations {
              *     `account_suspended` where a submit is refused.
              */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over 64 KiB (1 MiB for `POST /v1/debits`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_request` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    stripe: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, as Stripe signs */
+                "Stripe-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The event, byte for byte as Stripe sent it */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StripeEvent"];
+            };
+        };
+        responses: {
+            /** @description Applied, already applied, refused or ignored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StripeAnswer"];
+                };
+            };
+            /** @description `invalid_signature` (missing, malformed, old or not matching; or no secret configured), `invalid_event` (signed, but not an event of its type's shape) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `account_not_found` (the payment names no known account), `top_up_not_found` (a refund or dispute before its payment): Stripe's retry applies it later */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_customer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                customer_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The map */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerBody"];
+                };
+            };
+            /** @description `unauthorized`: no key, or not a live key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `forbidden`: the key's role may not call this; or `account_blocked` /
+             *     `account_suspended` where a submit is refused.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `customer_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over 64 KiB (1 MiB for `POST /v1/debits`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_request` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    put_customer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A Stripe customer id (`cus_…`) */
+                customer_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomerRequest"];
+            };
+        };
+        responses: {
+            /** @description The map */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerBody"];
+                };
+            };
+            /** @description `unauthorized`: no key, or not a live key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `forbidden`: the key's role may not call this; or `account_blocked` /
+             *     `account_suspended` where a submit is refused.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `account_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over 64 KiB (1 MiB for `POST /v1/debits`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_request` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_customer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                customer_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: no key, or not a live key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `forbidden`: the key's role may not call this; or `account_blocked` /
+             *     `account_suspended` where a submit is refused.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `customer_not_found` */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

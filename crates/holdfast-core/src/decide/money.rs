@@ -193,10 +193,88 @@ pub fn check_refund(
     Ok(())
 }
 
+/// What a refund of a top-up asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefundAsk {
+    /// This amount, refused when the top-up has less left to refund.
+    Exactly(Micros),
+    /// This amount, or what the top-up has left when that is less (a provider's
+    /// chargeback takes what it takes).
+    AtMost(Micros),
+    /// Whatever brings the top-up's refunds to this total (a provider that reports the
+    /// amount refunded so far), never more than it has left.
+    ToTotal(Micros),
+}
+
+impl RefundAsk {
+    /// The amount the request names.
+    pub fn amount(self) -> Micros {
+        match self {
+            RefundAsk::Exactly(m) | RefundAsk::AtMost(m) | RefundAsk::ToTotal(m) => m,
+        }
+    }
+}
+
+/// What a refund takes from a top-up of `top_up_micros` of which `refunded_micros` was
+/// refunded already: `None` when an [`RefundAsk::AtMost`] or [`RefundAsk::ToTotal`] finds
+/// nothing left to take.
+pub fn refund_amount(
+    top_up_micros: i64,
+    refunded_micros: i64,
+    ask: RefundAsk,
+) -> Result<Option<Micros>, Refusal> {
+    let left = top_up_micros - refunded_micros;
+    let amount = match ask {
+        RefundAsk::Exactly(amount) => {
+            check_refund(top_up_micros, refunded_micros, amount)?;
+            return Ok(Some(amount));
+        }
+        RefundAsk::AtMost(most) => most.0.min(left),
+        RefundAsk::ToTotal(total) => (total.0 - refunded_micros).min(left),
+    };
+    Ok((amount > 0).then_some(Micros(amount)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::decide::tests_support::snapshot;
+
+    #[test]
+    fn a_refund_asked_to_a_total_takes_the_difference_and_nothing_past_the_top_up() {
+        let ask = |refunded, a| refund_amount(1_000, refunded, a);
+        assert_eq!(
+            ask(0, RefundAsk::ToTotal(Micros(300))),
+            Ok(Some(Micros(300)))
+        );
+        assert_eq!(ask(300, RefundAsk::ToTotal(Micros(300))), Ok(None));
+        assert_eq!(
+            ask(300, RefundAsk::ToTotal(Micros(100))),
+            Ok(None),
+            "an older total"
+        );
+        assert_eq!(
+            ask(300, RefundAsk::ToTotal(Micros(1_500))),
+            Ok(Some(Micros(700)))
+        );
+        assert_eq!(
+            ask(300, RefundAsk::AtMost(Micros(500))),
+            Ok(Some(Micros(500)))
+        );
+        assert_eq!(
+            ask(800, RefundAsk::AtMost(Micros(500))),
+            Ok(Some(Micros(200)))
+        );
+        assert_eq!(ask(1_000, RefundAsk::AtMost(Micros(500))), Ok(None));
+        assert_eq!(
+            ask(800, RefundAsk::Exactly(Micros(200))),
+            Ok(Some(Micros(200)))
+        );
+        assert_eq!(
+            ask(800, RefundAsk::Exactly(Micros(201))),
+            Err(Refusal::RefundExceedsTopUp)
+        );
+    }
 
     #[test]
     fn a_low_balance_line_is_crossed_once_each_way_and_equality_is_not_low() {

@@ -36,6 +36,18 @@ pub enum ApiError {
     MethodNotAllowed,
     #[error("no dead or delivered delivery of this event to this endpoint")]
     DeliveryNotFound,
+    #[error("no map of this customer")]
+    CustomerNotFound,
+    /// A payment provider's webhook without a valid signature (400 `invalid_signature`).
+    #[error("{0}")]
+    InvalidSignature(String),
+    /// A signed provider event that is not of its type's shape (400 `invalid_event`).
+    #[error("{0}")]
+    InvalidEvent(String),
+    /// A provider event that names what is not here yet (an account, a payment): 404 with
+    /// `code`; the provider's retry applies it once it is.
+    #[error("{message}")]
+    NotYet { code: &'static str, message: String },
     /// This key made more requests than its rate limit allows (`--rate-limit-per-second`).
     #[error("this key is over its request rate limit; try again after Retry-After seconds")]
     RateLimited { retry_after_seconds: u64 },
@@ -127,7 +139,10 @@ impl ApiError {
             ApiError::InvalidRequest(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::RouteNotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::DeliveryNotFound => StatusCode::NOT_FOUND,
+            ApiError::DeliveryNotFound | ApiError::CustomerNotFound | ApiError::NotYet { .. } => {
+                StatusCode::NOT_FOUND
+            }
+            ApiError::InvalidSignature(_) | ApiError::InvalidEvent(_) => StatusCode::BAD_REQUEST,
             ApiError::RateLimited { .. } | ApiError::TooManyExports => {
                 StatusCode::TOO_MANY_REQUESTS
             }
@@ -148,6 +163,10 @@ impl ApiError {
             ApiError::RouteNotFound => "route_not_found",
             ApiError::MethodNotAllowed => "method_not_allowed",
             ApiError::DeliveryNotFound => "delivery_not_found",
+            ApiError::CustomerNotFound => "customer_not_found",
+            ApiError::InvalidSignature(_) => "invalid_signature",
+            ApiError::InvalidEvent(_) => "invalid_event",
+            ApiError::NotYet { code, .. } => code,
             ApiError::RateLimited { .. } => "rate_limited",
             ApiError::TooManyExports => "too_many_exports",
             ApiError::Refused(r) => r.code(),

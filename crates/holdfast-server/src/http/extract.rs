@@ -80,7 +80,8 @@ fn is_json(headers: &HeaderMap) -> bool {
         || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
 
-async fn read_body<S: Send + Sync>(
+/// The request's headers and whole body (413 past its limit).
+pub async fn read_body<S: Send + Sync>(
     req: Request,
     state: &S,
 ) -> Result<(HeaderMap, Bytes), ApiError> {

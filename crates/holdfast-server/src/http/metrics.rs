@@ -66,6 +66,11 @@ pub fn debited(micros: i64) {
 }
 
 /// The sweeper released `n` jobs from a run this process asked for.
+/// One Stripe webhook event answered, by what it did (`error` when it was not applied).
+pub fn stripe_event(outcome: &'static str) {
+    metrics::counter!("holdfast_stripe_events_total", "outcome" => outcome).increment(1);
+}
+
 pub fn swept(n: u64) {
     metrics::counter!("holdfast_sweeper_released_total").increment(n);
 }

@@ -19,6 +19,7 @@ pub mod limits;
 pub mod listen;
 pub mod metrics;
 pub mod money;
+pub mod payments;
 pub mod refunds;
 pub mod schema;
 pub mod state;
@@ -215,6 +216,12 @@ fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(admin::audit))
         .routes(routes!(webhooks::dead))
         .routes(routes!(webhooks::redeliver))
+        .routes(routes!(payments::stripe))
+        .routes(routes!(
+            payments::put_customer,
+            payments::get_customer,
+            payments::delete_customer
+        ))
         .routes(routes!(admin::healthz))
         .routes(routes!(admin::metrics))
         .routes(routes!(admin::openapi))

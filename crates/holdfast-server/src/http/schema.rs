@@ -209,12 +209,25 @@ fn parameter_schema(path: &str, name: &str, place: &ParameterIn) -> Option<RefOr
             Some(r"^[^\x00]{0,2048}$"),
             "Only this webhook endpoint's (its URL)",
         ),
+        ("customer_id", ParameterIn::Path) => text(
+            1,
+            255,
+            Some(r"^[A-Za-z0-9_]{1,255}$"),
+            "A Stripe customer id, e.g. `cus_NffrFeUfNV2Hib`",
+        ),
+        ("Stripe-Signature", ParameterIn::Header) => text(
+            1,
+            8192,
+            Some(r"^[a-z0-9]+=[^,]*(,[a-z0-9]+=[^,]*)*$"),
+            "`t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<body>\">`, as Stripe signs \
+             (several `v1` during a secret roll)",
+        ),
         ("actor", ParameterIn::Query) => text(
             1,
             300,
             Some(r"^[^\x00]{1,300}$"),
             "Only events this actor caused: `key:<key id>`, `cli:<user>`, `system:<pass>`, \
-             `serve:first-admin-key`, `library`",
+             `integration:stripe`, `serve:first-admin-key`, `library`",
         ),
         _ => return None,
     };

@@ -8,7 +8,7 @@ use crate::driver::statement::Stmt;
 use crate::error::StoreError;
 use crate::model::AccountView;
 use crate::store::{Store, now};
-use crate::units::account_state::{lock_account, read_account};
+use crate::units::account_state::{AccountState, lock_account, read_account};
 use crate::units::writes::{EntryFacts, apply_refills, emit_operator, touch_account, write_ledger};
 use crate::{in_read_tx, in_write_tx, params, statement};
 
@@ -181,20 +181,33 @@ impl Store {
         }
         in_write_tx!(self, |tx| async {
             let mut state = lock_account(tx, account, &[]).await?;
-            if state.snap.blocked_at.is_some() != blocked {
-                let action = if blocked { "blocked" } else { "unblocked" };
-                let data = serde_json::json!({});
-                emit_operator(tx, action, account.as_str(), data, reason, state.snap.now).await?;
-            }
-            let blocked_at = if blocked {
-                Some(state.snap.blocked_at.unwrap_or(state.snap.now))
-            } else {
-                None
-            };
-            let params = params! { account_id: account.as_str(), blocked_at: blocked_at };
-            tx.exec(&SET_BLOCKED, params).await?;
-            state.snap.blocked_at = blocked_at;
+            change_block(tx, account, &mut state, blocked, reason).await?;
             state.view(self.card())
         })
     }
+}
+
+/// Blocks or unblocks a locked account, with `operator.blocked` / `operator.unblocked`
+/// when the state changes. Blocking again keeps the first time.
+pub(crate) async fn change_block(
+    tx: &mut Tx,
+    account: &AccountId,
+    state: &mut AccountState,
+    blocked: bool,
+    reason: Option<&str>,
+) -> Result<(), StoreError> {
+    if state.snap.blocked_at.is_some() != blocked {
+        let action = if blocked { "blocked" } else { "unblocked" };
+        let data = serde_json::json!({});
+        emit_operator(tx, action, account.as_str(), data, reason, state.snap.now).await?;
+    }
+    let blocked_at = if blocked {
+        Some(state.snap.blocked_at.unwrap_or(state.snap.now))
+    } else {
+        None
+    };
+    let params = params! { account_id: account.as_str(), blocked_at: blocked_at };
+    tx.exec(&SET_BLOCKED, params).await?;
+    state.snap.blocked_at = blocked_at;
+    Ok(())
 }

@@ -3,7 +3,7 @@
 //! work: lock the account, let `holdfast_core::decide` decide, write it with its ledger
 //! entry and events, commit.
 
-use holdfast_core::decide::{self, MoneyMove, Usage};
+use holdfast_core::decide::{self, MoneyMove, RefundAsk, Usage};
 use holdfast_core::{AccountId, IdempotencyKey, Micros, Refusal};
 use serde_json::json;
 
@@ -295,10 +295,23 @@ impl Store {
         amount: Micros,
         key: &IdempotencyKey,
     ) -> Result<MoneyResult, StoreError> {
-        decide::check_request_amount(amount)?;
-        let hash = request_hash(
-            &json!({ "op": "refund", "amount_micros": amount.0, "top_up": top_up_key.as_str() }),
-        );
+        let ask = RefundAsk::Exactly(amount);
+        self.refund_as_asked(account, top_up_key, ask, key)
+            .await?
+            .ok_or_else(|| StoreError::Corrupt("a refund of an exact amount wrote nothing".into()))
+    }
+
+    /// [`Store::refund`] of what `ask` comes to under the account lock (decided by
+    /// [`decide::refund_amount`]): `None`, and nothing written, when it comes to nothing.
+    pub async fn refund_as_asked(
+        &self,
+        account: &AccountId,
+        top_up_key: &IdempotencyKey,
+        ask: RefundAsk,
+        key: &IdempotencyKey,
+    ) -> Result<Option<MoneyResult>, StoreError> {
+        decide::check_request_amount(ask.amount())?;
+        let hash = request_hash(&refund_request(top_up_key, ask));
         let use_of_key = UseOfKey {
             key,
             operation: "refund",
@@ -308,18 +321,21 @@ impl Store {
             let mut state = lock_account(tx, account, &[top_up_key.as_str(), key.as_str()]).await?;
             let top_up_entry = refundable_top_up(&state, top_up_key, use_of_key)?;
             if let Some(replay) = self.known_replay(tx, &mut state, use_of_key).await? {
-                return Ok(replay);
+                return Ok(Some(replay));
             }
             let top_up = read_entry(tx, top_up_entry).await?.delta;
             let reference = top_up_entry.to_string();
             let params = params! { account_id: account.as_str(), reference: reference.as_str() };
             let refunded = tx.row(&REFUNDED_OF_TOP_UP, params).await?.int("refunded")?;
-            decide::check_refund(top_up, refunded, amount)?;
+            let Some(amount) = decide::refund_amount(top_up, refunded, ask)? else {
+                return Ok(None);
+            };
             let buffer = state.snap.buffer(self.card());
             let req = use_of_key.request(MoneyMove::Refund(amount), Some(reference), false);
             let written = write_money(tx, self.card(), &mut state, buffer, req).await?;
             self.written_or_replay(tx, &mut state, use_of_key, written)
                 .await
+                .map(Some)
         })
         .map_err(MoneyFailed::into_store)
     }
@@ -407,6 +423,19 @@ impl Store {
 
 /// The entry of the top-up `top_up_key` names, when it may be refunded: a bonus is not
 /// (but a replay of this refund is still answered first), another key names no top-up.
+/// A refund as its request hash reads it. An exact refund hashes as it always has
+/// (`amount_micros`), so the keys of refunds made before the other asks existed replay.
+fn refund_request(top_up_key: &IdempotencyKey, ask: RefundAsk) -> serde_json::Value {
+    let top_up = top_up_key.as_str();
+    match ask {
+        RefundAsk::Exactly(m) => json!({ "op": "refund", "amount_micros": m.0, "top_up": top_up }),
+        RefundAsk::AtMost(m) => json!({ "op": "refund", "at_most_micros": m.0, "top_up": top_up }),
+        RefundAsk::ToTotal(m) => {
+            json!({ "op": "refund", "to_total_micros": m.0, "top_up": top_up })
+        }
+    }
+}
+
 fn refundable_top_up(
     state: &AccountState,
     top_up_key: &IdempotencyKey,

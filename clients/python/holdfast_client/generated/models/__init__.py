@@ -13,6 +13,8 @@ from .capture_line_type_1 import CaptureLineType1
 from .complete_batch_request import CompleteBatchRequest
 from .complete_item import CompleteItem
 from .complete_request import CompleteRequest
+from .customer_body import CustomerBody
+from .customer_request import CustomerRequest
 from .dead_delivery_body import DeadDeliveryBody
 from .dead_delivery_page import DeadDeliveryPage
 from .debit_batch_request import DebitBatchRequest
@@ -60,6 +62,8 @@ from .put_account_request import PutAccountRequest
 from .redeliver_body import RedeliverBody
 from .redeliver_request import RedeliverRequest
 from .refund_request import RefundRequest
+from .stripe_answer import StripeAnswer
+from .stripe_event import StripeEvent
 from .submit_request import SubmitRequest
 from .top_up_kind import TopUpKind
 from .top_up_request import TopUpRequest
@@ -80,6 +84,8 @@ __all__ = (
     "CompleteBatchRequest",
     "CompleteItem",
     "CompleteRequest",
+    "CustomerBody",
+    "CustomerRequest",
     "DeadDeliveryBody",
     "DeadDeliveryPage",
     "DebitBatchRequest",
@@ -127,6 +133,8 @@ __all__ = (
     "RedeliverBody",
     "RedeliverRequest",
     "RefundRequest",
+    "StripeAnswer",
+    "StripeEvent",
     "SubmitRequest",
     "TopUpKind",
     "TopUpRequest",

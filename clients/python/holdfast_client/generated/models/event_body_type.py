@@ -25,6 +25,7 @@ EventBodyType = Literal[
     "operator.plan_changed",
     "operator.unbanned",
     "operator.unblocked",
+    "payment.refused",
 ]
 
 EVENT_BODY_TYPE_VALUES: set[EventBodyType] = {
@@ -52,6 +53,7 @@ EVENT_BODY_TYPE_VALUES: set[EventBodyType] = {
     "operator.plan_changed",
     "operator.unbanned",
     "operator.unblocked",
+    "payment.refused",
 }
 
 

@@ -25,6 +25,7 @@ ListEventsType = Literal[
     "operator.plan_changed",
     "operator.unbanned",
     "operator.unblocked",
+    "payment.refused",
 ]
 
 LIST_EVENTS_TYPE_VALUES: set[ListEventsType] = {
@@ -52,6 +53,7 @@ LIST_EVENTS_TYPE_VALUES: set[ListEventsType] = {
     "operator.plan_changed",
     "operator.unbanned",
     "operator.unblocked",
+    "payment.refused",
 }
 
 

@@ -119,7 +119,7 @@ def sync_detailed(
         account_id (str | Unset): An account id: 1–128 characters of A-Z a-z 0-9 . _ : -
         type_ (ListEventsType | Unset): Only events of this type
         actor (str | Unset): Only events this actor caused: `key:<key id>`, `cli:<user>`,
-            `system:<pass>`, `serve:first-admin-key`, `library`
+            `system:<pass>`, `integration:stripe`, `serve:first-admin-key`, `library`
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -161,7 +161,7 @@ def sync(
         account_id (str | Unset): An account id: 1–128 characters of A-Z a-z 0-9 . _ : -
         type_ (ListEventsType | Unset): Only events of this type
         actor (str | Unset): Only events this actor caused: `key:<key id>`, `cli:<user>`,
-            `system:<pass>`, `serve:first-admin-key`, `library`
+            `system:<pass>`, `integration:stripe`, `serve:first-admin-key`, `library`
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -198,7 +198,7 @@ async def asyncio_detailed(
         account_id (str | Unset): An account id: 1–128 characters of A-Z a-z 0-9 . _ : -
         type_ (ListEventsType | Unset): Only events of this type
         actor (str | Unset): Only events this actor caused: `key:<key id>`, `cli:<user>`,
-            `system:<pass>`, `serve:first-admin-key`, `library`
+            `system:<pass>`, `integration:stripe`, `serve:first-admin-key`, `library`
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -238,7 +238,7 @@ async def asyncio(
         account_id (str | Unset): An account id: 1–128 characters of A-Z a-z 0-9 . _ : -
         type_ (ListEventsType | Unset): Only events of this type
         actor (str | Unset): Only events this actor caused: `key:<key id>`, `cli:<user>`,
-            `system:<pass>`, `serve:first-admin-key`, `library`
+            `system:<pass>`, `integration:stripe`, `serve:first-admin-key`, `library`
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -1,0 +1,37 @@
+-- Payments a provider reported (issue #42): which account each credited, the customer →
+-- account map an operator sets, and the disputes that block an account. The money itself
+-- is a top-up ledger entry keyed by the payment (`stripe:<payment id>`), as any top-up.
+--
+-- A payment's account, recorded before its top-up: what a refund or a dispute of the
+-- payment, which names only the payment, is applied to.
+CREATE TABLE payments (
+    provider   TEXT    NOT NULL,
+    payment_id TEXT    NOT NULL,
+    account_id TEXT    NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (provider, payment_id)
+);
+
+-- The account a provider's customer pays for, when a payment names no account itself.
+CREATE TABLE payment_customers (
+    provider    TEXT    NOT NULL,
+    customer_id TEXT    NOT NULL,
+    account_id  TEXT    NOT NULL,
+    updated_at  BIGINT NOT NULL,
+    PRIMARY KEY (provider, customer_id)
+);
+
+-- A dispute of a payment: open, won or lost. blocked_at is the account's blocked_at this
+-- dispute set (NULL when the account was blocked already): a won dispute lifts only a
+-- block a dispute made, and only when no other dispute of the account is open.
+CREATE TABLE payment_disputes (
+    provider   TEXT    NOT NULL,
+    dispute_id TEXT    NOT NULL,
+    account_id TEXT    NOT NULL,
+    status     TEXT    NOT NULL CHECK (status IN ('open', 'won', 'lost')),
+    blocked_at BIGINT,
+    updated_at BIGINT NOT NULL,
+    PRIMARY KEY (provider, dispute_id)
+);
+
+CREATE INDEX payment_disputes_by_account ON payment_disputes (account_id);

@@ -1,0 +1,9 @@
+-- disputes_holding_block: of an account's disputes, how many are open, and how many made
+-- the block it has now (blocked_at equal to the account's).
+--
+-- :account_id  the account
+-- :blocked_at  the account's blocked_at
+SELECT CAST(COALESCE(SUM(CASE WHEN status = 'open' THEN 1 ELSE 0 END), 0) AS BIGINT) AS open,
+       CAST(COALESCE(SUM(CASE WHEN blocked_at = :blocked_at THEN 1 ELSE 0 END), 0) AS BIGINT) AS made_block
+  FROM payment_disputes
+ WHERE account_id = :account_id

@@ -1,0 +1,12 @@
+-- put_payment_dispute: records a dispute's status (and the block it made, if any).
+--
+-- :provider    the provider
+-- :dispute_id  the provider's dispute id
+-- :account_id  the disputed payment's account
+-- :status      open, won or lost
+-- :blocked_at  the account's blocked_at this dispute set, or NULL
+-- :now         the database clock
+INSERT INTO payment_disputes (provider, dispute_id, account_id, status, blocked_at, updated_at)
+VALUES (:provider, :dispute_id, :account_id, :status, :blocked_at, :now)
+ON CONFLICT (provider, dispute_id)
+DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at
