@@ -188,3 +188,40 @@ pub struct ApiKey {
     pub created_at: Timestamp,
     pub revoked_at: Option<Timestamp>,
 }
+
+/// An account's money over `[from, to)`, read from its ledger: the balance before the
+/// period, each kind of change in it, the balance after. `opening` plus every change's
+/// `amount` is `closing`, entry for entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Statement {
+    pub account_id: String,
+    pub from: Timestamp,
+    pub to: Timestamp,
+    /// The money balance before `from` (micros).
+    pub opening: i64,
+    /// The money balance before `to` (micros).
+    pub closing: i64,
+    /// The money entries of the period by ledger kind, signed (a debit negative).
+    pub changes: Vec<StatementLine>,
+    /// Debits and captures of the period by the kind of the job they bill (`None`: no job
+    /// of this engine, or one pruned), as positive amounts.
+    pub spending_by_job_kind: Vec<JobKindSpend>,
+    /// Money held by the jobs open at `to` (micros), while those jobs are retained.
+    pub held_at_end: i64,
+}
+
+/// One kind of ledger entry in a statement: how many, and their sum (micros).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StatementLine {
+    pub kind: String,
+    pub entries: i64,
+    pub amount: i64,
+}
+
+/// What the jobs of one kind cost in a statement's period.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct JobKindSpend {
+    pub job_kind: Option<String>,
+    pub entries: i64,
+    pub amount: i64,
+}

@@ -71,6 +71,64 @@ pub fn csv_chunk(entries: &[LedgerEntry], header: bool) -> std::io::Result<Vec<u
     out.into_inner().map_err(|e| e.into_error())
 }
 
+/// A statement as CSV: a header row, then one row per figure — `opening`, each `change`
+/// by kind, each `spending` by job kind, `closing`, `held_at_end` — so that the
+/// `opening` row plus the `change` rows is the `closing` row.
+pub fn statement_csv(s: &crate::http::wire::StatementBody) -> std::io::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(["section", "name", "entries", "amount", "amount_micros"])?;
+    let mut row = |section: &str, name: &str, entries: String, amount: &str, micros: i64| {
+        w.write_record([
+            section,
+            &text_cell(name),
+            &entries,
+            amount,
+            &micros.to_string(),
+        ])
+    };
+    row(
+        "opening",
+        "",
+        String::new(),
+        &s.opening_balance,
+        s.opening_balance_micros,
+    )?;
+    for l in &s.changes {
+        row(
+            "change",
+            &l.kind,
+            l.entries.to_string(),
+            &l.amount,
+            l.amount_micros,
+        )?;
+    }
+    for l in &s.spending_by_job_kind {
+        let kind = l.job_kind.as_deref().unwrap_or_default();
+        row(
+            "spending",
+            kind,
+            l.entries.to_string(),
+            &l.amount,
+            l.amount_micros,
+        )?;
+    }
+    row(
+        "closing",
+        "",
+        String::new(),
+        &s.closing_balance,
+        s.closing_balance_micros,
+    )?;
+    row(
+        "held_at_end",
+        "",
+        String::new(),
+        &s.held_at_end,
+        s.held_at_end_micros,
+    )?;
+    w.into_inner().map_err(|e| e.into_error())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

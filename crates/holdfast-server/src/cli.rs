@@ -65,6 +65,9 @@ pub enum Command {
     Export(export::ExportArgs),
     /// An account's ledger, oldest first.
     Ledger(lists::LedgerArgs),
+    /// An account's statement for a period: opening and closing balance, the changes
+    /// between by kind, spending by job kind (--csv, --json).
+    Statement(lists::StatementArgs),
     /// Jobs, newest first, by lane, status and account.
     Jobs(lists::JobsArgs),
     /// The events outbox, by cursor.
@@ -115,6 +118,7 @@ async fn run_command(command: Command) -> anyhow::Result<ExitCode> {
         Command::Accounts(a) => lists::accounts(a).await,
         Command::Export(a) => export::export(a).await,
         Command::Ledger(a) => lists::ledger(a).await,
+        Command::Statement(a) => lists::statement(a).await,
         Command::Jobs(a) => lists::jobs(a).await,
         Command::Events(a) => lists::events(a).await,
         Command::Backup(a) => backup::backup(a).await,

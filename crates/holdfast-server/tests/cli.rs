@@ -222,6 +222,51 @@ holdfast::backend_test!(walk_through, |backend| async move {
             .contains("balance         2.497")
     );
 
+    let statement = cli.json(&["statement", "acme"]);
+    assert_eq!(statement["opening_balance"], "0.00");
+    assert_eq!(statement["closing_balance"], "2.497");
+    let changes: Vec<(&str, &str)> = (statement["changes"].as_array().unwrap().iter())
+        .map(|l| (l["kind"].as_str().unwrap(), l["amount"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            ("debit", "-2.503"),
+            ("refund", "-5.00"),
+            ("top_up", "10.00")
+        ]
+    );
+    let text = cli.ok(&["statement", "acme"]);
+    assert!(text.contains("closing") && text.contains("2.497"), "{text}");
+    let csv = cli.ok(&["statement", "acme", "--csv"]);
+    assert!(
+        csv.starts_with("section,name,entries,amount,amount_micros\n"),
+        "{csv}"
+    );
+    assert!(csv.contains("\nclosing,,,2.497,2497000\n"), "{csv}");
+    let later = cli.json(&[
+        "statement",
+        "acme",
+        "--from",
+        "2999-01-01T00:00:00Z",
+        "--to",
+        "2999-02-01T00:00:00Z",
+    ]);
+    assert_eq!(later["opening_balance"], "2.497");
+    assert_eq!(later["changes"], serde_json::json!([]));
+    cli.refused(
+        &[
+            "statement",
+            "acme",
+            "--from",
+            "2999-01-01T00:00:00Z",
+            "--to",
+            "2000-01-01T00:00:00Z",
+        ],
+        "invalid_request",
+    );
+    cli.refused(&["statement", "nobody"], "account_not_found");
+
     let audit = cli.run(&["audit"]);
     assert!(audit.ok, "audit: {} {}", audit.stdout, audit.stderr);
     assert!(audit.stdout.contains("clean"), "{}", audit.stdout);

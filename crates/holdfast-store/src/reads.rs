@@ -5,4 +5,5 @@ pub mod events;
 pub mod export;
 pub mod listing;
 pub mod overview;
+pub mod statement;
 pub mod stats;

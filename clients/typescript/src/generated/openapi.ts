@@ -212,6 +212,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts/{account_id}/statement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's statement for a period: opening and closing balance, the changes between
+         *     by kind, spending by job kind, what its jobs held at the end. JSON, or with
+         *     `Accept: text/csv` one row per figure.
+         */
+        get: operations["statement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounts/{account_id}/top-ups": {
         parameters: {
             query?: never;
@@ -1000,6 +1021,14 @@ export interface components {
              */
             status: number;
         };
+        JobKindSpendBody: {
+            amount: string;
+            /** Format: int64 */
+            amount_micros: number;
+            /** Format: int64 */
+            entries: number;
+            job_kind?: string | null;
+        };
         /** @description What the debit is for (1–255 characters), kept as the entry's `ref`; a job id of this engine makes the debit usage of that job (API.md "Money") */
         JobRef: string;
         /** @description The answer to a job refund. */
@@ -1170,6 +1199,48 @@ export interface components {
             idempotency_key: components["schemas"]["IdempotencyKey"];
             /** @description The idempotency key of the top-up to refund. */
             top_up_idempotency_key: components["schemas"]["IdempotencyKey"];
+        };
+        /**
+         * @description An account's statement (API.md "Statements"): money as a decimal string beside its
+         *     micros, times RFC 3339 UTC.
+         */
+        StatementBody: {
+            account_id: string;
+            /**
+             * @description The period's money entries by ledger kind (`top_up`, `bonus`, `debit`, `capture`,
+             *     `refund`, `job_refund`, `adjustment`), signed.
+             */
+            changes: components["schemas"]["StatementLineBody"][];
+            /** @description The money balance before `to`: `opening_balance` plus every change. */
+            closing_balance: string;
+            /** Format: int64 */
+            closing_balance_micros: number;
+            currency: string;
+            /** @description The period's start (inclusive). */
+            from: string;
+            /** @description Money held by the jobs open at `to`. */
+            held_at_end: string;
+            /** Format: int64 */
+            held_at_end_micros: number;
+            /** @description The money balance before `from`. */
+            opening_balance: string;
+            /** Format: int64 */
+            opening_balance_micros: number;
+            /**
+             * @description Debits and captures by the kind of the job they bill (`null`: no job of this
+             *     engine), as positive amounts.
+             */
+            spending_by_job_kind: components["schemas"]["JobKindSpendBody"][];
+            /** @description The period's end (exclusive). */
+            to: string;
+        };
+        StatementLineBody: {
+            amount: string;
+            /** Format: int64 */
+            amount_micros: number;
+            /** Format: int64 */
+            entries: number;
+            kind: string;
         };
         /** @description What an event did. */
         StripeAnswer: {
@@ -2429,6 +2500,111 @@ export interface operations {
                 };
             };
             /** @description `invalid_request`, `amount_out_of_range` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    statement: {
+        parameters: {
+            query?: {
+                /** @description RFC 3339, inclusive (default: the beginning) */
+                from?: components["schemas"]["Timestamp"];
+                /** @description RFC 3339, exclusive (default: now) */
+                to?: components["schemas"]["Timestamp"];
+            };
+            header?: never;
+            path: {
+                account_id: components["schemas"]["AccountId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The statement; with `Accept: text/csv` as CSV */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatementBody"];
+                    "text/csv": string;
+                };
+            };
+            /** @description `unauthorized`: no key, or not a live key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `forbidden`: the key's role may not call this; or `account_blocked` /
+             *     `account_suspended` where a submit is refused.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `account_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over 64 KiB (1 MiB for `POST /v1/debits`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_request` (a bad time, `from` after `to`) */
             422: {
                 headers: {
                     [name: string]: unknown;

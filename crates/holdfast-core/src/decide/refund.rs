@@ -9,6 +9,29 @@ use crate::money::{MICROS_PER_UNIT, Micros};
 use crate::ratecard::MONEY;
 use crate::refusal::Refusal;
 
+/// The longest reason an operator may give (a refund's, a grant's, a block's or ban's).
+pub const MAX_REASON: usize = 500;
+
+/// What [`check_reason`] accepts past its length (1 to [`MAX_REASON`] characters), as a
+/// regular expression for the OpenAPI document (ECMA-262 and Python `re` alike): no NUL,
+/// and not only whitespace — Unicode's White_Space, as `str::trim` reads it, spelled out,
+/// since `\s` differs between the two (ECMA-262 has U+FEFF and not U+0085). A test pins
+/// it to the function.
+pub const REASON_PATTERN: &str = concat!(
+    r"^[^\x00]*[^\x00\t\n\x0B\x0C\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F",
+    r"\u205F\u3000][^\x00]*$"
+);
+
+/// A reason is 1 to [`MAX_REASON`] characters, not only whitespace, no NUL.
+pub fn check_reason(reason: &str) -> Result<(), Refusal> {
+    if reason.trim().is_empty() || reason.chars().count() > MAX_REASON || reason.contains('\0') {
+        return Err(Refusal::InvalidRequest(format!(
+            "reason: must be 1 to {MAX_REASON} characters"
+        )));
+    }
+    Ok(())
+}
+
 /// What a job refund writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobRefundPlan {
@@ -314,5 +337,36 @@ mod tests {
             );
         }
         assert!(plan_grant(&snap, "daily_images", MAX_ALLOWANCE).is_err());
+    }
+}
+
+#[cfg(test)]
+mod reason_tests {
+    use super::*;
+
+    #[test]
+    fn a_reason_is_one_to_five_hundred_characters() {
+        assert!(check_reason("duplicate charge").is_ok());
+        assert!(check_reason(&"é".repeat(MAX_REASON)).is_ok());
+        for bad in [
+            "",
+            "   ",
+            "\u{85}",
+            "\u{3000}\t",
+            "a\0b",
+            &"x".repeat(MAX_REASON + 1),
+        ] {
+            assert!(check_reason(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_pattern_says_what_check_reason_accepts(
+            text in "[a\u{0}\t\n\u{b}\u{c}\r \u{85}\u{a0}\u{1680}\u{2000}-\u{200b}\u{2028}\u{2029}\u{202f}\u{205f}\u{3000}\u{feff}]{1,6}",
+        ) {
+            let re = regex::Regex::new(REASON_PATTERN).unwrap();
+            proptest::prop_assert_eq!(re.is_match(&text), check_reason(&text).is_ok(), "{:?}", text);
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! Listings: an account's ledger and the events outbox by cursor, jobs by lane and status,
-//! accounts by id prefix, plan and status.
+//! accounts by id prefix, plan and status; an account's statement for a period.
 //! Every listing takes a `--limit` of 1 to 1000 (default 100).
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use holdfast::{AccountFilter, AccountStatus, EventFilter, JobFilter, JobStatus};
@@ -10,6 +11,7 @@ use serde_json::{Value, json};
 use super::Opts;
 use super::fmt::{self, emit};
 use super::parse::{self, Coded};
+use crate::http::wire::StatementBody;
 
 #[derive(clap::Args, Debug)]
 pub struct LedgerArgs {
@@ -374,4 +376,91 @@ async fn dead_deliveries(a: EventsArgs) -> anyhow::Result<ExitCode> {
             )
         },
     )
+}
+
+#[derive(clap::Args, Debug)]
+pub struct StatementArgs {
+    /// The account whose statement to show.
+    id: String,
+    /// RFC 3339: the period's start, inclusive (default: the beginning).
+    #[arg(long)]
+    from: Option<String>,
+    /// RFC 3339: the period's end, exclusive (default: now).
+    #[arg(long)]
+    to: Option<String>,
+    /// Print CSV (one row per figure, as `GET …/statement` with `Accept: text/csv`).
+    #[arg(long, conflicts_with = "json")]
+    csv: bool,
+    #[command(flatten)]
+    opts: Opts,
+}
+
+/// `holdfast statement`: the account's statement for a period, in the shapes of
+/// `GET /v1/accounts/{id}/statement`.
+pub async fn statement(a: StatementArgs) -> anyhow::Result<ExitCode> {
+    let id = parse::account(&a.id)?;
+    let from = a
+        .from
+        .as_deref()
+        .map(|t| parse::time("--from", t))
+        .transpose()?;
+    let to =
+        a.to.as_deref()
+            .map(|t| parse::time("--to", t))
+            .transpose()?;
+    let engine = a.opts.db.engine().await?;
+    let to = match to {
+        Some(to) => to,
+        None => engine.now().await.coded()?,
+    };
+    let statement = engine.statement(&id, from.unwrap_or(0), to).await.coded()?;
+    let body = StatementBody::new(statement, &engine.card().currency);
+    if a.csv {
+        std::io::stdout().write_all(&crate::books::statement_csv(&body)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let json = serde_json::to_value(&body)?;
+    emit(&a.opts, json, || {
+        let mut rows = vec![vec![
+            "opening".into(),
+            String::new(),
+            body.opening_balance.clone(),
+        ]];
+        for l in &body.changes {
+            rows.push(vec![
+                l.kind.clone(),
+                l.entries.to_string(),
+                l.amount.clone(),
+            ]);
+        }
+        rows.push(vec![
+            "closing".into(),
+            String::new(),
+            body.closing_balance.clone(),
+        ]);
+        rows.push(vec![
+            "held at end".into(),
+            String::new(),
+            body.held_at_end.clone(),
+        ]);
+        let mut text = format!(
+            "{} from {} to {} ({})\n{}",
+            body.account_id,
+            body.from,
+            body.to,
+            body.currency,
+            fmt::table(&["", "ENTRIES", "AMOUNT"], &rows)
+        );
+        if !body.spending_by_job_kind.is_empty() {
+            let spent: Vec<Vec<String>> = (body.spending_by_job_kind.iter())
+                .map(|l| {
+                    let kind = l.job_kind.clone().unwrap_or_else(|| "(no job)".into());
+                    vec![kind, l.entries.to_string(), l.amount.clone()]
+                })
+                .collect();
+            text.push_str("\n\nspent by job kind\n");
+            text.push_str(&fmt::table(&["KIND", "ENTRIES", "AMOUNT"], &spent));
+        }
+        text
+    })
 }

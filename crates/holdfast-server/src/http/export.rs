@@ -19,7 +19,7 @@ use super::wire::{LedgerPage, parse_time};
 use crate::books::csv_chunk;
 
 /// Whether the client asked for CSV.
-fn wants_csv(headers: &HeaderMap) -> bool {
+pub fn wants_csv(headers: &HeaderMap) -> bool {
     headers
         .get_all(header::ACCEPT)
         .iter()

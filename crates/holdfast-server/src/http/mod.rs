@@ -197,6 +197,7 @@ fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(ingest::ingest))
         .routes(routes!(money::refund))
         .routes(routes!(money::ledger))
+        .routes(routes!(money::statement))
         .routes(routes!(export::ledger))
         .routes(routes!(refunds::grant))
         .routes(routes!(refunds::refund_job))

@@ -2,7 +2,9 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 use holdfast::{CreditKind, DebitRequest, IdempotencyKey, Micros, MoneyResult, Usage};
 use serde::{Deserialize, Deserializer};
 use utoipa::ToSchema;
@@ -13,7 +15,7 @@ use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{Body, Paging, PathText, QueryPairs, whole_number};
 use super::schema::{JobRefText, KeyText, MAX_JOB_REF, MeterName, PositiveAmount};
 use super::state::AppState;
-use super::wire::{LedgerPage, MoneyResultBody};
+use super::wire::{LedgerPage, MoneyResultBody, StatementBody, parse_time};
 
 // The wire names of the library's `CreditKind`: deserializes straight into it (serde's
 // remote derive) and gives the document its schema, which it names `TopUpKind`. (Plain
@@ -263,6 +265,58 @@ pub async fn ledger(
         currency: s.engine.card().currency.clone(),
         next: page.next.map(|n| n.to_string()),
     }))
+}
+
+/// The account's statement for a period: opening and closing balance, the changes between
+/// by kind, spending by job kind, what its jobs held at the end. JSON, or with
+/// `Accept: text/csv` one row per figure.
+#[utoipa::path(get, path = "/v1/accounts/{account_id}/statement", tag = "money",
+    params(
+        ("account_id" = String, Path),
+        ("from" = Option<String>, Query, description = "RFC 3339, inclusive (default: the beginning)"),
+        ("to" = Option<String>, Query, description = "RFC 3339, exclusive (default: now)"),
+    ),
+    responses(
+        (status = 200, description = "The statement; with `Accept: text/csv` as CSV",
+         content((StatementBody = "application/json"), (String = "text/csv"))),
+        (status = 404, description = "`account_not_found`", body = ErrorBody),
+        (status = 422, description = "`invalid_request` (a bad time, `from` after `to`)", body = ErrorBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn statement(
+    _: Auth<ServiceRead>,
+    State(s): State<AppState>,
+    PathText(id): PathText,
+    headers: HeaderMap,
+    query: QueryPairs,
+) -> ApiResult<Response> {
+    let [from, to] = query.take(["from", "to"])?;
+    let from = from.as_deref().map(|t| parse_time("from", t)).transpose()?;
+    let to = to.as_deref().map(|t| parse_time("to", t)).transpose()?;
+    let id = account_id(&id)?;
+    let to = match to {
+        Some(to) => to,
+        None => s.engine.now().await?,
+    };
+    let statement = s.engine.statement(&id, from.unwrap_or(0), to).await?;
+    let body = StatementBody::new(statement, &s.engine.card().currency);
+    if !super::export::wants_csv(&headers) {
+        return Ok(Json(body).into_response());
+    }
+    let csv = crate::books::statement_csv(&body).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let disposition = format!("attachment; filename=\"statement-{}.csv\"", body.account_id);
+    let headers = [
+        (
+            CONTENT_TYPE,
+            HeaderValue::from_static("text/csv; charset=utf-8"),
+        ),
+        (
+            CONTENT_DISPOSITION,
+            HeaderValue::from_str(&disposition).map_err(|e| ApiError::Internal(e.to_string()))?,
+        ),
+    ];
+    Ok((headers, csv).into_response())
 }
 
 #[cfg(test)]

@@ -110,7 +110,7 @@ wire_schema!(MoneyAmount, "MoneyAmount", || text(
 wire_schema!(ReasonText, "Reason", || text(
     1,
     500,
-    Some(r"^[^\x00]*[^\x00\s][^\x00]*$"),
+    Some(holdfast::decide::REASON_PATTERN),
     "Why, for the record: 1–500 characters, not only whitespace, no NUL"
 ));
 wire_schema!(LeaseToken, "LeaseToken", || text(
@@ -179,7 +179,7 @@ fn parameter_schema(path: &str, name: &str, place: &ParameterIn) -> Option<RefOr
             .description(Some("Only accounts in this state")),
         ("account_id", _) => return reference("AccountId"),
         ("job_id", _) => return reference("JobId"),
-        ("since" | "until", _) => return reference("Timestamp"),
+        ("since" | "until" | "from" | "to", _) => return reference("Timestamp"),
         ("plan", ParameterIn::Query) => return reference("PlanName"),
         ("lane", ParameterIn::Path) => custom_format(
             "holdfast-lane",

@@ -466,3 +466,80 @@ mod tests {
         assert_eq!(Amount::of("daily_images", 1), (Amount::Count(1), None));
     }
 }
+
+/// An account's statement (API.md "Statements"): money as a decimal string beside its
+/// micros, times RFC 3339 UTC.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StatementBody {
+    pub account_id: String,
+    pub currency: String,
+    /// The period's start (inclusive).
+    pub from: String,
+    /// The period's end (exclusive).
+    pub to: String,
+    /// The money balance before `from`.
+    pub opening_balance: String,
+    pub opening_balance_micros: i64,
+    /// The money balance before `to`: `opening_balance` plus every change.
+    pub closing_balance: String,
+    pub closing_balance_micros: i64,
+    /// The period's money entries by ledger kind (`top_up`, `bonus`, `debit`, `capture`,
+    /// `refund`, `job_refund`, `adjustment`), signed.
+    pub changes: Vec<StatementLineBody>,
+    /// Debits and captures by the kind of the job they bill (`null`: no job of this
+    /// engine), as positive amounts.
+    pub spending_by_job_kind: Vec<JobKindSpendBody>,
+    /// Money held by the jobs open at `to`.
+    pub held_at_end: String,
+    pub held_at_end_micros: i64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StatementLineBody {
+    pub kind: String,
+    pub entries: i64,
+    pub amount: String,
+    pub amount_micros: i64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct JobKindSpendBody {
+    pub job_kind: Option<String>,
+    pub entries: i64,
+    pub amount: String,
+    pub amount_micros: i64,
+}
+
+impl StatementBody {
+    pub fn new(s: holdfast::Statement, currency: &str) -> StatementBody {
+        let money = |m: i64| Micros(m).format();
+        StatementBody {
+            currency: currency.to_owned(),
+            from: rfc3339(s.from),
+            to: rfc3339(s.to),
+            opening_balance: money(s.opening),
+            opening_balance_micros: s.opening,
+            closing_balance: money(s.closing),
+            closing_balance_micros: s.closing,
+            changes: (s.changes.into_iter())
+                .map(|l| StatementLineBody {
+                    amount: money(l.amount),
+                    amount_micros: l.amount,
+                    kind: l.kind,
+                    entries: l.entries,
+                })
+                .collect(),
+            spending_by_job_kind: (s.spending_by_job_kind.into_iter())
+                .map(|l| JobKindSpendBody {
+                    amount: money(l.amount),
+                    amount_micros: l.amount,
+                    job_kind: l.job_kind,
+                    entries: l.entries,
+                })
+                .collect(),
+            held_at_end: money(s.held_at_end),
+            held_at_end_micros: s.held_at_end,
+            account_id: s.account_id,
+        }
+    }
+}

@@ -4,7 +4,7 @@
 //! entry, the client's key and the event in one statement, commit.
 
 use holdfast_core::decide::{self, PocketEntry};
-use holdfast_core::{AccountId, IdempotencyKey, JobId, Micros, Refusal};
+use holdfast_core::{AccountId, IdempotencyKey, JobId, Micros};
 use serde_json::json;
 
 use crate::driver::db::{Row, Tx};
@@ -22,9 +22,6 @@ use crate::{bind_by_name, in_write_tx, statement};
 
 static REFUND_JOB: Stmt = statement!("refund_job");
 static GRANT_ALLOWANCE: Stmt = statement!("grant_allowance");
-
-/// The longest reason an operator may give.
-pub const MAX_REASON: usize = 500;
 
 /// A refund of a job's charge: all that is left of it (`amount: None`) or a part. For a
 /// job charged from an allowance the amount is whole items written as a decimal (`1`).
@@ -62,15 +59,7 @@ pub struct Granted {
     pub replay: bool,
 }
 
-/// A reason is 1 to [`MAX_REASON`] characters, no NUL.
-pub fn check_reason(reason: &str) -> Result<(), Refusal> {
-    if reason.trim().is_empty() || reason.chars().count() > MAX_REASON || reason.contains('\0') {
-        return Err(Refusal::InvalidRequest(format!(
-            "reason: must be 1 to {MAX_REASON} characters"
-        )));
-    }
-    Ok(())
-}
+pub use holdfast_core::decide::check_reason;
 
 /// The parameters of `refund_job.sql`.
 struct RefundWrite {
@@ -351,19 +340,5 @@ impl Store {
                 replay: false,
             })
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_reason_is_one_to_five_hundred_characters() {
-        assert!(check_reason("duplicate charge").is_ok());
-        assert!(check_reason(&"é".repeat(MAX_REASON)).is_ok());
-        for bad in ["", "   ", "a\0b", &"x".repeat(MAX_REASON + 1)] {
-            assert!(check_reason(bad).is_err(), "{bad:?}");
-        }
     }
 }

@@ -10,6 +10,17 @@ use holdfast_store::{
 use super::Engine;
 
 impl Engine {
+    /// The account's statement for `[from, to)`: opening and closing balance, the changes
+    /// between by ledger kind, spending by job kind, what its jobs held at `to`.
+    pub async fn statement(
+        &self,
+        account: &AccountId,
+        from: holdfast_core::Timestamp,
+        to: holdfast_core::Timestamp,
+    ) -> Result<holdfast_core::model::Statement, StoreError> {
+        self.store.statement(account, from, to).await
+    }
+
     /// A top-up (bought) or bonus (given). Idempotent by key.
     pub async fn credit(
         &self,

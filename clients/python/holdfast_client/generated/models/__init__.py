@@ -44,6 +44,7 @@ from .job_batch_results import JobBatchResults
 from .job_body import JobBody
 from .job_body_status import JobBodyStatus
 from .job_item_result import JobItemResult
+from .job_kind_spend_body import JobKindSpendBody
 from .job_refund_body import JobRefundBody
 from .job_refund_request import JobRefundRequest
 from .lease_batch_body import LeaseBatchBody
@@ -62,6 +63,8 @@ from .put_account_request import PutAccountRequest
 from .redeliver_body import RedeliverBody
 from .redeliver_request import RedeliverRequest
 from .refund_request import RefundRequest
+from .statement_body import StatementBody
+from .statement_line_body import StatementLineBody
 from .stripe_answer import StripeAnswer
 from .stripe_event import StripeEvent
 from .submit_request import SubmitRequest
@@ -115,6 +118,7 @@ __all__ = (
     "JobBody",
     "JobBodyStatus",
     "JobItemResult",
+    "JobKindSpendBody",
     "JobRefundBody",
     "JobRefundRequest",
     "LeaseBatchBody",
@@ -133,6 +137,8 @@ __all__ = (
     "RedeliverBody",
     "RedeliverRequest",
     "RefundRequest",
+    "StatementBody",
+    "StatementLineBody",
     "StripeAnswer",
     "StripeEvent",
     "SubmitRequest",

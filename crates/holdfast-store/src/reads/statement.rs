@@ -1,0 +1,85 @@
+//! An account's statement for a period: opening and closing balance of its money and
+//! every change between, grouped by ledger kind and by the kind of job spent on; what
+//! its jobs held at the end. Read from the ledger in one read transaction, so the figures
+//! agree with each other: opening + the changes = closing.
+
+use holdfast_core::decide::{PocketAmount, Timestamp};
+use holdfast_core::{AccountId, MONEY, Refusal};
+
+use crate::driver::statement::Stmt;
+use crate::error::StoreError;
+use crate::model::{JobKindSpend, Statement, StatementLine};
+use crate::store::Store;
+use crate::units::account_state::read_account;
+use crate::{in_read_tx, params, statement};
+
+static BALANCE_BEFORE: Stmt = statement!(shared "statement_balance_before");
+static CHANGES: Stmt = statement!(shared "statement_changes");
+static SPENDING_BY_JOB_KIND: Stmt = statement!(shared "statement_spending_by_job_kind");
+static HOLDS_OPEN_AT: Stmt = statement!(shared "statement_holds_open_at");
+
+impl Store {
+    /// The statement of `account` for `[from, to)` (`account_not_found` if none).
+    pub async fn statement(
+        &self,
+        account: &AccountId,
+        from: Timestamp,
+        to: Timestamp,
+    ) -> Result<Statement, StoreError> {
+        if from > to {
+            return Err(Refusal::InvalidRequest("from: must not be after to".into()).into());
+        }
+        let id = account.as_str();
+        in_read_tx!(self, |tx| async {
+            read_account(tx, account).await?;
+            let balance_before = async |tx: &mut crate::driver::db::Tx, at: Timestamp| {
+                let row = tx
+                    .maybe_row(&BALANCE_BEFORE, params! { account_id: id, at: at })
+                    .await?;
+                row.map_or(Ok(0), |r| r.int("amount_after"))
+            };
+            let opening = balance_before(tx, from).await?;
+            let closing = balance_before(tx, to).await?;
+            let period = || params! { account_id: id, from: from, to: to };
+            let mut changes = Vec::new();
+            for row in tx.rows(&CHANGES, period()).await? {
+                changes.push(StatementLine {
+                    kind: row.text("kind")?,
+                    entries: row.int("entries")?,
+                    amount: row.int("amount")?,
+                });
+            }
+            let mut spending_by_job_kind = Vec::new();
+            for row in tx.rows(&SPENDING_BY_JOB_KIND, period()).await? {
+                spending_by_job_kind.push(JobKindSpend {
+                    job_kind: row.opt_text("job_kind")?,
+                    entries: row.int("entries")?,
+                    amount: row.int("amount")?,
+                });
+            }
+            let mut held_at_end = 0;
+            for row in tx
+                .rows(&HOLDS_OPEN_AT, params! { account_id: id, at: to })
+                .await?
+            {
+                let lines: Vec<PocketAmount> = serde_json::from_str(&row.text("hold")?)
+                    .map_err(|e| StoreError::Corrupt(format!("job hold: {e}")))?;
+                held_at_end += lines
+                    .iter()
+                    .filter(|l| l.pocket == MONEY)
+                    .map(|l| l.amount)
+                    .sum::<i64>();
+            }
+            Ok(Statement {
+                account_id: id.to_owned(),
+                from,
+                to,
+                opening,
+                closing,
+                changes,
+                spending_by_job_kind,
+                held_at_end,
+            })
+        })
+    }
+}
