@@ -55,6 +55,8 @@ pub struct AccountView {
     pub currency: String,
     pub created_at: Timestamp,
     pub last_active_at: Option<Timestamp>,
+    /// The account's auto-recharge, if it has one.
+    pub recharge: Option<crate::decide::Recharge>,
     pub allowances: BTreeMap<String, AllowanceView>,
 }
 

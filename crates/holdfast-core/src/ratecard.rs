@@ -384,6 +384,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "payment.refused",
     "account.low_balance",
     "account.balance_recovered",
+    "account.recharge_requested",
     "allowance.refilled",
     "allowance.granted",
     "ledger.adjusted",

@@ -44,6 +44,7 @@ fn snap(balance: i64, images: i64) -> AccountSnapshot {
         banned_at: None,
         created_at: 0,
         last_active_at: None,
+        recharge: None,
         allowances,
         now: START + 1,
     }

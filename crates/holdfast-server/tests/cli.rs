@@ -267,6 +267,25 @@ holdfast::backend_test!(walk_through, |backend| async move {
     );
     cli.refused(&["statement", "nobody"], "account_not_found");
 
+    let put = ["account", "put", "acme", "--plan", "free"];
+    let with = [
+        &put[..],
+        &["--recharge-below", "1", "--recharge-amount", "5"],
+    ]
+    .concat();
+    assert_eq!(cli.json(&with)["account"]["recharge"]["amount"], "5.00");
+    assert!(
+        cli.ok(&["account", "show", "acme"])
+            .contains("5.00 below 1.00")
+    );
+    assert_eq!(
+        cli.json(&put)["account"]["recharge"]["below_micros"],
+        1_000_000,
+        "kept"
+    );
+    let without = [&put[..], &["--no-recharge"]].concat();
+    assert_eq!(cli.json(&without)["account"]["recharge"], Value::Null);
+
     let audit = cli.run(&["audit"]);
     assert!(audit.ok, "audit: {} {}", audit.stdout, audit.stderr);
     assert!(audit.stdout.contains("clean"), "{}", audit.stdout);

@@ -134,3 +134,93 @@ backend_test!(
         api.assert_clean().await;
     }
 );
+
+backend_test!(
+    an_auto_recharge_is_set_kept_and_removed_by_put,
+    |b| async move {
+        let Some(api) = api(b).await else { return };
+        let path = "/v1/accounts/r1";
+        let body = json!({ "plan": "free", "recharge": { "below": "5.00", "amount": "20.00" } });
+        let created = api
+            .put(&api.service, path, body)
+            .await
+            .expect(201, "")
+            .clone();
+        assert_eq!(
+            created["recharge"],
+            json!({ "below": "5.00", "below_micros": 5_000_000, "amount": "20.00", "amount_micros": 20_000_000 })
+        );
+        // A PUT without the field keeps it (clients that do not know it change nothing).
+        let kept = api
+            .put(&api.service, path, json!({ "plan": "premium" }))
+            .await
+            .expect(200, "")
+            .clone();
+        assert_eq!(kept["recharge"]["amount"], "20.00");
+        for (bad, field) in [
+            (
+                json!({ "below": "-1", "amount": "20.00" }),
+                "recharge.below",
+            ),
+            (json!({ "below": "5.00", "amount": "0" }), "recharge.amount"),
+            (json!({ "below": "5.00" }), "recharge"),
+            (
+                json!({ "below": "5.00", "amount": "1", "every": "day" }),
+                "recharge",
+            ),
+        ] {
+            let r = api
+                .put(
+                    &api.service,
+                    path,
+                    json!({ "plan": "free", "recharge": bad }),
+                )
+                .await;
+            assert!(
+                r.expect(422, "invalid_request").to_string().contains(field),
+                "{}",
+                r.body
+            );
+        }
+        assert_eq!(
+            api.get_account("r1").await["plan"],
+            "premium",
+            "a refused PUT changes nothing"
+        );
+        let removed = api
+            .put(
+                &api.service,
+                path,
+                json!({ "plan": "free", "recharge": null }),
+            )
+            .await;
+        assert_eq!(removed.expect(200, "")["recharge"], json!(null));
+        // Below the line: one request, with the key to top up with.
+        let set = json!({ "plan": "free", "recharge": { "below": "1.00", "amount": "10.00" } });
+        api.put(&api.service, path, set).await.expect(200, "");
+        api.top_up("r1", "1.50", "t1").await;
+        let debit = json!({ "amount": "0.75", "idempotency_key": "d1" });
+        api.post(&api.service, "/v1/accounts/r1/debits", debit)
+            .await
+            .expect(201, "");
+        let asked = api
+            .events("type=account.recharge_requested&account_id=r1", 1)
+            .await;
+        assert_eq!(asked.len(), 1);
+        let key = asked[0]["data"]["idempotency_key"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let top_up = json!({ "amount": asked[0]["data"]["amount"], "idempotency_key": key });
+        let r = api
+            .post(&api.service, "/v1/accounts/r1/top-ups", top_up.clone())
+            .await;
+        r.expect(201, "");
+        api.post(&api.service, "/v1/accounts/r1/top-ups", top_up)
+            .await
+            .expect(200, "");
+        assert_eq!(api.get_account("r1").await["balance"], "10.75");
+        api.assert_clean().await;
+        api.stop().await;
+    }
+);

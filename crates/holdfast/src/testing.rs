@@ -374,6 +374,7 @@ pub async fn put_limited(store: &Store, id: &str, plan: &str, max_concurrent_job
                 plan: plan.into(),
                 plan_until: None,
                 max_concurrent_jobs,
+                recharge: None,
             },
         )
         .await

@@ -722,6 +722,7 @@ export interface components {
             plan: string;
             /** Format: date-time */
             plan_until?: string | null;
+            recharge?: null | components["schemas"]["RechargeBody"];
             /** Format: date-time */
             suspended_at?: string | null;
             total_credited: string;
@@ -920,7 +921,7 @@ export interface components {
             event_id: string;
             job_id?: string | null;
             /** @enum {string} */
-            type: "job.waiting" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired" | "job.refunded" | "account.suspended" | "account.unsuspended" | "account.banned" | "account.unbanned" | "payment.refused" | "account.low_balance" | "account.balance_recovered" | "allowance.refilled" | "allowance.granted" | "ledger.adjusted" | "operator.blocked" | "operator.unblocked" | "operator.banned" | "operator.unbanned" | "operator.plan_changed" | "operator.granted" | "operator.key_created" | "operator.key_revoked" | "operator.adjusted";
+            type: "job.waiting" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired" | "job.refunded" | "account.suspended" | "account.unsuspended" | "account.banned" | "account.unbanned" | "payment.refused" | "account.low_balance" | "account.balance_recovered" | "account.recharge_requested" | "allowance.refilled" | "allowance.granted" | "ledger.adjusted" | "operator.blocked" | "operator.unblocked" | "operator.banned" | "operator.unbanned" | "operator.plan_changed" | "operator.granted" | "operator.key_created" | "operator.key_revoked" | "operator.adjusted";
         };
         EventPage: {
             events: components["schemas"]["EventBody"][];
@@ -1181,9 +1182,26 @@ export interface components {
             /** @description A plan of the rate card. */
             plan: components["schemas"]["PlanName"];
             plan_until?: null | components["schemas"]["Timestamp"];
+            recharge?: null | components["schemas"]["RechargeRequest"];
         };
         /** @description Why, for the record: 1–500 characters, not only whitespace, no NUL */
         Reason: string;
+        RechargeBody: {
+            amount: string;
+            /** Format: int64 */
+            amount_micros: number;
+            below: string;
+            /** Format: int64 */
+            below_micros: number;
+        };
+        /**
+         * @description An auto-recharge: when available money falls below `below`, the event
+         *     `account.recharge_requested` asks the operator to charge `amount` (API.md "Accounts").
+         */
+        RechargeRequest: {
+            amount: components["schemas"]["PositiveAmount"];
+            below: components["schemas"]["MoneyAmount"];
+        };
         RedeliverBody: {
             /** @description Always true: the delivery is pending again, with fresh attempts. */
             redelivered: boolean;
@@ -3629,7 +3647,7 @@ export interface operations {
                 /** @description Only this account's events */
                 account_id?: components["schemas"]["AccountId"];
                 /** @description Only events of this type */
-                type?: "job.waiting" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired" | "job.refunded" | "account.suspended" | "account.unsuspended" | "account.banned" | "account.unbanned" | "payment.refused" | "account.low_balance" | "account.balance_recovered" | "allowance.refilled" | "allowance.granted" | "ledger.adjusted" | "operator.blocked" | "operator.unblocked" | "operator.banned" | "operator.unbanned" | "operator.plan_changed" | "operator.granted" | "operator.key_created" | "operator.key_revoked" | "operator.adjusted";
+                type?: "job.waiting" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired" | "job.refunded" | "account.suspended" | "account.unsuspended" | "account.banned" | "account.unbanned" | "payment.refused" | "account.low_balance" | "account.balance_recovered" | "account.recharge_requested" | "allowance.refilled" | "allowance.granted" | "ledger.adjusted" | "operator.blocked" | "operator.unblocked" | "operator.banned" | "operator.unbanned" | "operator.plan_changed" | "operator.granted" | "operator.key_created" | "operator.key_revoked" | "operator.adjusted";
                 /** @description Only events this actor caused: `key:<key id>`, `cli:<user>`, `system:<pass>`, `serve:first-admin-key`, `library` */
                 actor?: string;
             };

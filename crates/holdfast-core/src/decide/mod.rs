@@ -50,6 +50,8 @@ pub struct AccountSnapshot {
     pub banned_at: Option<Timestamp>,
     pub created_at: Timestamp,
     pub last_active_at: Option<Timestamp>,
+    /// The account's auto-recharge, if it has one.
+    pub recharge: Option<Recharge>,
     pub allowances: BTreeMap<String, AllowancePocket>,
     pub now: Timestamp,
 }
@@ -439,6 +441,7 @@ pub(crate) mod tests_support {
             banned_at: None,
             created_at: 0,
             last_active_at: None,
+            recharge: None,
             allowances,
             now: 1_000,
         }

@@ -180,6 +180,51 @@ pub fn balance_crossing(line: Option<Micros>, before: i64, after: i64) -> Option
     }
 }
 
+/// An account's auto-recharge: when its available money crosses below `below`, the
+/// operator is asked (event `account.recharge_requested`) to charge the customer `amount`,
+/// which then comes back as a top-up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recharge {
+    pub below: Micros,
+    pub amount: Micros,
+}
+
+impl serde::Serialize for Recharge {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = s.serialize_struct("Recharge", 2)?;
+        out.serialize_field("below_micros", &self.below.0)?;
+        out.serialize_field("amount_micros", &self.amount.0)?;
+        out.end()
+    }
+}
+
+impl Recharge {
+    /// `below` at least 0, `amount` more than 0 (and what a request may carry).
+    pub fn check(self) -> Result<Recharge, Refusal> {
+        if self.below.0 < 0 || self.below > MAX_REQUEST_AMOUNT {
+            return Err(Refusal::InvalidRequest(
+                "recharge.below: must be 0 to 1000000000".into(),
+            ));
+        }
+        check_request_amount(self.amount).map_err(|_| {
+            Refusal::InvalidRequest(
+                "recharge.amount: must be more than 0 and at most 1000000000".into(),
+            )
+        })?;
+        Ok(self)
+    }
+}
+
+/// Whether a change of available money from `before` to `after` asks for a recharge: it
+/// goes from at or above the line to below it (at the line is not below; staying below
+/// asks nothing more, and a recovery above the line arms it again).
+pub fn recharge_due(recharge: Option<Recharge>, before: i64, after: i64) -> Option<Recharge> {
+    let r = recharge?;
+    let crossing = balance_crossing(Some(r.below), before, after);
+    (crossing == Some(BalanceCrossing::Low)).then_some(r)
+}
+
 /// A refund of `amount` from a top-up of `top_up_micros` of which `refunded_micros` was
 /// refunded already: never more than is left.
 pub fn check_refund(
@@ -239,6 +284,42 @@ pub fn refund_amount(
 mod tests {
     use super::*;
     use crate::decide::tests_support::snapshot;
+
+    #[test]
+    fn a_recharge_is_asked_once_per_fall_below_its_line() {
+        let r = Some(Recharge {
+            below: Micros(5_000_000),
+            amount: Micros(20_000_000),
+        });
+        assert_eq!(
+            recharge_due(r, 6_000_000, 5_000_000),
+            None,
+            "at the line is not below"
+        );
+        assert_eq!(recharge_due(r, 5_000_000, 4_999_999), r);
+        assert_eq!(
+            recharge_due(r, 4_999_999, 1_000_000),
+            None,
+            "still below: asked once"
+        );
+        assert_eq!(
+            recharge_due(r, 1_000_000, 9_000_000),
+            None,
+            "a recovery asks nothing"
+        );
+        assert_eq!(recharge_due(r, 9_000_000, -1), r, "past zero in one step");
+        assert_eq!(recharge_due(None, 9_000_000, -1), None);
+        let bad = Recharge {
+            below: Micros(-1),
+            amount: Micros(1),
+        };
+        assert!(bad.check().is_err());
+        let bad = Recharge {
+            below: Micros(0),
+            amount: Micros(0),
+        };
+        assert!(bad.check().is_err());
+    }
 
     #[test]
     fn a_refund_asked_to_a_total_takes_the_difference_and_nothing_past_the_top_up() {

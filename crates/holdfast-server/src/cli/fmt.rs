@@ -85,6 +85,10 @@ pub fn account_json(a: &AccountView) -> Value {
         "banned_at": opt_time(a.banned_at), "currency": a.currency,
         "max_concurrent_jobs": a.max_concurrent_jobs, "open_jobs": a.open_jobs,
         "created_at": time(a.created_at), "last_active_at": opt_time(a.last_active_at),
+        "recharge": a.recharge.map(|r| json!({
+            "below": money(r.below.0), "below_micros": r.below.0,
+            "amount": money(r.amount.0), "amount_micros": r.amount.0,
+        })),
         "allowances": allowances,
     })
 }

@@ -4,7 +4,8 @@
 
 use std::process::ExitCode;
 
-use holdfast::{AccountView, CreditKind, Grant, JobRefund, MoneyResult, PutAccount, Usage};
+use holdfast::decide::Recharge;
+use holdfast::{AccountView, CreditKind, Grant, JobRefund, Micros, MoneyResult, PutAccount, Usage};
 use serde_json::json;
 
 use super::Opts;
@@ -26,6 +27,16 @@ pub enum AccountCommand {
         /// Override the plan's concurrency limit (1 to 1000000).
         #[arg(long)]
         max_concurrent_jobs: Option<i64>,
+        /// Auto-recharge: ask for a top-up (event account.recharge_requested) when
+        /// available money falls below this (with --recharge-amount).
+        #[arg(long, requires = "recharge_amount")]
+        recharge_below: Option<String>,
+        /// Auto-recharge: the top-up to ask for (with --recharge-below).
+        #[arg(long, requires = "recharge_below")]
+        recharge_amount: Option<String>,
+        /// Remove the account's auto-recharge (without this or --recharge-*, it stays).
+        #[arg(long, conflicts_with_all = ["recharge_below", "recharge_amount"])]
+        no_recharge: bool,
     },
     /// Show an account with its pockets as they are effective now.
     Show {
@@ -167,15 +178,27 @@ pub async fn account(command: AccountCommand, opts: &Opts) -> anyhow::Result<Exi
             plan,
             plan_until,
             max_concurrent_jobs,
+            recharge_below,
+            recharge_amount,
+            no_recharge,
         } => {
             let id = parse::account(&id)?;
             let plan_until = plan_until
                 .map(|t| parse::time("--plan-until", &t))
                 .transpose()?;
+            let recharge = match (recharge_below, recharge_amount) {
+                (Some(below), Some(amount)) => Some(Some(Recharge {
+                    below: Micros::parse_non_negative(&below)
+                        .map_err(|e| parse::invalid(format!("--recharge-below {below:?}: {e}")))?,
+                    amount: parse::amount(&amount)?,
+                })),
+                _ => no_recharge.then_some(None),
+            };
             let req = PutAccount {
                 plan,
                 plan_until,
                 max_concurrent_jobs,
+                recharge,
             };
             let engine = opts.db.engine().await?;
             let (view, created) = engine.put_account(&id, &req).await.coded()?;
@@ -370,6 +393,10 @@ pub fn account_text(a: &AccountView) -> String {
             a.last_active_at.map_or_else(|| "never".into(), fmt::time),
         ),
     ];
+    if let Some(r) = a.recharge {
+        let text = format!("{} below {}", money(r.amount.0), money(r.below.0));
+        rows.push(("recharge".into(), text));
+    }
     for (name, p) in &a.allowances {
         let refills = p.refills_at.map_or_else(|| "-".into(), fmt::time);
         rows.push((

@@ -3,7 +3,8 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use holdfast::{AccountFilter, AccountId, AccountStatus, PutAccount};
+use holdfast::decide::Recharge;
+use holdfast::{AccountFilter, AccountId, AccountStatus, Micros, PutAccount};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -12,7 +13,7 @@ use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{
     Body, BodyOrEmpty, Empty, PathText, QueryPairs, opt_whole_number, parse_limit,
 };
-use super::schema::{PlanName, ReasonText, Timestamp};
+use super::schema::{MoneyAmount, PlanName, PositiveAmount, ReasonText, Timestamp};
 use super::state::AppState;
 use super::wire::{AccountBody, parse_time};
 
@@ -33,6 +34,37 @@ pub struct PutAccountRequest {
     #[serde(default, deserialize_with = "opt_whole_number")]
     #[schema(minimum = 1, maximum = 1_000_000)]
     pub max_concurrent_jobs: Option<i64>,
+    /// The auto-recharge: absent leaves it as it is, `null` removes it.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<RechargeRequest>, nullable)]
+    pub recharge: Option<Option<RechargeRequest>>,
+}
+
+/// An auto-recharge: when available money falls below `below`, the event
+/// `account.recharge_requested` asks the operator to charge `amount` (API.md "Accounts").
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RechargeRequest {
+    #[schema(value_type = MoneyAmount)]
+    pub below: String,
+    #[schema(value_type = PositiveAmount)]
+    pub amount: String,
+}
+
+/// A field that may be absent (`None`), `null` (`Some(None)`) or a value.
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
+}
+
+fn recharge(req: Option<RechargeRequest>) -> Result<Option<Recharge>, ApiError> {
+    let Some(req) = req else { return Ok(None) };
+    let below =
+        Micros::parse_non_negative(&req.below).map_err(|e| ApiError::money("recharge.below", e))?;
+    let amount =
+        Micros::parse_positive(&req.amount).map_err(|e| ApiError::money("recharge.amount", e))?;
+    Ok(Some(Recharge { below, amount }))
 }
 
 pub fn account_id(text: &str) -> Result<AccountId, ApiError> {
@@ -57,6 +89,7 @@ fn put_request(req: PutAccountRequest) -> Result<PutAccount, ApiError> {
         plan: req.plan,
         plan_until,
         max_concurrent_jobs: req.max_concurrent_jobs,
+        recharge: req.recharge.map(recharge).transpose()?,
     })
 }
 

@@ -99,7 +99,18 @@ pub struct AccountBody {
     pub currency: String,
     pub created_at: String,
     pub last_active_at: Option<String>,
+    /// The auto-recharge (`null`: none): when available money falls below `below`, event
+    /// `account.recharge_requested` asks for a top-up of `amount`.
+    pub recharge: Option<RechargeBody>,
     pub allowances: BTreeMap<String, AllowanceBody>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RechargeBody {
+    pub below: String,
+    pub below_micros: i64,
+    pub amount: String,
+    pub amount_micros: i64,
 }
 
 fn money(m: i64) -> String {
@@ -146,6 +157,12 @@ impl From<AccountView> for AccountBody {
             currency: a.currency,
             created_at: rfc3339(a.created_at),
             last_active_at: opt_time(a.last_active_at),
+            recharge: a.recharge.map(|r| RechargeBody {
+                below: r.below.format(),
+                below_micros: r.below.0,
+                amount: r.amount.format(),
+                amount_micros: r.amount.0,
+            }),
             allowances: a
                 .allowances
                 .into_iter()

@@ -35,3 +35,9 @@ CREATE TABLE payment_disputes (
 );
 
 CREATE INDEX payment_disputes_by_account ON payment_disputes (account_id);
+
+-- Auto-recharge: when an account's available money crosses below recharge_below, the
+-- event account.recharge_requested asks the operator to charge recharge_amount (micros);
+-- both NULL when the account has none.
+ALTER TABLE accounts ADD COLUMN recharge_below BIGINT;
+ALTER TABLE accounts ADD COLUMN recharge_amount BIGINT;

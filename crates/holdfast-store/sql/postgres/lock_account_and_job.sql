@@ -8,6 +8,7 @@ SELECT job.*,
        account.plan, account.plan_until, account.max_concurrent_jobs, account.balance,
        account.held, account.total_credited, account.total_spent, account.suspended_at,
        account.blocked_at, account.banned_at, account.created_at AS account_created_at, account.last_active_at,
+       account.recharge_below, account.recharge_amount,
        (extract(epoch from clock_timestamp()) * 1000000)::bigint AS now
   FROM accounts AS account
   JOIN jobs AS job ON job.account_id = account.account_id

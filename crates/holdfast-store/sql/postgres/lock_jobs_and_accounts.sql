@@ -42,6 +42,7 @@ SELECT job.*,
        account.plan, account.plan_until, account.max_concurrent_jobs, account.balance,
        account.held, account.total_credited, account.total_spent, account.suspended_at,
        account.blocked_at, account.banned_at, account.created_at AS account_created_at, account.last_active_at,
+       account.recharge_below, account.recharge_amount,
        all_locked.now
   FROM locked_job AS job
   JOIN locked_account AS account ON account.account_id = job.account_id

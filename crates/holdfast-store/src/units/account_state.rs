@@ -9,8 +9,8 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use holdfast_core::decide::{AccountSnapshot, AllowancePocket};
-use holdfast_core::{AccountId, RateCard, Refusal};
+use holdfast_core::decide::{AccountSnapshot, AllowancePocket, Recharge};
+use holdfast_core::{AccountId, Micros, RateCard, Refusal};
 
 use crate::driver::db::{Row, Tx};
 use crate::driver::statement::{Statement, Stmt};
@@ -274,6 +274,7 @@ impl AccountState {
             currency: card.currency.clone(),
             created_at: snap.created_at,
             last_active_at: snap.last_active_at,
+            recharge: snap.recharge,
             allowances: allowances.collect(),
         })
     }
@@ -300,9 +301,27 @@ fn snapshot_from(row: &Row) -> Result<AccountSnapshot, StoreError> {
         banned_at: row.opt_int("banned_at")?,
         created_at: row.int(created_at)?,
         last_active_at: row.opt_int("last_active_at")?,
+        recharge: recharge_from(row)?,
         allowances: BTreeMap::new(),
         now: row.int("now")?,
     })
+}
+
+/// The account's auto-recharge: both columns or neither.
+fn recharge_from(row: &Row) -> Result<Option<Recharge>, StoreError> {
+    match (
+        row.opt_int("recharge_below")?,
+        row.opt_int("recharge_amount")?,
+    ) {
+        (Some(below), Some(amount)) => Ok(Some(Recharge {
+            below: Micros(below),
+            amount: Micros(amount),
+        })),
+        (None, None) => Ok(None),
+        _ => Err(StoreError::Corrupt(
+            "an account with half an auto-recharge".into(),
+        )),
+    }
 }
 
 fn keys_json(keys: &[&str]) -> String {

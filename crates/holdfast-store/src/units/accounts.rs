@@ -1,7 +1,7 @@
 //! Accounts and their allowance pockets: put, read, activity, block.
 
 use holdfast_core::AccountId;
-use holdfast_core::decide::{self, AccountSnapshot, NewPocket, Timestamp};
+use holdfast_core::decide::{self, AccountSnapshot, NewPocket, Recharge, Timestamp};
 
 use crate::driver::db::Tx;
 use crate::driver::statement::Stmt;
@@ -19,6 +19,7 @@ static UPDATE_ACCOUNT_PLAN: Stmt = statement!(shared "update_account_plan");
 static INSERT_ALLOWANCE: Stmt = statement!(shared "insert_allowance");
 static STAMP_ACTIVITY: Stmt = statement!(shared "stamp_activity");
 static SET_BLOCKED: Stmt = statement!(shared "set_blocked");
+static SET_RECHARGE: Stmt = statement!(shared "set_recharge");
 
 /// A PUT of an account.
 #[derive(Debug, Clone)]
@@ -26,6 +27,8 @@ pub struct PutAccount {
     pub plan: String,
     pub plan_until: Option<Timestamp>,
     pub max_concurrent_jobs: Option<i64>,
+    /// The auto-recharge: `None` leaves it as it is, `Some(None)` removes it.
+    pub recharge: Option<Option<Recharge>>,
 }
 
 impl Store {
@@ -37,6 +40,9 @@ impl Store {
     ) -> Result<(AccountView, bool), StoreError> {
         self.card().check_plan(&req.plan)?;
         decide::check_concurrency_override(req.max_concurrent_jobs)?;
+        if let Some(Some(r)) = req.recharge {
+            r.check()?;
+        }
         in_write_tx!(self, |tx| self.put_account_in(tx, account, req))
     }
 
@@ -70,6 +76,14 @@ impl Store {
             snap.plan = req.plan.clone();
             snap.plan_until = req.plan_until;
             snap.max_concurrent_jobs = req.max_concurrent_jobs;
+        }
+        if let Some(recharge) = req.recharge {
+            let params = params! {
+                account_id: account_id,
+                below: recharge.map(|r| r.below.0), amount: recharge.map(|r| r.amount.0),
+            };
+            tx.exec(&SET_RECHARGE, params).await?;
+            snap.recharge = recharge;
         }
         self.add_missing_pockets(tx, account, snap, inserted)
             .await?;

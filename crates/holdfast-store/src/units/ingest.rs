@@ -43,7 +43,7 @@ use crate::units::account_state::{AccountState, IdemRecord, account_id_of};
 use crate::units::jobs::{UsedJobs, used_jobs};
 use crate::units::money::{DebitRequest, PricedDebit};
 use crate::units::writes::{
-    EntryFacts, crossing_event, emit, emit_suspension, items_params, read_entry,
+    EntryFacts, crossing_events, emit, emit_suspension, items_params, read_entry,
 };
 use crate::{columns, in_write_tx, params, statement};
 
@@ -369,8 +369,7 @@ impl Store {
         let before = state.snap.available_money();
         state.snap.apply_money(&after);
         let now_available = state.snap.available_money();
-        if let Some((event, data)) = crossing_event(self.card(), &state.snap, before, now_available)
-        {
+        for (event, data) in crossing_events(self.card(), &state.snap, before, now_available) {
             let account = state.account.to_string();
             write.crossings.push((account, event, data, state.snap.now));
         }

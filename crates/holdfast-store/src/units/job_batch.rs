@@ -33,7 +33,7 @@ use crate::units::jobs::{
     Finish, FinishWrite, JobRow, complete_step, fail_step, job_from, lease_from, new_lease_token,
     plan_finish_write,
 };
-use crate::units::writes::{crossing_event, items_params};
+use crate::units::writes::{crossing_events, items_params};
 use crate::{in_write_tx, params, statement};
 
 static LEASE_JOBS: Stmt = statement!("lease_jobs");
@@ -375,7 +375,7 @@ fn decide_item<T: FinishItem>(
         .money
         .as_ref()
         .is_some_and(|m| m.suspension != Suspension::Unchanged);
-    if suspends || crossing_event(card, &plan.after, before, after).is_some() {
+    if suspends || !crossing_events(card, &plan.after, before, after).is_empty() {
         return Ok(Step::OneByOne);
     }
     state.snap = plan.after;

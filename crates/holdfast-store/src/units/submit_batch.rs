@@ -28,7 +28,7 @@ use crate::store::Store;
 use crate::units::account_state::{AccountState, IdemRecord};
 use crate::units::ingest::lock_accounts_and_read;
 use crate::units::jobs::{Submit, SubmitWrite, job_from, read_job, submit_hash};
-use crate::units::writes::{apply_refills, crossing_event, emit, items_params};
+use crate::units::writes::{apply_refills, crossing_events, emit, items_params};
 use crate::{in_write_tx, statement};
 
 static WRITE: Stmt = statement!("submit_jobs");
@@ -183,7 +183,7 @@ impl Store {
         write.actor = item.actor.clone();
         let before = state.snap.available_money();
         let after = before - write.money_hold_micros;
-        if let Some((event, data)) = crossing_event(self.card(), &state.snap, before, after) {
+        for (event, data) in crossing_events(self.card(), &state.snap, before, after) {
             extras.crossings.push(Crossing {
                 account: req.account.to_string(),
                 event,

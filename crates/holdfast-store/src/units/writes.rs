@@ -192,25 +192,41 @@ pub(crate) async fn emit_suspension(
     emit(tx, event, account, None, data, snap.now).await
 }
 
-/// The low-balance event (type and data) a change of available money from `before` to
-/// `after` causes under the effective plan of `snap`, if it crosses the plan's line.
-pub(crate) fn crossing_event(
+/// The events a change of available money from `before` to `after` causes for the
+/// account of `snap`: the low-balance warning when it crosses the effective plan's line
+/// either way, and the recharge request when it falls below the account's
+/// auto-recharge line (with a fresh key for the top-up it leads to).
+pub(crate) fn crossing_events(
     card: &RateCard,
     snap: &AccountSnapshot,
     before: i64,
     after: i64,
-) -> Option<(&'static str, serde_json::Value)> {
+) -> Vec<(&'static str, serde_json::Value)> {
+    let mut events = Vec::new();
     let (_, plan) = snap.effective_plan(card);
-    let line = plan.low_balance?;
-    let crossing = decide::balance_crossing(Some(line), before, after)?;
-    let data = serde_json::json!({
-        "available": Micros(after).format(), "available_micros": after,
-        "low_balance": line.format(), "low_balance_micros": line.0,
-    });
-    Some((crossing.event_type(), data))
+    if let Some(line) = plan.low_balance
+        && let Some(crossing) = decide::balance_crossing(Some(line), before, after)
+    {
+        let data = serde_json::json!({
+            "available": Micros(after).format(), "available_micros": after,
+            "low_balance": line.format(), "low_balance_micros": line.0,
+        });
+        events.push((crossing.event_type(), data));
+    }
+    if let Some(r) = decide::recharge_due(snap.recharge, before, after) {
+        let key = format!("recharge_{}", uuid::Uuid::now_v7().simple());
+        let data = serde_json::json!({
+            "available": Micros(after).format(), "available_micros": after,
+            "below": r.below.format(), "below_micros": r.below.0,
+            "amount": r.amount.format(), "amount_micros": r.amount.0,
+            "idempotency_key": key,
+        });
+        events.push(("account.recharge_requested", data));
+    }
+    events
 }
 
-/// Emits the low-balance event of a change of available money, if it crosses the line.
+/// Emits the events of a change of available money ([`crossing_events`]).
 pub(crate) async fn emit_crossing(
     tx: &mut Tx,
     card: &RateCard,
@@ -219,10 +235,10 @@ pub(crate) async fn emit_crossing(
     before: i64,
     after: i64,
 ) -> Result<(), StoreError> {
-    match crossing_event(card, snap, before, after) {
-        Some((event, data)) => emit(tx, event, account, None, data, snap.now).await,
-        None => Ok(()),
+    for (event, data) in crossing_events(card, snap, before, after) {
+        emit(tx, event, account, None, data, snap.now).await?;
     }
+    Ok(())
 }
 
 /// A change of the money pocket as the client asked for it.

@@ -60,6 +60,8 @@ from .openapi_response_200 import OpenapiResponse200
 from .pass_body import PassBody
 from .pocket_line import PocketLine
 from .put_account_request import PutAccountRequest
+from .recharge_body import RechargeBody
+from .recharge_request import RechargeRequest
 from .redeliver_body import RedeliverBody
 from .redeliver_request import RedeliverRequest
 from .refund_request import RefundRequest
@@ -134,6 +136,8 @@ __all__ = (
     "PassBody",
     "PocketLine",
     "PutAccountRequest",
+    "RechargeBody",
+    "RechargeRequest",
     "RedeliverBody",
     "RedeliverRequest",
     "RefundRequest",

@@ -11,6 +11,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.account_body_allowances import AccountBodyAllowances
+    from ..models.recharge_body import RechargeBody
 
 
 T = TypeVar("T", bound="AccountBody")
@@ -46,6 +47,7 @@ class AccountBody:
         last_active_at (datetime.datetime | None | Unset):
         max_concurrent_jobs_override (int | None | Unset): The account's own limit, null when the plan's applies.
         plan_until (datetime.datetime | None | Unset):
+        recharge (None | RechargeBody | Unset):
         suspended_at (datetime.datetime | None | Unset):
     """
 
@@ -74,10 +76,13 @@ class AccountBody:
     last_active_at: datetime.datetime | None | Unset = UNSET
     max_concurrent_jobs_override: int | None | Unset = UNSET
     plan_until: datetime.datetime | None | Unset = UNSET
+    recharge: None | RechargeBody | Unset = UNSET
     suspended_at: datetime.datetime | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.recharge_body import RechargeBody
+
         account_id = self.account_id
 
         allowances = self.allowances.to_dict()
@@ -156,6 +161,14 @@ class AccountBody:
         else:
             plan_until = self.plan_until
 
+        recharge: dict[str, Any] | None | Unset
+        if isinstance(self.recharge, Unset):
+            recharge = UNSET
+        elif isinstance(self.recharge, RechargeBody):
+            recharge = self.recharge.to_dict()
+        else:
+            recharge = self.recharge
+
         suspended_at: None | str | Unset
         if isinstance(self.suspended_at, Unset):
             suspended_at = UNSET
@@ -200,6 +213,8 @@ class AccountBody:
             field_dict["max_concurrent_jobs_override"] = max_concurrent_jobs_override
         if plan_until is not UNSET:
             field_dict["plan_until"] = plan_until
+        if recharge is not UNSET:
+            field_dict["recharge"] = recharge
         if suspended_at is not UNSET:
             field_dict["suspended_at"] = suspended_at
 
@@ -208,6 +223,7 @@ class AccountBody:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.account_body_allowances import AccountBodyAllowances
+        from ..models.recharge_body import RechargeBody
 
         d = dict(src_dict)
         account_id = d.pop("account_id")
@@ -329,6 +345,23 @@ class AccountBody:
 
         plan_until = _parse_plan_until(d.pop("plan_until", UNSET))
 
+        def _parse_recharge(data: object) -> None | RechargeBody | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                recharge_type_1 = RechargeBody.from_dict(data)
+
+                return recharge_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | RechargeBody | Unset, data)
+
+        recharge = _parse_recharge(d.pop("recharge", UNSET))
+
         def _parse_suspended_at(data: object) -> datetime.datetime | None | Unset:
             if data is None:
                 return data
@@ -372,6 +405,7 @@ class AccountBody:
             last_active_at=last_active_at,
             max_concurrent_jobs_override=max_concurrent_jobs_override,
             plan_until=plan_until,
+            recharge=recharge,
             suspended_at=suspended_at,
         )
 

@@ -2,11 +2,15 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping
-from typing import Any, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 
 from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.recharge_request import RechargeRequest
+
 
 T = TypeVar("T", bound="PutAccountRequest")
 
@@ -18,13 +22,17 @@ class PutAccountRequest:
         plan (str): A plan of the rate card in force (else 422 `unknown_plan`)
         max_concurrent_jobs (int | None | Unset): 1 to 1000000; absent or null means the plan's.
         plan_until (datetime.datetime | None | Unset):
+        recharge (None | RechargeRequest | Unset):
     """
 
     plan: str
     max_concurrent_jobs: int | None | Unset = UNSET
     plan_until: datetime.datetime | None | Unset = UNSET
+    recharge: None | RechargeRequest | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.recharge_request import RechargeRequest
+
         plan = self.plan
 
         max_concurrent_jobs: int | None | Unset
@@ -41,6 +49,14 @@ class PutAccountRequest:
         else:
             plan_until = self.plan_until
 
+        recharge: dict[str, Any] | None | Unset
+        if isinstance(self.recharge, Unset):
+            recharge = UNSET
+        elif isinstance(self.recharge, RechargeRequest):
+            recharge = self.recharge.to_dict()
+        else:
+            recharge = self.recharge
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -52,11 +68,15 @@ class PutAccountRequest:
             field_dict["max_concurrent_jobs"] = max_concurrent_jobs
         if plan_until is not UNSET:
             field_dict["plan_until"] = plan_until
+        if recharge is not UNSET:
+            field_dict["recharge"] = recharge
 
         return field_dict
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.recharge_request import RechargeRequest
+
         d = dict(src_dict)
         plan = d.pop("plan")
 
@@ -88,10 +108,28 @@ class PutAccountRequest:
 
         plan_until = _parse_plan_until(d.pop("plan_until", UNSET))
 
+        def _parse_recharge(data: object) -> None | RechargeRequest | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                recharge_type_1 = RechargeRequest.from_dict(data)
+
+                return recharge_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | RechargeRequest | Unset, data)
+
+        recharge = _parse_recharge(d.pop("recharge", UNSET))
+
         put_account_request = cls(
             plan=plan,
             max_concurrent_jobs=max_concurrent_jobs,
             plan_until=plan_until,
+            recharge=recharge,
         )
 
         return put_account_request
