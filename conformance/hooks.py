@@ -17,6 +17,7 @@ STATE_RULES = [
     # A range whose start is after its end (two parameters).
     ("/v1/ledger", "since: must not be after until"),
     ("/v1/accounts/{account_id}/statement", "from: must not be after to"),
+    ("/v1/usage", "from: must not be after to"),
     # A balance or pocket never leaves ±(2^53 − 1) micros, however many writes add up.
     (None, '"code":"amount_out_of_range"'),
     # A capture must fit the job's hold, which only the job knows.

@@ -65,6 +65,30 @@ fn pages(loaded: &Loaded) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// The API reads over the same data, each `(name, path)` (asked with the admin key):
+/// statements of the big account and usage reports across accounts (issue #42).
+fn api_reads() -> Vec<(&'static str, String)> {
+    let day_ago = holdfast_server::http::wire::rfc3339(crate::floor::now_micros() - 86_400_000_000);
+    vec![
+        ("statement, all", format!("/v1/accounts/{BIG}/statement")),
+        (
+            "statement, a day",
+            format!("/v1/accounts/{BIG}/statement?from={day_ago}"),
+        ),
+        ("usage by account, all", "/v1/usage".to_owned()),
+        ("usage by account, day", format!("/v1/usage?from={day_ago}")),
+        ("usage by kind, all", "/v1/usage?group_by=kind".to_owned()),
+        (
+            "usage by kind, a day",
+            format!("/v1/usage?group_by=kind&from={day_ago}"),
+        ),
+        (
+            "usage of big, a day",
+            format!("/v1/usage?account_id={BIG}&from={day_ago}"),
+        ),
+    ]
+}
+
 pub async fn run(args: &Args, target: &Target) -> anyhow::Result<Outcome> {
     let sync = holdfast::SqliteSync::parse(&args.sqlite_synchronous).unwrap_or_default();
     let engine = crate::open_engine(&target.url, 8, sync).await?;
@@ -122,17 +146,29 @@ async fn time_pages(
         .timeout(Duration::from_secs(60))
         .build()?;
     let cookie = sign_in(&client, base, key).await?;
+    let bearer = format!("Bearer {key}");
     let mut out = Vec::new();
-    for (name, path) in pages(loaded) {
+    let console = pages(loaded)
+        .into_iter()
+        .map(|(name, path)| (name, path, &cookie));
+    let api = api_reads()
+        .into_iter()
+        .map(|(name, path)| (name, path, &bearer));
+    for (name, path, credential) in console.chain(api) {
+        let header = if credential.starts_with("Bearer ") {
+            reqwest::header::AUTHORIZATION
+        } else {
+            reqwest::header::COOKIE
+        };
         let url = format!("{base}{path}");
         let mut bytes = 0;
         for _ in 0..args.page_warmup {
-            bytes = get(&client, &url, &cookie).await?;
+            bytes = get(&client, &url, &header, credential).await?;
         }
         let mut took_ms = Vec::with_capacity(args.page_requests);
         for _ in 0..args.page_requests {
             let t = Instant::now();
-            bytes = get(&client, &url, &cookie).await?;
+            bytes = get(&client, &url, &header, credential).await?;
             took_ms.push(t.elapsed().as_secs_f64() * 1000.0);
         }
         took_ms.sort_by(f64::total_cmp);
@@ -182,11 +218,17 @@ async fn sign_in(client: &reqwest::Client, base: &str, key: &str) -> anyhow::Res
     Ok(set.split(';').next().unwrap_or_default().to_owned())
 }
 
-/// GETs a page; anything but 200 fails. The size of its body.
-async fn get(client: &reqwest::Client, url: &str, cookie: &str) -> anyhow::Result<usize> {
+/// GETs a page with its credential (the session cookie, or an API key's Authorization);
+/// anything but 200 fails. The size of its body.
+async fn get(
+    client: &reqwest::Client,
+    url: &str,
+    header: &reqwest::header::HeaderName,
+    credential: &str,
+) -> anyhow::Result<usize> {
     let r = client
         .get(url)
-        .header(reqwest::header::COOKIE, cookie)
+        .header(header, credential)
         .send()
         .await
         .with_context(|| format!("GET {url}"))?;

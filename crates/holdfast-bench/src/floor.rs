@@ -125,6 +125,11 @@ impl FloorPool {
     pub async fn analyze(&self) -> anyhow::Result<()> {
         if let FloorPool::Postgres(p) = self {
             sqlx::query("ANALYZE").execute(p).await?;
+            // What autovacuum does for the ledger's BRIN index (autosummarize) once the
+            // ranges a load filled are complete: without it a fresh range reads as "any".
+            sqlx::query("SELECT brin_summarize_new_values('ledger_by_time')")
+                .execute(p)
+                .await?;
         }
         Ok(())
     }

@@ -227,3 +227,22 @@ pub struct JobKindSpend {
     pub entries: i64,
     pub amount: i64,
 }
+
+/// What one group (an account, or a job kind) spent in a usage report's period (micros):
+/// the debits and captures of money (`entries` of them), and what job refunds gave back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UsageGroup {
+    /// The account id, or the job kind (`None`: no job of this engine, or one pruned).
+    pub key: Option<String>,
+    pub entries: i64,
+    pub spent: i64,
+    pub refunded: i64,
+}
+
+/// A usage report: its groups, and for account groups the cursor of the next page (the
+/// last account id listed, when the page was full).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UsageReport {
+    pub groups: Vec<UsageGroup>,
+    pub next: Option<String>,
+}

@@ -86,3 +86,74 @@ backend_test!(
         api.stop().await;
     }
 );
+
+backend_test!(
+    usage_groups_by_account_and_kind_for_admin_keys,
+    |b| async move {
+        let Some(api) = api(b).await else { return };
+        for (a, amount) in [("u1", "1.25"), ("u2", "0.50"), ("u3", "2.00")] {
+            api.account(a, "free").await;
+            api.top_up(a, "10.00", "t").await;
+            let debit = json!({ "amount": amount, "idempotency_key": "d" });
+            api.post(&api.service, &format!("/v1/accounts/{a}/debits"), debit)
+                .await
+                .expect(201, "");
+        }
+        let r = api.get(&api.admin, "/v1/usage?limit=2").await;
+        let page = r.expect(200, "").clone();
+        assert_eq!(page["group_by"], "account");
+        assert_eq!(
+            page["groups"][0],
+            json!({
+                "key": "u1", "entries": 1, "spent": "1.25", "spent_micros": 1_250_000,
+                "refunded": "0.00", "refunded_micros": 0, "net": "1.25", "net_micros": 1_250_000,
+            })
+        );
+        assert_eq!(page["next"], "u2");
+        let rest = api
+            .get(&api.admin, "/v1/usage?limit=2&after=u2")
+            .await
+            .expect(200, "")
+            .clone();
+        assert_eq!(rest["groups"].as_array().unwrap().len(), 1);
+        assert_eq!(rest["next"], json!(null));
+        let kinds = api
+            .get(&api.admin, "/v1/usage?group_by=kind")
+            .await
+            .expect(200, "")
+            .clone();
+        assert_eq!(
+            kinds["groups"],
+            json!([{
+                "key": null, "entries": 3, "spent": "3.75", "spent_micros": 3_750_000,
+                "refunded": "0.00", "refunded_micros": 0, "net": "3.75", "net_micros": 3_750_000,
+            }])
+        );
+        let one = api
+            .get(&api.admin, "/v1/usage?account_id=u3")
+            .await
+            .expect(200, "")
+            .clone();
+        assert_eq!(one["groups"][0]["spent"], "2.00");
+        let later = "/v1/usage?from=2999-01-01T00:00:00Z&to=2999-02-01T00:00:00Z";
+        assert_eq!(
+            api.get(&api.admin, later).await.expect(200, "")["groups"],
+            json!([])
+        );
+        for bad in [
+            "group_by=meter",
+            "from=2030-02-01T00:00:00Z&to=2030-01-01T00:00:00Z",
+            "limit=0",
+            "account_id=a%20b",
+            "kind=debit",
+        ] {
+            api.get(&api.admin, &format!("/v1/usage?{bad}"))
+                .await
+                .expect(422, "invalid_request");
+        }
+        api.get(&api.service, "/v1/usage")
+            .await
+            .expect(403, "forbidden");
+        api.stop().await;
+    }
+);

@@ -44,6 +44,7 @@ pub use passes::retention::{PRUNE_CHUNK, PruneReport};
 pub use reads::events::EventFilter;
 pub use reads::export::LedgerFilter;
 pub use reads::listing::{AccountFilter, AccountPage, JobFilter};
+pub use reads::usage::{UsageGrouping, UsageQuery};
 pub use scope::CrossAccount;
 pub use store::Store;
 pub use units::accounts::PutAccount;

@@ -7,3 +7,4 @@ pub mod listing;
 pub mod overview;
 pub mod statement;
 pub mod stats;
+pub mod usage;

@@ -55,7 +55,7 @@ pub use holdfast_store::{
     AccountFilter, AccountPage, AccountStatus, Banned, CancelOutcome, CompleteJob, CreditKind,
     CustomerAccount, EventFilter, FailJob, Grant, Granted, JobAnswers, JobFilter, JobRefund,
     JobRefunded, LedgerFilter, PRUNE_CHUNK, PruneReport, PutAccount, SchemaMismatch, StoreError,
-    Submit, Usage, key_hash,
+    Submit, Usage, UsageGrouping, UsageQuery, key_hash,
 };
 
 // A debit as `Engine::debit_many` takes it, and how a database is opened.

@@ -119,3 +119,95 @@ backend_test!(
         assert_clean(e.store()).await;
     }
 );
+
+backend_test!(
+    usage_agrees_with_each_accounts_statement_and_pages_by_account,
+    |b| async move {
+        use holdfast::{UsageGrouping, UsageQuery};
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        let marks = history(&e).await;
+        for a in ["a", "b", "c"] {
+            put(e.store(), a, "free").await;
+            top_up(e.store(), a, "5.00", "t").await;
+            e.debit(&acct(a), &Usage::Amount(usd("0.30")), &key("d"), None)
+                .await
+                .unwrap();
+        }
+        let to = e.now().await.unwrap();
+        let query = |group_by, account_id: Option<&str>, after: &str, limit| UsageQuery {
+            from: 0,
+            to,
+            group_by,
+            account_id: account_id.map(acct),
+            after: after.into(),
+            limit,
+        };
+        let all = e
+            .usage(&query(UsageGrouping::Account, None, "", 100))
+            .await
+            .unwrap();
+        let keys: Vec<_> = all.groups.iter().map(|g| g.key.clone().unwrap()).collect();
+        assert_eq!(keys, ["a", "b", "c", "u"]);
+        assert_eq!(all.next, None);
+        let s = e.statement(&acct("u"), 0, to).await.unwrap();
+        let u = &all.groups[3];
+        assert_eq!(u.spent, -changed(&s, &["debit", "capture"]));
+        assert_eq!(u.refunded, changed(&s, &["job_refund"]));
+        assert_eq!((u.entries, u.spent, u.refunded), (3, 800_000, 100_000));
+        let first = e
+            .usage(&query(UsageGrouping::Account, None, "", 2))
+            .await
+            .unwrap();
+        assert_eq!(first.next.as_deref(), Some("b"));
+        let rest = e
+            .usage(&query(UsageGrouping::Account, None, "b", 2))
+            .await
+            .unwrap();
+        let keys: Vec<_> = rest.groups.iter().map(|g| g.key.clone().unwrap()).collect();
+        assert_eq!(
+            (keys, rest.next.as_deref()),
+            (vec!["c".to_owned(), "u".to_owned()], Some("u"))
+        );
+        let one = e
+            .usage(&query(UsageGrouping::Account, Some("b"), "", 100))
+            .await
+            .unwrap();
+        assert_eq!(one.groups.len(), 1);
+        assert_eq!(one.groups[0].spent, 300_000);
+        let kinds = e
+            .usage(&query(UsageGrouping::Kind, None, "", 100))
+            .await
+            .unwrap();
+        let by: Vec<_> = kinds
+            .groups
+            .iter()
+            .map(|g| (g.key.as_deref(), g.entries, g.spent, g.refunded))
+            .collect();
+        assert_eq!(
+            by,
+            [
+                (Some("video"), 2, 550_000, 100_000),
+                (None, 4, 1_150_000, 0)
+            ]
+        );
+        let of_u = e
+            .usage(&query(UsageGrouping::Kind, Some("u"), "", 100))
+            .await
+            .unwrap();
+        assert_eq!(of_u.groups[1].spent, 250_000);
+        // A period before anything was spent has no groups.
+        let early = UsageQuery {
+            to: marks[1],
+            ..query(UsageGrouping::Account, None, "", 100)
+        };
+        assert!(e.usage(&early).await.unwrap().groups.is_empty());
+        let backwards = UsageQuery {
+            from: to,
+            to: marks[1],
+            ..query(UsageGrouping::Kind, None, "", 1)
+        };
+        assert!(e.usage(&backwards).await.is_err());
+    }
+);

@@ -671,6 +671,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What each account (`group_by=account`, by page in account id order) or each job kind
+         *     (`group_by=kind`) spent in `[from, to)`: debits and captures of money, and what job
+         *     refunds gave back; `account_id` narrows it to one account.
+         */
+        get: operations["usage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1309,6 +1330,42 @@ export interface components {
             /** @description 1–255 characters, unique per account. */
             idempotency_key: components["schemas"]["IdempotencyKey"];
             kind?: null | components["schemas"]["TopUpKind"];
+        };
+        /** @description A usage report. */
+        UsageBody: {
+            currency: string;
+            from: string;
+            /** @description `account` or `kind`. */
+            group_by: string;
+            groups: components["schemas"]["UsageGroupBody"][];
+            /** @description `group_by=account`: the `after` of the next page (`null`: this was the last). */
+            next?: string | null;
+            to: string;
+        };
+        /** @description What one group spent in the period. */
+        UsageGroupBody: {
+            /**
+             * Format: int64
+             * @description Debits and captures of money.
+             */
+            entries: number;
+            /**
+             * @description The account id (`group_by=account`) or the job kind (`group_by=kind`; `null`: a
+             *     debit that names no job of this engine, or one retention pruned).
+             */
+            key?: string | null;
+            /** @description `spent` − `refunded`. */
+            net: string;
+            /** Format: int64 */
+            net_micros: number;
+            /** @description What job refunds gave back. */
+            refunded: string;
+            /** Format: int64 */
+            refunded_micros: number;
+            /** @description What they took. */
+            spent: string;
+            /** Format: int64 */
+            spent_micros: number;
         };
         UsageRequest: {
             /** @description A meter of the rate card. */
@@ -5230,6 +5287,107 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["LedgerPage"];
                     "text/csv": string;
+                };
+            };
+            /** @description `unauthorized`: no key, or not a live key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `forbidden`: the key's role may not call this; or `account_blocked` /
+             *     `account_suspended` where a submit is refused.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over 64 KiB (1 MiB for `POST /v1/debits`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_request` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    usage: {
+        parameters: {
+            query?: {
+                /** @description RFC 3339, inclusive (default: the beginning) */
+                from?: components["schemas"]["Timestamp"];
+                /** @description RFC 3339, exclusive (default: now) */
+                to?: components["schemas"]["Timestamp"];
+                /** @description `account` (default) or `kind` */
+                group_by?: "account" | "kind";
+                /** @description Only this account's usage */
+                account_id?: components["schemas"]["AccountId"];
+                /** @description `group_by=account`: the `next` of the previous page */
+                after?: string;
+                /** @description `group_by=account`: 1–1000, default 100 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageBody"];
                 };
             };
             /** @description `unauthorized`: no key, or not a live key. */

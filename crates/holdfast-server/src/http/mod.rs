@@ -23,6 +23,7 @@ pub mod payments;
 pub mod refunds;
 pub mod schema;
 pub mod state;
+pub mod usage;
 pub mod webhooks;
 pub mod wire;
 pub mod worker_batch;
@@ -198,6 +199,7 @@ fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(money::refund))
         .routes(routes!(money::ledger))
         .routes(routes!(money::statement))
+        .routes(routes!(usage::usage))
         .routes(routes!(export::ledger))
         .routes(routes!(refunds::grant))
         .routes(routes!(refunds::refund_job))

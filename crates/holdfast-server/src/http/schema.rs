@@ -159,7 +159,11 @@ const ACCOUNT_ID_START: &str = r"^[A-Za-z0-9._:-]{0,128}$";
 fn parameter_schema(path: &str, name: &str, place: &ParameterIn) -> Option<RefOr<Schema>> {
     let reference = |to: &str| Some(RefOr::Ref(utoipa::openapi::Ref::from_schema_name(to)));
     let schema = match (name, place) {
-        ("after", ParameterIn::Query) if path == "/v1/accounts" => text(
+        ("group_by", ParameterIn::Query) => ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(["account", "kind"]))
+            .description(Some("What the report groups by")),
+        ("after", ParameterIn::Query) if path == "/v1/accounts" || path == "/v1/usage" => text(
             0,
             AccountId::MAX_CHARS,
             Some(ACCOUNT_ID_START),

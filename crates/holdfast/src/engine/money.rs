@@ -21,6 +21,15 @@ impl Engine {
         self.store.statement(account, from, to).await
     }
 
+    /// What accounts, or job kinds, spent in a period (debits and captures of money) and got
+    /// back (job refunds).
+    pub async fn usage(
+        &self,
+        q: &holdfast_store::UsageQuery,
+    ) -> Result<holdfast_core::model::UsageReport, StoreError> {
+        self.store.usage(q).await
+    }
+
     /// A top-up (bought) or bonus (given). Idempotent by key.
     pub async fn credit(
         &self,

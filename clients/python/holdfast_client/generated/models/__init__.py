@@ -72,6 +72,9 @@ from .stripe_event import StripeEvent
 from .submit_request import SubmitRequest
 from .top_up_kind import TopUpKind
 from .top_up_request import TopUpRequest
+from .usage_body import UsageBody
+from .usage_group_body import UsageGroupBody
+from .usage_group_by import UsageGroupBy
 from .usage_request import UsageRequest
 from .violation_body import ViolationBody
 
@@ -148,6 +151,9 @@ __all__ = (
     "SubmitRequest",
     "TopUpKind",
     "TopUpRequest",
+    "UsageBody",
+    "UsageGroupBody",
+    "UsageGroupBy",
     "UsageRequest",
     "ViolationBody",
 )
