@@ -145,6 +145,7 @@ backend_test!(
             "from=2030-02-01T00:00:00Z&to=2030-01-01T00:00:00Z",
             "limit=0",
             "account_id=a%20b",
+            "after=%C2%84",
             "kind=debit",
         ] {
             api.get(&api.admin, &format!("/v1/usage?{bad}"))

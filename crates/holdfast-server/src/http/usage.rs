@@ -84,6 +84,11 @@ pub async fn usage(
     let to = to.as_deref().map(|t| parse_time("to", t)).transpose()?;
     let group_by = grouping(group_by.as_deref())?;
     let account_id = account.as_deref().map(AccountId::parse).transpose()?;
+    // The cursor is the last account id listed (empty: the first page).
+    let after = after.filter(|a| !a.is_empty());
+    if let Some(a) = &after {
+        AccountId::parse(a).map_err(|_| ApiError::invalid("after: must be an account id"))?;
+    }
     let limit = parse_limit(limit.as_deref())?;
     let to = match to {
         Some(to) => to,
