@@ -154,33 +154,39 @@ pub const MAX_JOB_REF: usize = 255;
 /// listing (empty: no filter, the first page).
 const ACCOUNT_ID_START: &str = r"^[A-Za-z0-9._:-]{0,128}$";
 
+/// A string that is one of `values`.
+fn one_of<'a>(values: impl IntoIterator<Item = &'a str>, description: &str) -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(values))
+        .description(Some(description))
+}
+
 /// The schema of a parameter, by its name (the same name means the same thing on every
 /// operation; `after` is an account id on the account listing, a row id elsewhere).
 fn parameter_schema(path: &str, name: &str, place: &ParameterIn) -> Option<RefOr<Schema>> {
     let reference = |to: &str| Some(RefOr::Ref(utoipa::openapi::Ref::from_schema_name(to)));
     let schema = match (name, place) {
-        ("group_by", ParameterIn::Query) => ObjectBuilder::new()
-            .schema_type(Type::String)
-            .enum_values(Some(["account", "kind"]))
-            .description(Some("What the report groups by")),
+        ("group_by", ParameterIn::Query) => {
+            one_of(["account", "kind"], "What the report groups by")
+        }
         ("after", ParameterIn::Query) if path == "/v1/accounts" || path == "/v1/usage" => text(
             0,
             AccountId::MAX_CHARS,
             Some(ACCOUNT_ID_START),
             "The `next` of the previous page: the last account id listed",
         ),
-        ("type", ParameterIn::Query) => ObjectBuilder::new()
-            .schema_type(Type::String)
-            .enum_values(Some(EVENT_TYPES.iter().copied()))
-            .description(Some("Only events of this type")),
-        ("kind", ParameterIn::Query) => ObjectBuilder::new()
-            .schema_type(Type::String)
-            .enum_values(Some(ENTRY_KINDS.iter().copied()))
-            .description(Some("Only ledger entries of this kind")),
-        ("status", ParameterIn::Query) => ObjectBuilder::new()
-            .schema_type(Type::String)
-            .enum_values(Some(AccountStatus::ALL.map(AccountStatus::as_str)))
-            .description(Some("Only accounts in this state")),
+        ("type", ParameterIn::Query) => {
+            one_of(EVENT_TYPES.iter().copied(), "Only events of this type")
+        }
+        ("kind", ParameterIn::Query) => one_of(
+            ENTRY_KINDS.iter().copied(),
+            "Only ledger entries of this kind",
+        ),
+        ("status", ParameterIn::Query) => one_of(
+            AccountStatus::ALL.map(AccountStatus::as_str),
+            "Only accounts in this state",
+        ),
         ("account_id", _) => return reference("AccountId"),
         ("job_id", _) => return reference("JobId"),
         ("since" | "until" | "from" | "to", _) => return reference("Timestamp"),
@@ -207,6 +213,14 @@ fn parameter_schema(path: &str, name: &str, place: &ParameterIn) -> Option<RefOr
             Some(ACCOUNT_ID_START),
             "Only account ids that start with this",
         ),
+        _ => free_text_parameter(name, place)?,
+    };
+    Some(schema.into())
+}
+
+/// The schema of a text parameter that is not an id, a name or a cursor.
+fn free_text_parameter(name: &str, place: &ParameterIn) -> Option<ObjectBuilder> {
+    Some(match (name, place) {
         ("endpoint", ParameterIn::Query) => text(
             0,
             2048,
@@ -234,8 +248,7 @@ fn parameter_schema(path: &str, name: &str, place: &ParameterIn) -> Option<RefOr
              `integration:stripe`, `serve:first-admin-key`, `library`",
         ),
         _ => return None,
-    };
-    Some(schema.into())
+    })
 }
 
 fn operations(item: &mut PathItem) -> impl Iterator<Item = &mut Operation> {
