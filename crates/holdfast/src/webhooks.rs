@@ -149,6 +149,13 @@ pub fn endpoints(card: &RateCard) -> Result<Vec<Endpoint>, WebhookError> {
         .collect()
 }
 
+/// The clock as a signature's timestamp reads it: whole seconds since the Unix epoch.
+pub fn unix_seconds() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
 /// `hex(HMAC-SHA256(secret, "<t>.<body>"))`.
 pub fn signature(secret: &[u8], t: i64, body: &[u8]) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes a key of any length");
@@ -310,9 +317,7 @@ impl Dispatcher {
     async fn post(&self, ep: &Endpoint, e: &Event) -> Result<(), String> {
         let body = event_json(e).to_string();
         let id = e.event_id.to_string();
-        let t = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64);
+        let t = unix_seconds();
         let response = self
             .client
             .post(&ep.url)

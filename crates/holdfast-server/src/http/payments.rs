@@ -45,12 +45,6 @@ pub struct StripeAnswer {
     pub entry_id: Option<i64>,
 }
 
-/// The current time in unix seconds, as the signature's timestamp is compared with it.
-fn unix_now() -> i64 {
-    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-    since.map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-}
-
 fn signature_error(e: SignatureError) -> ApiError {
     ApiError::InvalidSignature(e.to_string())
 }
@@ -78,7 +72,13 @@ pub async fn stripe(State(s): State<AppState>, req: Request) -> ApiResult<Json<S
         .ok_or_else(|| signature_error(SignatureError::Missing))?
         .to_str()
         .map_err(|_| signature_error(SignatureError::Malformed("not text")))?;
-    stripe::verify(header, &payload, secret.as_bytes(), unix_now()).map_err(signature_error)?;
+    stripe::verify(
+        header,
+        &payload,
+        secret.as_bytes(),
+        holdfast::webhooks::unix_seconds(),
+    )
+    .map_err(signature_error)?;
     let work = s.engine.apply_stripe_event(&payload);
     let applied = holdfast::actor::acting_as("integration:stripe", work).await;
     let outcome = applied.as_ref().map_or("error", |a| a.outcome.as_str());

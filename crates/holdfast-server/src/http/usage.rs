@@ -3,7 +3,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use holdfast::{AccountId, Micros, UsageGrouping, UsageQuery};
+use holdfast::{AccountId, UsageGrouping, UsageQuery};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -11,7 +11,7 @@ use super::auth::{AdminRead, Auth};
 use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{QueryPairs, parse_limit};
 use super::state::AppState;
-use super::wire::{parse_time, rfc3339};
+use super::wire::{money, parse_time, rfc3339};
 
 /// What one group spent in the period.
 #[derive(Debug, Serialize, ToSchema)]
@@ -103,7 +103,6 @@ pub async fn usage(
         limit,
     };
     let report = s.engine.usage(&q).await?;
-    let money = |m: i64| Micros(m).format();
     Ok(Json(UsageBody {
         from: rfc3339(q.from),
         to: rfc3339(q.to),

@@ -113,7 +113,7 @@ pub struct RechargeBody {
     pub amount_micros: i64,
 }
 
-fn money(m: i64) -> String {
+pub fn money(m: i64) -> String {
     Micros(m).format()
 }
 
@@ -529,7 +529,6 @@ pub struct JobKindSpendBody {
 
 impl StatementBody {
     pub fn new(s: holdfast::Statement, currency: &str) -> StatementBody {
-        let money = |m: i64| Micros(m).format();
         StatementBody {
             currency: currency.to_owned(),
             from: rfc3339(s.from),
