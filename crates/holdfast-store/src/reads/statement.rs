@@ -9,13 +9,13 @@ use holdfast_core::{AccountId, MONEY, Refusal};
 use crate::driver::statement::Stmt;
 use crate::error::StoreError;
 use crate::model::{JobKindSpend, Statement, StatementLine};
+use crate::reads::usage::by_kind_of_account;
 use crate::store::Store;
 use crate::units::account_state::read_account;
 use crate::{in_read_tx, params, statement};
 
 static BALANCE_BEFORE: Stmt = statement!(shared "statement_balance_before");
 static CHANGES: Stmt = statement!(shared "statement_changes");
-static SPENDING_BY_JOB_KIND: Stmt = statement!(shared "statement_spending_by_job_kind");
 static HOLDS_OPEN_AT: Stmt = statement!(shared "statement_holds_open_at");
 
 impl Store {
@@ -49,14 +49,17 @@ impl Store {
                     amount: row.int("amount")?,
                 });
             }
-            let mut spending_by_job_kind = Vec::new();
-            for row in tx.rows(&SPENDING_BY_JOB_KIND, period()).await? {
-                spending_by_job_kind.push(JobKindSpend {
-                    job_kind: row.opt_text("job_kind")?,
-                    entries: row.int("entries")?,
-                    amount: row.int("amount")?,
-                });
-            }
+            // The usage report's groups of this account, less the kinds that only had
+            // refunds in the period.
+            let usage = by_kind_of_account(tx, account, from, to).await?;
+            let spending_by_job_kind = (usage.into_iter())
+                .filter(|g| g.entries > 0)
+                .map(|g| JobKindSpend {
+                    job_kind: g.key,
+                    entries: g.entries,
+                    amount: g.spent,
+                })
+                .collect();
             let mut held_at_end = 0;
             for row in tx
                 .rows(&HOLDS_OPEN_AT, params! { account_id: id, at: to })

@@ -6,7 +6,7 @@
 use holdfast_core::decide::Timestamp;
 use holdfast_core::{AccountId, Refusal};
 
-use crate::driver::db::Row;
+use crate::driver::db::{Row, Tx};
 use crate::driver::statement::Stmt;
 use crate::error::StoreError;
 use crate::model::{UsageGroup, UsageReport};
@@ -35,6 +35,18 @@ pub struct UsageQuery {
     pub account_id: Option<AccountId>,
     pub after: String,
     pub limit: i64,
+}
+
+/// One account's usage in `[from, to)` by job kind, in the caller's read transaction.
+pub(crate) async fn by_kind_of_account(
+    tx: &mut Tx,
+    account: &AccountId,
+    from: Timestamp,
+    to: Timestamp,
+) -> Result<Vec<UsageGroup>, StoreError> {
+    let params = params! { account_id: account.as_str(), from: from, to: to };
+    let rows = tx.rows(&BY_KIND_OF_ACCOUNT, params).await?;
+    rows.iter().map(group_from).collect()
 }
 
 fn group_from(row: &Row) -> Result<UsageGroup, StoreError> {
