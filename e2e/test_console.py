@@ -4,13 +4,14 @@ browser is downloaded), against a real `holdfast serve` on SQLite and on Postgre
 What an operator does: sign in (with the keyboard), find an account after a top-up and
 see its balance, follow a job from submit to complete and see its capture in the ledger,
 block and unblock an account, watch a failing webhook endpoint's delivery go dead and
-redeliver it once the endpoint is back; and what must not happen: a viewer sees no
+redeliver it once the endpoint is back, print an account's statement to a one-page PDF; and what must not happen: a viewer sees no
 action, and a POST without the session's CSRF token changes nothing. Every page is
 saved as a screenshot, at 1280 px and on a phone's width, and read without JavaScript.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import string
@@ -24,6 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
+import pypdf
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
@@ -304,6 +306,44 @@ def test_a_viewer_sees_no_action_and_a_forged_post_changes_nothing(browser: Brow
     assert r.status == 403
     assert "nothing was changed" in r.text()
     assert balance(d, account) == "3.00"
+    context.close()
+
+
+def test_a_statement_printed_to_one_page_with_its_totals(browser: Browser, deployment: Deployment) -> None:
+    d = deployment
+    account = new_account(d, "12.00")
+    with d.api(d.server.service_key) as api:
+        metered = {"usage": {"meter": "linux-small", "seconds": 600}, "idempotency_key": "m1"}
+        assert api.post(f"/v1/accounts/{account}/debits", json=metered).status_code == 201
+        debit = {"amount": "1.50", "idempotency_key": "d1"}
+        assert api.post(f"/v1/accounts/{account}/debits", json=debit).status_code == 201
+        statement = api.get(f"/v1/accounts/{account}/statement").json()
+    assert statement["closing_balance"] == "10.44"
+    context, page = signed_in(browser, d, d.viewer_key)
+    page.goto(f"{d.server.url}/console/accounts/{account}")
+    page.get_by_role("link", name="Statement of this month").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text(f"Statement of {account}")
+    # Every day from long before the account to long after: the API's whole history.
+    page.get_by_label("From").fill("2020-01-01")
+    page.get_by_label("To").fill("2999-12-31")
+    page.get_by_role("button", name="Show").click()
+    figures = page.locator("table.statement")
+    expect(figures).to_contain_text("Closing balance")
+    expect(figures).to_contain_text(statement["closing_balance"])
+    shot(page, d, "statement")
+    pdf = pypdf.PdfReader(io.BytesIO(page.pdf(format="A4")))
+    assert len(pdf.pages) == 1
+    text = pdf.pages[0].extract_text()
+    for figure in ["Opening balance", "0.00", "top_up", "12.00", "debit", "-1.56", "Closing balance", "10.44"]:
+        assert figure in text, f"the printed statement lacks {figure!r}: {text}"
+    for line in statement["spending_by_meter"]:
+        assert line["amount"] in text
+    assert "linux-small" in text and "600" in text
+    # What is for the screen stays off the paper: navigation, the period's form.
+    assert "Sign out" not in text and "Show" not in text
+    # A day that is not one: the page says so, nothing else.
+    page.goto(f"{d.server.url}/console/accounts/{account}/statement?from=2026-02-30")
+    expect(page.get_by_role("main")).to_contain_text("from: must be a day")
     context.close()
 
 

@@ -208,6 +208,9 @@ pub struct Statement {
     /// Debits and captures of the period by the kind of the job they bill (`None`: no job
     /// of this engine, or one pruned), as positive amounts.
     pub spending_by_job_kind: Vec<JobKindSpend>,
+    /// Debits of the period by the meter they used (`None`: spending not metered — debits
+    /// of an amount, captures), with the meter's seconds.
+    pub spending_by_meter: Vec<MeterSpend>,
     /// Money held by the jobs open at `to` (micros), while those jobs are retained.
     pub held_at_end: i64,
 }
@@ -228,7 +231,16 @@ pub struct JobKindSpend {
     pub amount: i64,
 }
 
-/// What one group (an account, or a job kind) spent in a usage report's period (micros):
+/// What a statement's period spent on one meter: its debits, their seconds and amount.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MeterSpend {
+    pub meter: Option<String>,
+    pub entries: i64,
+    pub seconds: i64,
+    pub amount: i64,
+}
+
+/// What one group (an account, a job kind or a meter) spent in a usage report's period (micros):
 /// the debits and captures of money (`entries` of them), and what job refunds gave back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct UsageGroup {
@@ -237,6 +249,8 @@ pub struct UsageGroup {
     pub entries: i64,
     pub spent: i64,
     pub refunded: i64,
+    /// The seconds of the group's metered debits.
+    pub seconds: i64,
 }
 
 /// A usage report: its groups, and for account groups the cursor of the next page (the

@@ -76,30 +76,48 @@ pub fn csv_chunk(entries: &[LedgerEntry], header: bool) -> std::io::Result<Vec<u
 /// `opening` row plus the `change` rows is the `closing` row.
 pub fn statement_csv(s: &crate::http::wire::StatementBody) -> std::io::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(["section", "name", "entries", "amount", "amount_micros"])?;
-    let mut row = |section: &str, name: &str, entries: String, amount: &str, micros: i64| {
+    w.write_record([
+        "section",
+        "name",
+        "entries",
+        "amount",
+        "amount_micros",
+        "seconds",
+    ])?;
+    // A figure: its section and name, how many entries, the amount, and for a meter its
+    // seconds.
+    let mut row = |section: &str,
+                   name: &str,
+                   entries: Option<i64>,
+                   amount: &str,
+                   micros: i64,
+                   seconds: Option<i64>| {
+        let count = |n: Option<i64>| n.map(|n| n.to_string()).unwrap_or_default();
         w.write_record([
             section,
             &text_cell(name),
-            &entries,
+            &count(entries),
             amount,
             &micros.to_string(),
+            &count(seconds),
         ])
     };
     row(
         "opening",
         "",
-        String::new(),
+        None,
         &s.opening_balance,
         s.opening_balance_micros,
+        None,
     )?;
     for l in &s.changes {
         row(
             "change",
             &l.kind,
-            l.entries.to_string(),
+            Some(l.entries),
             &l.amount,
             l.amount_micros,
+            None,
         )?;
     }
     for l in &s.spending_by_job_kind {
@@ -107,24 +125,39 @@ pub fn statement_csv(s: &crate::http::wire::StatementBody) -> std::io::Result<Ve
         row(
             "spending",
             kind,
-            l.entries.to_string(),
+            Some(l.entries),
             &l.amount,
             l.amount_micros,
+            None,
+        )?;
+    }
+    for l in &s.spending_by_meter {
+        let meter = l.meter.as_deref().unwrap_or_default();
+        let seconds = Some(l.seconds);
+        row(
+            "meter",
+            meter,
+            Some(l.entries),
+            &l.amount,
+            l.amount_micros,
+            seconds,
         )?;
     }
     row(
         "closing",
         "",
-        String::new(),
+        None,
         &s.closing_balance,
         s.closing_balance_micros,
+        None,
     )?;
     row(
         "held_at_end",
         "",
-        String::new(),
+        None,
         &s.held_at_end,
         s.held_at_end_micros,
+        None,
     )?;
     w.into_inner().map_err(|e| e.into_error())
 }

@@ -238,12 +238,21 @@ holdfast::backend_test!(walk_through, |backend| async move {
     );
     let text = cli.ok(&["statement", "acme"]);
     assert!(text.contains("closing") && text.contains("2.497"), "{text}");
+    assert_eq!(
+        statement["spending_by_meter"][0],
+        serde_json::json!({ "meter": "linux-small", "entries": 1, "seconds": 30,
+                            "amount": "0.003", "amount_micros": 3000 })
+    );
+    assert!(
+        text.contains("spent by meter") && text.contains("linux-small"),
+        "{text}"
+    );
     let csv = cli.ok(&["statement", "acme", "--csv"]);
     assert!(
-        csv.starts_with("section,name,entries,amount,amount_micros\n"),
+        csv.starts_with("section,name,entries,amount,amount_micros,seconds\n"),
         "{csv}"
     );
-    assert!(csv.contains("\nclosing,,,2.497,2497000\n"), "{csv}");
+    assert!(csv.contains("\nclosing,,,2.497,2497000,\n"), "{csv}");
     let later = cli.json(&[
         "statement",
         "acme",

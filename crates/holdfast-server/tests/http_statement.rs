@@ -17,12 +17,17 @@ backend_test!(
         api.post(&api.service, "/v1/accounts/s1/debits", debit)
             .await
             .expect(201, "");
+        let metered =
+            json!({ "usage": { "meter": "linux-small", "seconds": 300 }, "idempotency_key": "m1" });
+        api.post(&api.service, "/v1/accounts/s1/debits", metered)
+            .await
+            .expect(201, "");
         let job = api.submit("s1", "video", "v1").await;
         job.expect(201, "");
         let path = "/v1/accounts/s1/statement";
         let s = api.get(&api.service, path).await.expect(200, "").clone();
         assert_eq!(s["opening_balance"], "0.00");
-        assert_eq!(s["closing_balance"], "18.75");
+        assert_eq!(s["closing_balance"], "18.72");
         assert_eq!(s["currency"], "USD");
         assert_eq!(s["held_at_end"], "0.50", "{s:#}");
         let kinds: Vec<&str> = s["changes"]
@@ -34,7 +39,14 @@ backend_test!(
         assert_eq!(kinds, ["debit", "top_up"]);
         assert_eq!(
             s["spending_by_job_kind"],
-            json!([{ "job_kind": null, "entries": 1, "amount": "1.25", "amount_micros": 1_250_000 }])
+            json!([{ "job_kind": null, "entries": 2, "amount": "1.28", "amount_micros": 1_280_000 }])
+        );
+        assert_eq!(
+            s["spending_by_meter"],
+            json!([
+                { "meter": "linux-small", "entries": 1, "seconds": 300, "amount": "0.03", "amount_micros": 30_000 },
+                { "meter": null, "entries": 1, "seconds": 0, "amount": "1.25", "amount_micros": 1_250_000 },
+            ])
         );
         let later = "?from=2999-01-01T00:00:00Z&to=2999-01-02T00:00:00Z";
         let empty = api
@@ -44,7 +56,7 @@ backend_test!(
             .clone();
         assert_eq!(
             (empty["opening_balance"].clone(), empty["changes"].clone()),
-            (json!("18.75"), json!([]))
+            (json!("18.72"), json!([]))
         );
         let csv = api
             .client
@@ -61,10 +73,14 @@ backend_test!(
         );
         let text = res.text().await.unwrap();
         let rows: Vec<&str> = text.lines().collect();
-        assert_eq!(rows[0], "section,name,entries,amount,amount_micros");
-        assert_eq!(rows[1], "opening,,,0.00,0");
-        assert!(rows.contains(&"change,debit,1,-1.25,-1250000"), "{text}");
-        assert!(rows.contains(&"closing,,,18.75,18750000"), "{text}");
+        assert_eq!(rows[0], "section,name,entries,amount,amount_micros,seconds");
+        assert_eq!(rows[1], "opening,,,0.00,0,");
+        assert!(rows.contains(&"change,debit,2,-1.28,-1280000,"), "{text}");
+        assert!(
+            rows.contains(&"meter,linux-small,1,0.03,30000,300"),
+            "{text}"
+        );
+        assert!(rows.contains(&"closing,,,18.72,18720000,"), "{text}");
         let backwards = "?from=2030-01-02T00:00:00Z&to=2030-01-01T00:00:00Z";
         let r = api.get(&api.service, &format!("{path}{backwards}")).await;
         assert!(
@@ -88,7 +104,7 @@ backend_test!(
 );
 
 backend_test!(
-    usage_groups_by_account_and_kind_for_admin_keys,
+    usage_groups_by_account_kind_and_meter_for_admin_keys,
     |b| async move {
         let Some(api) = api(b).await else { return };
         for (a, amount) in [("u1", "1.25"), ("u2", "0.50"), ("u3", "2.00")] {
@@ -106,7 +122,8 @@ backend_test!(
             page["groups"][0],
             json!({
                 "key": "u1", "entries": 1, "spent": "1.25", "spent_micros": 1_250_000,
-                "refunded": "0.00", "refunded_micros": 0, "net": "1.25", "net_micros": 1_250_000,
+                "seconds": 0, "refunded": "0.00", "refunded_micros": 0, "net": "1.25",
+                "net_micros": 1_250_000,
             })
         );
         assert_eq!(page["next"], "u2");
@@ -126,8 +143,18 @@ backend_test!(
             kinds["groups"],
             json!([{
                 "key": null, "entries": 3, "spent": "3.75", "spent_micros": 3_750_000,
-                "refunded": "0.00", "refunded_micros": 0, "net": "3.75", "net_micros": 3_750_000,
+                "seconds": 0, "refunded": "0.00", "refunded_micros": 0, "net": "3.75",
+                "net_micros": 3_750_000,
             }])
+        );
+        let meters = api.get(&api.admin, "/v1/usage?group_by=meter").await;
+        let meters = meters.expect(200, "").clone();
+        assert_eq!(
+            (
+                meters["group_by"].clone(),
+                meters["groups"][0]["key"].clone()
+            ),
+            (json!("meter"), json!(null))
         );
         let one = api
             .get(&api.admin, "/v1/usage?account_id=u3")
@@ -141,7 +168,7 @@ backend_test!(
             json!([])
         );
         for bad in [
-            "group_by=meter",
+            "group_by=job",
             "from=2030-02-01T00:00:00Z&to=2030-01-01T00:00:00Z",
             "limit=0",
             "account_id=a%20b",

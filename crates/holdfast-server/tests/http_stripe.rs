@@ -446,3 +446,118 @@ backend_test!(
         api.stop().await;
     }
 );
+
+backend_test!(
+    racing_disputes_refunds_and_replays_end_as_in_any_order,
+    |b| async move {
+        let Some(api) = stripe_api(b).await else {
+            return;
+        };
+        api.account("dr", "free").await;
+        for (payment, cents) in [("pi_a", 4_000), ("pi_b", 1_000)] {
+            api.deliver(&intent(payment, Some("dr"), None, cents))
+                .await
+                .expect(200, "");
+        }
+        // pi_a disputed and left open; pi_b disputed, lost, and refunded in full as well:
+        // every event of both, 8 times over, at once.
+        let events = [
+            dispute(
+                "charge.dispute.created",
+                "dp_a",
+                "pi_a",
+                4_000,
+                "needs_response",
+            ),
+            dispute(
+                "charge.dispute.created",
+                "dp_b",
+                "pi_b",
+                1_000,
+                "needs_response",
+            ),
+            dispute("charge.dispute.closed", "dp_b", "pi_b", 1_000, "lost"),
+            refunded("pi_b", 1_000, 1_000),
+        ];
+        let api = std::sync::Arc::new(api);
+        let mut tasks = Vec::new();
+        for i in 0..32 {
+            let (api, event) = (api.clone(), events[i % events.len()].clone());
+            tasks.push(tokio::spawn(async move { api.deliver(&event).await }));
+        }
+        let mut refunds = 0;
+        for t in tasks {
+            let r = t.await.unwrap();
+            refunds += usize::from(r.expect(200, "")["outcome"] == "refunded");
+        }
+        // pi_b's 10.00 came back once, by the lost dispute or the refund: never twice.
+        assert_eq!(refunds, 1, "one refund of pi_b's top-up");
+        assert_eq!(api.balance("dr").await, 40_000_000);
+        let account = api.get_account("dr").await;
+        assert!(account["blocked_at"].is_string(), "dp_a is open, dp_b lost");
+        api.assert_clean().await;
+        // dp_a won, raced with replays of its opening: the lost dp_b still holds the
+        // block (the operator decides), and the books are as they were.
+        let won = dispute("charge.dispute.closed", "dp_a", "pi_a", 4_000, "won");
+        let mut tasks = Vec::new();
+        for i in 0..16 {
+            let event = if i % 2 == 0 {
+                won.clone()
+            } else {
+                events[0].clone()
+            };
+            let api = api.clone();
+            tasks.push(tokio::spawn(async move { api.deliver(&event).await }));
+        }
+        for t in tasks {
+            t.await.unwrap().expect(200, "");
+        }
+        let after = api.get_account("dr").await;
+        assert_eq!(after["blocked_at"], account["blocked_at"]);
+        assert_eq!(api.balance("dr").await, 40_000_000);
+        api.assert_clean().await;
+        let api = std::sync::Arc::into_inner(api).unwrap();
+        api.stop().await;
+    }
+);
+
+backend_test!(
+    a_dispute_closed_before_it_opened_ends_as_in_order,
+    |b| async move {
+        let Some(api) = stripe_api(b).await else {
+            return;
+        };
+        for (account, status) in [("lost-first", "lost"), ("won-first", "won")] {
+            api.account(account, "free").await;
+            let payment = format!("pi_{account}");
+            api.deliver(&intent(&payment, Some(account), None, 2_000))
+                .await
+                .expect(200, "");
+            let id = format!("dp_{account}");
+            let closed = dispute("charge.dispute.closed", &id, &payment, 500, status);
+            api.deliver(&closed).await.expect(200, "");
+            let opened = dispute(
+                "charge.dispute.created",
+                &id,
+                &payment,
+                500,
+                "needs_response",
+            );
+            api.deliver(&opened).await.expect(200, "");
+        }
+        let lost = api.get_account("lost-first").await;
+        assert!(
+            lost["blocked_at"].is_string(),
+            "lost blocks, as created then lost does"
+        );
+        assert_eq!(int(&lost, "balance_micros"), 15_000_000);
+        let won = api.get_account("won-first").await;
+        assert!(
+            won["blocked_at"].is_null(),
+            "won leaves it open, as created then won does"
+        );
+        assert_eq!(int(&won, "balance_micros"), 20_000_000);
+        api.assert_clean().await;
+        api.stop().await;
+    }
+);

@@ -34,7 +34,8 @@ pub use holdfast_store::actor;
 // The engine's requests and results.
 pub use holdfast_core::model::{
     AccountView, AllowanceView, ApiKey, Event, Heartbeat, Job, JobActors, JobKindSpend, Lease,
-    LedgerEntry, MoneyResult, Page, PassReport, Statement, StatementLine, Submitted, Violation,
+    LedgerEntry, MeterSpend, MoneyResult, Page, PassReport, Statement, StatementLine, Submitted,
+    Violation,
 };
 /// Most jobs one batched complete or fail takes.
 pub use holdfast_store::MAX_JOB_BATCH;

@@ -1,9 +1,10 @@
 //! Statements on SQLite and PostgreSQL: for periods cut anywhere in a history of every
 //! kind of money change, opening + the changes = closing, one period's closing is the
-//! next one's opening, and the spending by job kind adds up to the debits and captures.
+//! next one's opening, and the spending by job kind, and by meter, adds up to the debits
+//! and captures.
 
 use holdfast::testing::*;
-use holdfast::{CreditKind, Engine, JobRefund, Statement, Usage, backend_test};
+use holdfast::{AccountId, CreditKind, Engine, JobRefund, Statement, Usage, backend_test};
 
 /// The total of a statement's changes, by the kinds given (all when empty).
 fn changed(s: &Statement, kinds: &[&str]) -> i64 {
@@ -209,5 +210,90 @@ backend_test!(
             ..query(UsageGrouping::Kind, None, "", 1)
         };
         assert!(e.usage(&backwards).await.is_err());
+    }
+);
+
+backend_test!(
+    metered_spending_is_grouped_by_meter_on_every_debit_path,
+    |b| async move {
+        use holdfast::{DebitRequest, UsageGrouping, UsageQuery};
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        let (u, v) = (acct("u"), acct("v"));
+        for a in ["u", "v"] {
+            put(e.store(), a, "free").await;
+            top_up(e.store(), a, "10.00", "t").await;
+        }
+        let metered = |meter: &str, seconds| Usage::Metered {
+            meter: meter.into(),
+            seconds,
+        };
+        // One debit alone (the single path), then a batch of three (the set-based one).
+        e.debit(&u, &metered("linux-large", 30), &key("m1"), None)
+            .await
+            .unwrap();
+        let batch = [
+            (u.clone(), metered("linux-small", 600), "m2"),
+            (u.clone(), Usage::Amount(usd("0.07")), "a1"),
+            (v.clone(), metered("linux-large", 10), "m3"),
+            (u.clone(), metered("linux-large", 5), "m4"),
+        ];
+        let items: Vec<_> = (batch.iter())
+            .map(|(a, usage, k)| (a.clone(), DebitRequest::new(usage, &key(k), None)))
+            .collect();
+        for answer in e.debit_many(&items).await.unwrap() {
+            answer.unwrap();
+        }
+        // A replay writes nothing more.
+        e.debit(&u, &metered("linux-large", 30), &key("m1"), None)
+            .await
+            .unwrap();
+        let to = e.now().await.unwrap();
+        let s = e.statement(&u, 0, to).await.unwrap();
+        let by_meter: Vec<_> = (s.spending_by_meter.iter())
+            .map(|l| (l.meter.as_deref(), l.entries, l.seconds, l.amount))
+            .collect();
+        // linux-large: 35 s at 800 micros; linux-small: 600 s at 100 micros.
+        assert_eq!(
+            by_meter,
+            [
+                (Some("linux-large"), 2, 35, 28_000),
+                (Some("linux-small"), 1, 600, 60_000),
+                (None, 1, 0, 70_000)
+            ]
+        );
+        let spent: i64 = s.spending_by_meter.iter().map(|l| l.amount).sum();
+        assert_eq!(spent, -changed(&s, &["debit", "capture"]));
+        let query = |group_by, account_id: Option<&AccountId>| UsageQuery {
+            from: 0,
+            to,
+            group_by,
+            account_id: account_id.cloned(),
+            after: String::new(),
+            limit: 100,
+        };
+        let meters = e.usage(&query(UsageGrouping::Meter, None)).await.unwrap();
+        let by: Vec<_> = (meters.groups.iter())
+            .map(|g| (g.key.as_deref(), g.entries, g.seconds, g.spent))
+            .collect();
+        assert_eq!(
+            by,
+            [
+                (Some("linux-large"), 3, 45, 36_000),
+                (Some("linux-small"), 1, 600, 60_000),
+                (None, 1, 0, 70_000)
+            ]
+        );
+        let of_v = e
+            .usage(&query(UsageGrouping::Meter, Some(&v)))
+            .await
+            .unwrap();
+        assert_eq!(of_v.groups.len(), 1);
+        assert_eq!(of_v.groups[0].seconds, 10);
+        let accounts = e.usage(&query(UsageGrouping::Account, None)).await.unwrap();
+        let seconds: Vec<_> = accounts.groups.iter().map(|g| g.seconds).collect();
+        assert_eq!(seconds, [635, 10], "each account's metered seconds");
+        assert_clean(e.store()).await;
     }
 );

@@ -679,9 +679,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * What each account (`group_by=account`, by page in account id order) or each job kind
-         *     (`group_by=kind`) spent in `[from, to)`: debits and captures of money, and what job
-         *     refunds gave back; `account_id` narrows it to one account.
+         * What each account (`group_by=account`, by page in account id order), job kind
+         *     (`group_by=kind`) or meter (`group_by=meter`) spent in `[from, to)`: debits and
+         *     captures of money with the seconds of the metered ones, and what job refunds gave
+         *     back; `account_id` narrows it to one account.
          */
         get: operations["usage"];
         put?: never;
@@ -1152,6 +1153,16 @@ export interface components {
          * @description A meter of the rate card in force (else 422 `unknown_meter`)
          */
         MeterName: string;
+        MeterSpendBody: {
+            amount: string;
+            /** Format: int64 */
+            amount_micros: number;
+            /** Format: int64 */
+            entries: number;
+            meter?: string | null;
+            /** Format: int64 */
+            seconds: number;
+        };
         /** @description Money: a decimal string from 0 to 1000000000 with at most 6 decimals, e.g. `"0.04"` */
         MoneyAmount: string;
         /** @description The answer to a top-up, bonus, debit or refund. */
@@ -1270,6 +1281,11 @@ export interface components {
              *     engine), as positive amounts.
              */
             spending_by_job_kind: components["schemas"]["JobKindSpendBody"][];
+            /**
+             * @description Debits by the meter they used, with its seconds (`null`: spending not metered —
+             *     debits of an amount, captures).
+             */
+            spending_by_meter: components["schemas"]["MeterSpendBody"][];
             /** @description The period's end (exclusive). */
             to: string;
         };
@@ -1335,7 +1351,7 @@ export interface components {
         UsageBody: {
             currency: string;
             from: string;
-            /** @description `account` or `kind`. */
+            /** @description `account`, `kind` or `meter`. */
             group_by: string;
             groups: components["schemas"]["UsageGroupBody"][];
             /** @description `group_by=account`: the `after` of the next page (`null`: this was the last). */
@@ -1350,8 +1366,9 @@ export interface components {
              */
             entries: number;
             /**
-             * @description The account id (`group_by=account`) or the job kind (`group_by=kind`; `null`: a
-             *     debit that names no job of this engine, or one retention pruned).
+             * @description The account id (`group_by=account`), the job kind (`group_by=kind`; `null`: a
+             *     debit that names no job of this engine, or one retention pruned) or the meter
+             *     (`group_by=meter`; `null`: spending not metered, and job refunds).
              */
             key?: string | null;
             /** @description `spent` − `refunded`. */
@@ -1362,6 +1379,11 @@ export interface components {
             refunded: string;
             /** Format: int64 */
             refunded_micros: number;
+            /**
+             * Format: int64
+             * @description The seconds of the metered debits among them.
+             */
+            seconds: number;
             /** @description What they took. */
             spent: string;
             /** Format: int64 */
@@ -5366,8 +5388,8 @@ export interface operations {
                 from?: components["schemas"]["Timestamp"];
                 /** @description RFC 3339, exclusive (default: now) */
                 to?: components["schemas"]["Timestamp"];
-                /** @description `account` (default) or `kind` */
-                group_by?: "account" | "kind";
+                /** @description `account` (default), `kind` or `meter` */
+                group_by?: "account" | "kind" | "meter";
                 /** @description Only this account's usage */
                 account_id?: components["schemas"]["AccountId"];
                 /** @description `group_by=account`: the `next` of the previous page */

@@ -14,6 +14,24 @@ pub enum Usage {
     Metered { meter: String, seconds: i64 },
 }
 
+impl Usage {
+    /// The meter of metered usage, recorded on its debit's ledger entry.
+    pub fn meter(&self) -> Option<&str> {
+        match self {
+            Usage::Amount(_) => None,
+            Usage::Metered { meter, .. } => Some(meter),
+        }
+    }
+
+    /// The seconds of metered usage, recorded beside its meter.
+    pub fn seconds(&self) -> Option<i64> {
+        match self {
+            Usage::Amount(_) => None,
+            Usage::Metered { seconds, .. } => Some(*seconds),
+        }
+    }
+}
+
 /// An amount a client asks to move: greater than zero, at most [`MAX_REQUEST_AMOUNT`].
 pub fn check_request_amount(amount: Micros) -> Result<(), Refusal> {
     if amount.0 <= 0 {

@@ -420,47 +420,62 @@ pub async fn statement(a: StatementArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let json = serde_json::to_value(&body)?;
-    emit(&a.opts, json, || {
-        let mut rows = vec![vec![
-            "opening".into(),
-            String::new(),
-            body.opening_balance.clone(),
-        ]];
-        for l in &body.changes {
-            rows.push(vec![
-                l.kind.clone(),
-                l.entries.to_string(),
-                l.amount.clone(),
-            ]);
-        }
+    emit(&a.opts, json, || statement_text(&body))
+}
+
+/// A statement as tables: the balance and its changes, spending by job kind, by meter.
+fn statement_text(body: &StatementBody) -> String {
+    let mut rows = vec![vec![
+        "opening".into(),
+        String::new(),
+        body.opening_balance.clone(),
+    ]];
+    for l in &body.changes {
         rows.push(vec![
-            "closing".into(),
-            String::new(),
-            body.closing_balance.clone(),
+            l.kind.clone(),
+            l.entries.to_string(),
+            l.amount.clone(),
         ]);
-        rows.push(vec![
-            "held at end".into(),
-            String::new(),
-            body.held_at_end.clone(),
-        ]);
-        let mut text = format!(
-            "{} from {} to {} ({})\n{}",
-            body.account_id,
-            body.from,
-            body.to,
-            body.currency,
-            fmt::table(&["", "ENTRIES", "AMOUNT"], &rows)
-        );
-        if !body.spending_by_job_kind.is_empty() {
-            let spent: Vec<Vec<String>> = (body.spending_by_job_kind.iter())
-                .map(|l| {
-                    let kind = l.job_kind.clone().unwrap_or_else(|| "(no job)".into());
-                    vec![kind, l.entries.to_string(), l.amount.clone()]
-                })
-                .collect();
-            text.push_str("\n\nspent by job kind\n");
-            text.push_str(&fmt::table(&["KIND", "ENTRIES", "AMOUNT"], &spent));
-        }
-        text
-    })
+    }
+    rows.push(vec![
+        "closing".into(),
+        String::new(),
+        body.closing_balance.clone(),
+    ]);
+    rows.push(vec![
+        "held at end".into(),
+        String::new(),
+        body.held_at_end.clone(),
+    ]);
+    let mut text = format!(
+        "{} from {} to {} ({})\n{}",
+        body.account_id,
+        body.from,
+        body.to,
+        body.currency,
+        fmt::table(&["", "ENTRIES", "AMOUNT"], &rows)
+    );
+    if !body.spending_by_job_kind.is_empty() {
+        let spent: Vec<Vec<String>> = (body.spending_by_job_kind.iter())
+            .map(|l| {
+                let kind = l.job_kind.clone().unwrap_or_else(|| "(no job)".into());
+                vec![kind, l.entries.to_string(), l.amount.clone()]
+            })
+            .collect();
+        text.push_str("\n\nspent by job kind\n");
+        text.push_str(&fmt::table(&["KIND", "ENTRIES", "AMOUNT"], &spent));
+    }
+    if !body.spending_by_meter.is_empty() {
+        let spent: Vec<Vec<String>> = (body.spending_by_meter.iter())
+            .map(|l| {
+                let meter = l.meter.clone().unwrap_or_else(|| "(not metered)".into());
+                let seconds = l.seconds.to_string();
+                vec![meter, l.entries.to_string(), seconds, l.amount.clone()]
+            })
+            .collect();
+        text.push_str("\n\nspent by meter\n");
+        let header = ["METER", "ENTRIES", "SECONDS", "AMOUNT"];
+        text.push_str(&fmt::table(&header, &spent));
+    }
+    text
 }

@@ -3,15 +3,16 @@
 //!
 //! Layout: [`session`] (sign-in, the session cookie, CSRF, the wrong-key pause), [`view`]
 //! (the page frame and shared pieces), [`pages`] (what an operator reads: overview,
-//! accounts, jobs, webhooks), [`actions`] (what an admin may change, each confirmed first,
-//! each idempotent, each recorded under the admin's key). A `viewer` key reads every page
-//! and changes nothing. Sessions live in this process's memory: with several `serve`
+//! accounts, jobs, webhooks), [`statement`] (an account's statement, to print),
+//! [`actions`] (what an admin may change, each confirmed first, each idempotent, each
+//! recorded under the admin's key). A `viewer` key reads every page and changes nothing. Sessions live in this process's memory: with several `serve`
 //! processes behind one address, route a browser to one of them (sticky sessions) or sign
 //! in again when it moves.
 
 pub mod actions;
 pub mod pages;
 pub mod session;
+pub mod statement;
 pub mod view;
 
 use std::sync::Mutex;
@@ -135,6 +136,10 @@ pub fn routes() -> Router<AppState> {
         .route("/console/logout", post(logout))
         .route("/console/accounts", get(pages::accounts))
         .route("/console/accounts/{account_id}", get(pages::account))
+        .route(
+            "/console/accounts/{account_id}/statement",
+            get(statement::statement),
+        )
         .route("/console/jobs", get(pages::jobs))
         .route("/console/jobs/{job_id}", get(pages::job))
         .route("/console/webhooks", get(pages::webhooks))

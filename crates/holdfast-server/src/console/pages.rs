@@ -359,6 +359,7 @@ pub async fn account(
                 } }
             }
         }
+        p { a href={ "/console/accounts/" (view::url_encode(&id)) "/statement" } { "Statement of this month" } }
         @if who.session.is_admin() { (actions::account_forms(&who, &a)) }
         h2 { "Balance" }
         (view::line(&format!("Balance over the last {} money entries", points.len()), &points, fmt::money))

@@ -19,7 +19,9 @@ use holdfast::ENTRY_KINDS;
 use holdfast::core::money::{AMOUNT_PATTERN, POSITIVE_AMOUNT_PATTERN};
 use holdfast::core::ratecard::EVENT_TYPES;
 use holdfast::core::ratecard::RateCard;
-use holdfast::{AccountId, AccountStatus, IdempotencyKey, JobId, JobStatus, MAX_PAGE, WorkerId};
+use holdfast::{
+    AccountId, AccountStatus, IdempotencyKey, JobId, JobStatus, MAX_PAGE, UsageGrouping, WorkerId,
+};
 use serde_json::{Value, json};
 use utoipa::openapi::path::{Operation, ParameterIn, PathItem};
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
@@ -168,7 +170,8 @@ fn parameter_schema(path: &str, name: &str, place: &ParameterIn) -> Option<RefOr
     let reference = |to: &str| Some(RefOr::Ref(utoipa::openapi::Ref::from_schema_name(to)));
     let schema = match (name, place) {
         ("group_by", ParameterIn::Query) => {
-            one_of(["account", "kind"], "What the report groups by")
+            let names = UsageGrouping::ALL.map(UsageGrouping::name);
+            one_of(names, "What the report groups by")
         }
         ("after", ParameterIn::Query) if path == "/v1/accounts" || path == "/v1/usage" => text(
             0,

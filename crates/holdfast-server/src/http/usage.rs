@@ -1,4 +1,4 @@
-//! `GET /v1/usage`: what accounts, or job kinds, spent in a period, for an operator's own
+//! `GET /v1/usage`: what accounts, job kinds or meters spent in a period, for an operator's own
 //! invoices and dashboards.
 
 use axum::Json;
@@ -16,14 +16,17 @@ use super::wire::{money, parse_time, rfc3339};
 /// What one group spent in the period.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct UsageGroupBody {
-    /// The account id (`group_by=account`) or the job kind (`group_by=kind`; `null`: a
-    /// debit that names no job of this engine, or one retention pruned).
+    /// The account id (`group_by=account`), the job kind (`group_by=kind`; `null`: a
+    /// debit that names no job of this engine, or one retention pruned) or the meter
+    /// (`group_by=meter`; `null`: spending not metered, and job refunds).
     pub key: Option<String>,
     /// Debits and captures of money.
     pub entries: i64,
     /// What they took.
     pub spent: String,
     pub spent_micros: i64,
+    /// The seconds of the metered debits among them.
+    pub seconds: i64,
     /// What job refunds gave back.
     pub refunded: String,
     pub refunded_micros: i64,
@@ -37,7 +40,7 @@ pub struct UsageGroupBody {
 pub struct UsageBody {
     pub from: String,
     pub to: String,
-    /// `account` or `kind`.
+    /// `account`, `kind` or `meter`.
     pub group_by: String,
     pub currency: String,
     pub groups: Vec<UsageGroupBody>,
@@ -46,23 +49,25 @@ pub struct UsageBody {
 }
 
 fn grouping(text: Option<&str>) -> Result<UsageGrouping, ApiError> {
-    match text {
-        None | Some("account") => Ok(UsageGrouping::Account),
-        Some("kind") => Ok(UsageGrouping::Kind),
-        Some(other) => Err(ApiError::invalid(format!(
-            "group_by: {other:?} is not account or kind"
-        ))),
-    }
+    let Some(text) = text else {
+        return Ok(UsageGrouping::Account);
+    };
+    (UsageGrouping::ALL.into_iter())
+        .find(|g| g.name() == text)
+        .ok_or_else(|| {
+            ApiError::invalid(format!("group_by: {text:?} is not account, kind or meter"))
+        })
 }
 
-/// What each account (`group_by=account`, by page in account id order) or each job kind
-/// (`group_by=kind`) spent in `[from, to)`: debits and captures of money, and what job
-/// refunds gave back; `account_id` narrows it to one account.
+/// What each account (`group_by=account`, by page in account id order), job kind
+/// (`group_by=kind`) or meter (`group_by=meter`) spent in `[from, to)`: debits and
+/// captures of money with the seconds of the metered ones, and what job refunds gave
+/// back; `account_id` narrows it to one account.
 #[utoipa::path(get, path = "/v1/usage", tag = "money",
     params(
         ("from" = Option<String>, Query, description = "RFC 3339, inclusive (default: the beginning)"),
         ("to" = Option<String>, Query, description = "RFC 3339, exclusive (default: now)"),
-        ("group_by" = Option<String>, Query, description = "`account` (default) or `kind`"),
+        ("group_by" = Option<String>, Query, description = "`account` (default), `kind` or `meter`"),
         ("account_id" = Option<String>, Query, description = "Only this account's usage"),
         ("after" = Option<String>, Query, description = "`group_by=account`: the `next` of the previous page"),
         ("limit" = Option<i64>, Query, description = "`group_by=account`: 1–1000, default 100"),
@@ -106,11 +111,7 @@ pub async fn usage(
     Ok(Json(UsageBody {
         from: rfc3339(q.from),
         to: rfc3339(q.to),
-        group_by: match group_by {
-            UsageGrouping::Account => "account",
-            UsageGrouping::Kind => "kind",
-        }
-        .to_owned(),
+        group_by: group_by.name().to_owned(),
         currency: s.engine.card().currency.clone(),
         groups: (report.groups.into_iter())
             .map(|g| UsageGroupBody {
@@ -118,6 +119,7 @@ pub async fn usage(
                 entries: g.entries,
                 spent: money(g.spent),
                 spent_micros: g.spent,
+                seconds: g.seconds,
                 refunded: money(g.refunded),
                 refunded_micros: g.refunded,
                 net: money(g.spent - g.refunded),

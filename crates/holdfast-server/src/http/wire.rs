@@ -506,6 +506,9 @@ pub struct StatementBody {
     /// Debits and captures by the kind of the job they bill (`null`: no job of this
     /// engine), as positive amounts.
     pub spending_by_job_kind: Vec<JobKindSpendBody>,
+    /// Debits by the meter they used, with its seconds (`null`: spending not metered —
+    /// debits of an amount, captures).
+    pub spending_by_meter: Vec<MeterSpendBody>,
     /// Money held by the jobs open at `to`.
     pub held_at_end: String,
     pub held_at_end_micros: i64,
@@ -523,6 +526,15 @@ pub struct StatementLineBody {
 pub struct JobKindSpendBody {
     pub job_kind: Option<String>,
     pub entries: i64,
+    pub amount: String,
+    pub amount_micros: i64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MeterSpendBody {
+    pub meter: Option<String>,
+    pub entries: i64,
+    pub seconds: i64,
     pub amount: String,
     pub amount_micros: i64,
 }
@@ -551,6 +563,15 @@ impl StatementBody {
                     amount_micros: l.amount,
                     job_kind: l.job_kind,
                     entries: l.entries,
+                })
+                .collect(),
+            spending_by_meter: (s.spending_by_meter.into_iter())
+                .map(|l| MeterSpendBody {
+                    amount: money(l.amount),
+                    amount_micros: l.amount,
+                    meter: l.meter,
+                    entries: l.entries,
+                    seconds: l.seconds,
                 })
                 .collect(),
             held_at_end: money(s.held_at_end),

@@ -21,7 +21,8 @@
 -- :account_ids, :keys, :request_hashes, :entry_ids, :deltas, :amounts_after,
 -- :availables_after, :buffers, :refs, :nows (the database clock as the account was
 -- read, micros: the entry's time), :actors (who asked for each: a batch carries several
--- callers' debits; see migration 0007)   the debits
+-- callers' debits; see migration 0007), :meters, :seconds (what a metered debit used,
+-- or NULL)   the debits
 -- :stale_accounts  the accounts whose pockets and open jobs to read, an array of text
 -- :change_accounts, :change_deltas (the sum of its debits), :change_spent,
 -- :change_suspended_at (after the last), :change_balances_after, :change_buffers
@@ -31,9 +32,9 @@ WITH item AS (
       FROM unnest(:account_ids::text[], :keys::text[], :request_hashes::text[],
                   :entry_ids::bigint[], :deltas::bigint[], :amounts_after::bigint[],
                   :availables_after::bigint[], :buffers::bigint[], :refs::text[],
-                  :nows::bigint[], :actors::text[])
+                  :nows::bigint[], :actors::text[], :meters::text[], :seconds::bigint[])
            AS item(account_id, key, request_hash, entry_id, delta, amount_after,
-                   available_after, buffer, ref, now, actor)
+                   available_after, buffer, ref, now, actor, meter, seconds)
 ),
 change AS (
     SELECT *
@@ -44,10 +45,11 @@ change AS (
 ),
 new_entry AS (
     INSERT INTO ledger (entry_id, account_id, pocket, delta, kind, amount_after, available_after,
-                        buffer, ref, created_at, actor, idempotency_key, request_hash)
+                        buffer, ref, created_at, actor, idempotency_key, request_hash, meter,
+                        seconds)
     OVERRIDING SYSTEM VALUE
     SELECT entry_id, account_id, 'money', delta, 'debit', amount_after, available_after,
-           buffer, ref, now, actor, key, request_hash
+           buffer, ref, now, actor, key, request_hash, meter, seconds
       FROM item
     RETURNING 1
 ),

@@ -7,7 +7,8 @@
 SELECT jobs.kind AS group_key,
        CAST(SUM(CASE WHEN ledger.kind = 'job_refund' THEN 0 ELSE 1 END) AS BIGINT) AS entries,
        CAST(SUM(CASE WHEN ledger.kind = 'job_refund' THEN 0 ELSE -ledger.delta END) AS BIGINT) AS spent,
-       CAST(SUM(CASE WHEN ledger.kind = 'job_refund' THEN ledger.delta ELSE 0 END) AS BIGINT) AS refunded
+       CAST(SUM(CASE WHEN ledger.kind = 'job_refund' THEN ledger.delta ELSE 0 END) AS BIGINT) AS refunded,
+       CAST(COALESCE(SUM(ledger.seconds), 0) AS BIGINT) AS seconds
   FROM ledger
   LEFT JOIN jobs ON jobs.job_id = ledger.ref AND jobs.account_id = ledger.account_id
  WHERE ledger.created_at >= :from AND ledger.created_at < :to

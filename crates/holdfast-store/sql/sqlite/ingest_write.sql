@@ -12,17 +12,19 @@
 --           entry_id, delta, amount_after, available_after, buffer, ref, now (the
 --           database clock as the account was read, micros: the entry's time), actor
 --           (who asked for it: a batch carries several callers' debits; see migration
---           0007)
+--           0007), meter and seconds (what a metered debit used, or null)
 -- :changes  the accounts, a JSON array of objects: account_id, delta (the sum of its
 --           debits), spent, suspended_at (after the last), balance_after, buffer
 INSERT INTO ledger (entry_id, account_id, pocket, delta, kind, amount_after, available_after,
-                    buffer, ref, created_at, actor, idempotency_key, request_hash)
+                    buffer, ref, created_at, actor, idempotency_key, request_hash, meter,
+                    seconds)
 SELECT json_extract(value, '$.entry_id'), json_extract(value, '$.account_id'), 'money',
        json_extract(value, '$.delta'), 'debit', json_extract(value, '$.amount_after'),
        json_extract(value, '$.available_after'), json_extract(value, '$.buffer'),
        json_extract(value, '$.ref'), json_extract(value, '$.now'),
        json_extract(value, '$.actor'), json_extract(value, '$.key'),
-       json_extract(value, '$.request_hash')
+       json_extract(value, '$.request_hash'), json_extract(value, '$.meter'),
+       json_extract(value, '$.seconds')
   FROM json_each(:items);
 
 UPDATE accounts

@@ -21,6 +21,7 @@
 -- :available_after      balance minus held after, as decided
 -- :buffer_micros        the buffer recorded on the entry
 -- :reference            the entry's reference (a job, a top-up's entry), or NULL
+-- :meter, :seconds      what a metered debit used, or NULL
 -- :now                  the time (database clock, micros)
 -- :actor                who caused it (see migration 0007)
 SELECT EXISTS (SELECT 1 FROM accounts
@@ -29,9 +30,9 @@ SELECT EXISTS (SELECT 1 FROM accounts
        AS guard_passed;
 
 INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref,
-                    created_at, actor, idempotency_key, request_hash)
+                    created_at, actor, idempotency_key, request_hash, meter, seconds)
 SELECT :account_id, 'money', :delta_micros, :kind, :amount_after, :available_after,
-       :buffer_micros, :reference, :now, :actor, :key, :request_hash
+       :buffer_micros, :reference, :now, :actor, :key, :request_hash, :meter, :seconds
  WHERE EXISTS (SELECT 1 FROM accounts
                 WHERE account_id = :account_id
                   AND (:guard_micros IS NULL OR balance - held + :delta_micros >= -:guard_micros))

@@ -1,15 +1,16 @@
 //! An account's statement for a period: opening and closing balance of its money and
-//! every change between, grouped by ledger kind and by the kind of job spent on; what
-//! its jobs held at the end. Read from the ledger in one read transaction, so the figures
+//! every change between, grouped by ledger kind, by the kind of job and by the meter spent
+//! on; what its jobs held at the end. Read from the ledger in one read transaction, so the figures
 //! agree with each other: opening + the changes = closing.
 
 use holdfast_core::decide::{PocketAmount, Timestamp};
 use holdfast_core::{AccountId, MONEY, Refusal};
 
+use crate::driver::db::Tx;
 use crate::driver::statement::Stmt;
 use crate::error::StoreError;
-use crate::model::{JobKindSpend, Statement, StatementLine};
-use crate::reads::usage::by_kind_of_account;
+use crate::model::{JobKindSpend, MeterSpend, Statement, StatementLine};
+use crate::reads::usage::{UsageGrouping, of_account};
 use crate::store::Store;
 use crate::units::account_state::read_account;
 use crate::{in_read_tx, params, statement};
@@ -32,7 +33,7 @@ impl Store {
         let id = account.as_str();
         in_read_tx!(self, |tx| async {
             read_account(tx, account).await?;
-            let balance_before = async |tx: &mut crate::driver::db::Tx, at: Timestamp| {
+            let balance_before = async |tx: &mut Tx, at: Timestamp| {
                 let row = tx
                     .maybe_row(&BALANCE_BEFORE, params! { account_id: id, at: at })
                     .await?;
@@ -49,14 +50,24 @@ impl Store {
                     amount: row.int("amount")?,
                 });
             }
-            // The usage report's groups of this account, less the kinds that only had
-            // refunds in the period.
-            let usage = by_kind_of_account(tx, account, from, to).await?;
-            let spending_by_job_kind = (usage.into_iter())
-                .filter(|g| g.entries > 0)
+            // The usage report's groups of this account, less those that only had refunds
+            // in the period.
+            let spent_on = async |tx: &mut Tx, group_by| {
+                let groups = of_account(tx, account, group_by, from, to).await?;
+                Ok::<_, StoreError>(groups.into_iter().filter(|g| g.entries > 0))
+            };
+            let spending_by_job_kind = (spent_on(tx, UsageGrouping::Kind).await?)
                 .map(|g| JobKindSpend {
                     job_kind: g.key,
                     entries: g.entries,
+                    amount: g.spent,
+                })
+                .collect();
+            let spending_by_meter = (spent_on(tx, UsageGrouping::Meter).await?)
+                .map(|g| MeterSpend {
+                    meter: g.key,
+                    entries: g.entries,
+                    seconds: g.seconds,
                     amount: g.spent,
                 })
                 .collect();
@@ -81,6 +92,7 @@ impl Store {
                 closing,
                 changes,
                 spending_by_job_kind,
+                spending_by_meter,
                 held_at_end,
             })
         })

@@ -115,7 +115,7 @@ impl IngestWrite {
                 account_ids: account_id, keys: key, request_hashes: request_hash,
                 entry_ids: entry_id, deltas: delta, amounts_after: amount_after,
                 availables_after: available_after, buffers: buffer, refs: reference,
-                nows: now, actors: actor)
+                nows: now, actors: actor, meters: meter, seconds: seconds)
         })?;
         let changes = items_params(dialect, "ingest", "changes", &self.changes, |changes| {
             columns!(changes;
@@ -145,6 +145,9 @@ struct Item {
     /// Who asked for it: a batch carries the debits of several callers (the batcher's
     /// group commit runs on a task of its own).
     actor: String,
+    /// What a metered debit used: its meter and seconds.
+    meter: Option<String>,
+    seconds: Option<i64>,
 }
 
 /// An account's row as `ingest_write` changes it (`:changes`): the sum of its debits.
@@ -444,6 +447,8 @@ impl Ingesting {
             reference: p.req.job_ref.clone(),
             now: snap.now,
             actor: p.req.actor.clone(),
+            meter: p.req.usage.meter().map(str::to_owned),
+            seconds: p.req.usage.seconds(),
         });
         self.buffer = Some(buffer.0);
         let record = IdemRecord {

@@ -134,6 +134,8 @@ impl<'k> UseOfKey<'k> {
             guarded,
             key: self.key,
             request_hash: self.request_hash,
+
+            usage: None,
         }
     }
 }
@@ -279,7 +281,10 @@ impl Store {
                 None => Err(refusal.into()),
             };
         }
-        let req = use_of_key.request(MoneyMove::Debit(p.amount), p.req.job_ref.clone(), true);
+        let req = MoneyRequest {
+            usage: Some(&p.req.usage),
+            ..use_of_key.request(MoneyMove::Debit(p.amount), p.req.job_ref.clone(), true)
+        };
         // One statement: this debit whole, or nothing and a refusal (a result out of
         // range), which rolls the transaction back and is the debit's answer.
         let written = write_money(tx, self.card(), state, buffer, req).await?;

@@ -166,9 +166,21 @@ impl Store {
                 return state.view(self.card());
             }
             let reason = Some(dispute.reason);
-            let mut blocked_at = was.and_then(|(_, at)| at);
-            if dispute.status == DisputeStatus::Open && state.snap.blocked_at.is_none() {
+            let mut blocked_at = was.as_ref().and_then(|(_, at)| *at);
+            // A dispute first seen lost blocks as its opening would have: the end is the
+            // same whichever of the two Stripe delivers first.
+            let blocks = match dispute.status {
+                DisputeStatus::Open => true,
+                DisputeStatus::Lost => was.is_none(),
+                DisputeStatus::Won => false,
+            };
+            if blocks && state.snap.blocked_at.is_none() {
                 change_block(tx, account, &mut state, true, reason).await?;
+                blocked_at = state.snap.blocked_at;
+            }
+            // A lost dispute holds the block it leaves, whoever made it: no other
+            // dispute's win lifts it (the operator decides).
+            if dispute.status == DisputeStatus::Lost {
                 blocked_at = state.snap.blocked_at;
             }
             let params = params! {
@@ -182,7 +194,8 @@ impl Store {
                     account_id: account.as_str(), blocked_at: state.snap.blocked_at,
                 };
                 let holding = tx.row(&DISPUTES_HOLDING_BLOCK, params).await?;
-                if holding.int("open")? == 0 && holding.int("made_block")? > 0 {
+                let made = holding.int("made_block")? > 0;
+                if made && holding.int("open")? == 0 && holding.int("lost_holding")? == 0 {
                     change_block(tx, account, &mut state, false, reason).await?;
                 }
             }

@@ -2,7 +2,7 @@
 //! due refills, and a change of the money pocket under the client's key.
 
 use holdfast_core::decide::{
-    AccountSnapshot, MoneyAfter, MoneyMove, Refill, Suspension, Timestamp,
+    AccountSnapshot, MoneyAfter, MoneyMove, Refill, Suspension, Timestamp, Usage,
 };
 use holdfast_core::{IdempotencyKey, MONEY, Micros, RateCard, decide};
 use sha2::{Digest, Sha256};
@@ -251,6 +251,8 @@ pub(crate) struct MoneyRequest<'a> {
     pub guarded: bool,
     pub key: &'a IdempotencyKey,
     pub request_hash: &'a str,
+    /// What a debit used, recorded on its entry when it is metered.
+    pub usage: Option<&'a Usage>,
 }
 
 /// The parameters of `write_money.sql`.
@@ -270,6 +272,8 @@ struct MoneyWrite {
     reference: Option<String>,
     now: i64,
     actor: String,
+    meter: Option<String>,
+    seconds: Option<i64>,
 }
 
 bind_by_name!(MoneyWrite {
@@ -288,6 +292,8 @@ bind_by_name!(MoneyWrite {
     reference,
     now,
     actor,
+    meter,
+    seconds,
 });
 
 /// What `write_money.sql` answered: whether the buffer check passed, the entry (none
@@ -352,6 +358,8 @@ pub(crate) async fn write_money(
         reference: req.reference.clone(),
         now: state.snap.now,
         actor: crate::actor::current(),
+        meter: req.usage.and_then(Usage::meter).map(str::to_owned),
+        seconds: req.usage.and_then(Usage::seconds),
     };
     let rows = tx.rows(&WRITE_MONEY, write.params()).await?;
     let written = money_written(&rows)?;

@@ -55,6 +55,7 @@ from .ledger_entry_body_kind import LedgerEntryBodyKind
 from .ledger_page import LedgerPage
 from .list_accounts_status import ListAccountsStatus
 from .list_events_type import ListEventsType
+from .meter_spend_body import MeterSpendBody
 from .money_result_body import MoneyResultBody
 from .openapi_response_200 import OpenapiResponse200
 from .pass_body import PassBody
@@ -134,6 +135,7 @@ __all__ = (
     "LedgerPage",
     "ListAccountsStatus",
     "ListEventsType",
+    "MeterSpendBody",
     "MoneyResultBody",
     "OpenapiResponse200",
     "PassBody",

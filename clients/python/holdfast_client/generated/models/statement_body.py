@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 if TYPE_CHECKING:
     from ..models.job_kind_spend_body import JobKindSpendBody
+    from ..models.meter_spend_body import MeterSpendBody
     from ..models.statement_line_body import StatementLineBody
 
 
@@ -35,6 +36,9 @@ class StatementBody:
             spending_by_job_kind (list[JobKindSpendBody]): Debits and captures by the kind of the job they bill (`null`: no
                 job of this
                 engine), as positive amounts.
+            spending_by_meter (list[MeterSpendBody]): Debits by the meter they used, with its seconds (`null`: spending not
+                metered —
+                debits of an amount, captures).
             to (str): The period's end (exclusive).
     """
 
@@ -49,6 +53,7 @@ class StatementBody:
     opening_balance: str
     opening_balance_micros: int
     spending_by_job_kind: list[JobKindSpendBody]
+    spending_by_meter: list[MeterSpendBody]
     to: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -81,6 +86,11 @@ class StatementBody:
             spending_by_job_kind_item = spending_by_job_kind_item_data.to_dict()
             spending_by_job_kind.append(spending_by_job_kind_item)
 
+        spending_by_meter = []
+        for spending_by_meter_item_data in self.spending_by_meter:
+            spending_by_meter_item = spending_by_meter_item_data.to_dict()
+            spending_by_meter.append(spending_by_meter_item)
+
         to = self.to
 
         field_dict: dict[str, Any] = {}
@@ -98,6 +108,7 @@ class StatementBody:
                 "opening_balance": opening_balance,
                 "opening_balance_micros": opening_balance_micros,
                 "spending_by_job_kind": spending_by_job_kind,
+                "spending_by_meter": spending_by_meter,
                 "to": to,
             }
         )
@@ -107,6 +118,7 @@ class StatementBody:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.job_kind_spend_body import JobKindSpendBody
+        from ..models.meter_spend_body import MeterSpendBody
         from ..models.statement_line_body import StatementLineBody
 
         d = dict(src_dict)
@@ -144,6 +156,15 @@ class StatementBody:
 
             spending_by_job_kind.append(spending_by_job_kind_item)
 
+        spending_by_meter = []
+        _spending_by_meter = d.pop("spending_by_meter")
+        for spending_by_meter_item_data in _spending_by_meter:
+            spending_by_meter_item = MeterSpendBody.from_dict(
+                spending_by_meter_item_data
+            )
+
+            spending_by_meter.append(spending_by_meter_item)
+
         to = d.pop("to")
 
         statement_body = cls(
@@ -158,6 +179,7 @@ class StatementBody:
             opening_balance=opening_balance,
             opening_balance_micros=opening_balance_micros,
             spending_by_job_kind=spending_by_job_kind,
+            spending_by_meter=spending_by_meter,
             to=to,
         )
 

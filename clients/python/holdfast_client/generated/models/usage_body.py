@@ -22,7 +22,7 @@ class UsageBody:
     Attributes:
         currency (str):
         from_ (str):
-        group_by (str): `account` or `kind`.
+        group_by (str): `account`, `kind` or `meter`.
         groups (list[UsageGroupBody]):
         to (str):
         next_ (None | str | Unset): `group_by=account`: the `after` of the next page (`null`: this was the last).

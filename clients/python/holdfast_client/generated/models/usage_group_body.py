@@ -21,10 +21,12 @@ class UsageGroupBody:
         net_micros (int):
         refunded (str): What job refunds gave back.
         refunded_micros (int):
+        seconds (int): The seconds of the metered debits among them.
         spent (str): What they took.
         spent_micros (int):
-        key (None | str | Unset): The account id (`group_by=account`) or the job kind (`group_by=kind`; `null`: a
-            debit that names no job of this engine, or one retention pruned).
+        key (None | str | Unset): The account id (`group_by=account`), the job kind (`group_by=kind`; `null`: a
+            debit that names no job of this engine, or one retention pruned) or the meter
+            (`group_by=meter`; `null`: spending not metered, and job refunds).
     """
 
     entries: int
@@ -32,6 +34,7 @@ class UsageGroupBody:
     net_micros: int
     refunded: str
     refunded_micros: int
+    seconds: int
     spent: str
     spent_micros: int
     key: None | str | Unset = UNSET
@@ -47,6 +50,8 @@ class UsageGroupBody:
         refunded = self.refunded
 
         refunded_micros = self.refunded_micros
+
+        seconds = self.seconds
 
         spent = self.spent
 
@@ -67,6 +72,7 @@ class UsageGroupBody:
                 "net_micros": net_micros,
                 "refunded": refunded,
                 "refunded_micros": refunded_micros,
+                "seconds": seconds,
                 "spent": spent,
                 "spent_micros": spent_micros,
             }
@@ -89,6 +95,8 @@ class UsageGroupBody:
 
         refunded_micros = d.pop("refunded_micros")
 
+        seconds = d.pop("seconds")
+
         spent = d.pop("spent")
 
         spent_micros = d.pop("spent_micros")
@@ -108,6 +116,7 @@ class UsageGroupBody:
             net_micros=net_micros,
             refunded=refunded,
             refunded_micros=refunded_micros,
+            seconds=seconds,
             spent=spent,
             spent_micros=spent_micros,
             key=key,

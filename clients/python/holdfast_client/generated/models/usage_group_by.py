@@ -1,10 +1,11 @@
 from typing import Literal
 
-UsageGroupBy = Literal["account", "kind"]
+UsageGroupBy = Literal["account", "kind", "meter"]
 
 USAGE_GROUP_BY_VALUES: set[UsageGroupBy] = {
     "account",
     "kind",
+    "meter",
 }
 
 

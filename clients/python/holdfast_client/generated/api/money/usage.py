@@ -122,9 +122,10 @@ def sync_detailed(
     after: str | Unset = UNSET,
     limit: int | Unset = UNSET,
 ) -> Response[ErrorBody | UsageBody]:
-    """What each account (`group_by=account`, by page in account id order) or each job kind
-    (`group_by=kind`) spent in `[from, to)`: debits and captures of money, and what job
-    refunds gave back; `account_id` narrows it to one account.
+    """What each account (`group_by=account`, by page in account id order), job kind
+    (`group_by=kind`) or meter (`group_by=meter`) spent in `[from, to)`: debits and
+    captures of money with the seconds of the metered ones, and what job refunds gave
+    back; `account_id` narrows it to one account.
 
     Args:
         from_ (datetime.datetime | Unset): An RFC 3339 time, e.g. `2030-01-31T00:00:00Z`
@@ -168,9 +169,10 @@ def sync(
     after: str | Unset = UNSET,
     limit: int | Unset = UNSET,
 ) -> ErrorBody | UsageBody | None:
-    """What each account (`group_by=account`, by page in account id order) or each job kind
-    (`group_by=kind`) spent in `[from, to)`: debits and captures of money, and what job
-    refunds gave back; `account_id` narrows it to one account.
+    """What each account (`group_by=account`, by page in account id order), job kind
+    (`group_by=kind`) or meter (`group_by=meter`) spent in `[from, to)`: debits and
+    captures of money with the seconds of the metered ones, and what job refunds gave
+    back; `account_id` narrows it to one account.
 
     Args:
         from_ (datetime.datetime | Unset): An RFC 3339 time, e.g. `2030-01-31T00:00:00Z`
@@ -209,9 +211,10 @@ async def asyncio_detailed(
     after: str | Unset = UNSET,
     limit: int | Unset = UNSET,
 ) -> Response[ErrorBody | UsageBody]:
-    """What each account (`group_by=account`, by page in account id order) or each job kind
-    (`group_by=kind`) spent in `[from, to)`: debits and captures of money, and what job
-    refunds gave back; `account_id` narrows it to one account.
+    """What each account (`group_by=account`, by page in account id order), job kind
+    (`group_by=kind`) or meter (`group_by=meter`) spent in `[from, to)`: debits and
+    captures of money with the seconds of the metered ones, and what job refunds gave
+    back; `account_id` narrows it to one account.
 
     Args:
         from_ (datetime.datetime | Unset): An RFC 3339 time, e.g. `2030-01-31T00:00:00Z`
@@ -253,9 +256,10 @@ async def asyncio(
     after: str | Unset = UNSET,
     limit: int | Unset = UNSET,
 ) -> ErrorBody | UsageBody | None:
-    """What each account (`group_by=account`, by page in account id order) or each job kind
-    (`group_by=kind`) spent in `[from, to)`: debits and captures of money, and what job
-    refunds gave back; `account_id` narrows it to one account.
+    """What each account (`group_by=account`, by page in account id order), job kind
+    (`group_by=kind`) or meter (`group_by=meter`) spent in `[from, to)`: debits and
+    captures of money with the seconds of the metered ones, and what job refunds gave
+    back; `account_id` narrows it to one account.
 
     Args:
         from_ (datetime.datetime | Unset): An RFC 3339 time, e.g. `2030-01-31T00:00:00Z`

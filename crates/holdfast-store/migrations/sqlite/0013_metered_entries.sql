@@ -1,0 +1,5 @@
+-- What a metered debit used (issue #42: statements and usage by meter): the meter and
+-- its seconds on the debit's ledger entry; NULL on every other entry, where PostgreSQL
+-- stores them as two bits of the row's null bitmap and SQLite as two header bytes.
+ALTER TABLE ledger ADD COLUMN meter TEXT;
+ALTER TABLE ledger ADD COLUMN seconds INTEGER;
