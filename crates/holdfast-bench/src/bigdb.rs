@@ -84,7 +84,8 @@ pub async fn load(pool: &FloorPool, entries: i64, queued: i64) -> anyhow::Result
 /// the ledger: its keys too (a later UPDATE would move most rows and scatter the table's
 /// time order, which the usage reports' BRIN index reads).
 const LEDGER_ROWS: &str = "INSERT INTO ledger (entry_id, account_id, pocket, delta, kind, \
-     amount_after, available_after, buffer, ref, created_at, actor, idempotency_key, request_hash)";
+     amount_after, available_after, buffer, ref, created_at, actor, idempotency_key, request_hash, \
+     meter, seconds)";
 
 fn overriding(pool: &FloorPool) -> &'static str {
     match pool {
@@ -106,7 +107,7 @@ async fn accounts(pool: &FloorPool, created: i64, now: i64) -> anyhow::Result<()
 }
 
 /// `big`'s ledger: a top-up of 100.00 first, then in every ten entries a top-up of 1.00,
-/// seven debits of 0.01 (every seventh naming a runner's job, as metered work does) and
+/// seven debits of 0.01 (100 s of `linux-small`; every seventh naming a runner's job) and
 /// two captures of 0.40 (each the charge of a video job), each entry's amount after it the
 /// running sum.
 async fn big_ledger(pool: &FloorPool, entries: i64, start: i64) -> anyhow::Result<()> {
@@ -125,7 +126,9 @@ async fn big_ledger(pool: &FloorPool, entries: i64, start: i64) -> anyhow::Resul
                 CASE WHEN kind = 'capture' THEN 'big-job-' || i WHEN i % 10 = 7 THEN 'run-' || (i / 10) END, \
                 {start} + i * {SECOND}, 'library', \
                 CASE WHEN kind = 'capture' THEN NULL ELSE 'load-' || (i + 1) END, \
-                CASE WHEN kind = 'capture' THEN NULL ELSE 'loaded' END \
+                CASE WHEN kind = 'capture' THEN NULL ELSE 'loaded' END, \
+                CASE WHEN kind = 'debit' THEN 'linux-small' END, \
+                CASE WHEN kind = 'debit' THEN 100 END \
          FROM running",
         over = overriding(pool)
     ))
@@ -141,7 +144,7 @@ async fn other_top_ups(pool: &FloorPool, entries: i64, start: i64) -> anyhow::Re
          WITH RECURSIVE {series} \
          SELECT {entries} + 1 + a, 'acct-' || (1000 + a), 'money', 1000000000, 'top_up', 1000000000, \
                 1000000000, 1000000, NULL, {start} + a, 'library', \
-                'load-' || ({entries} + 1 + a), 'loaded' FROM other",
+                'load-' || ({entries} + 1 + a), 'loaded', NULL, NULL FROM other",
         over = overriding(pool)
     ))
     .await?;

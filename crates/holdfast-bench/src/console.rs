@@ -82,6 +82,11 @@ fn api_reads() -> Vec<(&'static str, String)> {
             "usage by kind, a day",
             format!("/v1/usage?group_by=kind&from={day_ago}"),
         ),
+        ("usage by meter, all", "/v1/usage?group_by=meter".to_owned()),
+        (
+            "usage by meter, a day",
+            format!("/v1/usage?group_by=meter&from={day_ago}"),
+        ),
         (
             "usage of big, a day",
             format!("/v1/usage?account_id={BIG}&from={day_ago}"),

@@ -242,7 +242,7 @@ pub struct MeterSpend {
 
 /// What one group (an account, a job kind or a meter) spent in a usage report's period (micros):
 /// the debits and captures of money (`entries` of them), and what job refunds gave back.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct UsageGroup {
     /// The account id, or the job kind (`None`: no job of this engine, or one pruned).
     pub key: Option<String>,

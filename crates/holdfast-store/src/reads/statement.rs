@@ -9,8 +9,8 @@ use holdfast_core::{AccountId, MONEY, Refusal};
 use crate::driver::db::Tx;
 use crate::driver::statement::Stmt;
 use crate::error::StoreError;
-use crate::model::{JobKindSpend, MeterSpend, Statement, StatementLine};
-use crate::reads::usage::{UsageGrouping, of_account};
+use crate::model::{JobKindSpend, MeterSpend, Statement, StatementLine, UsageGroup};
+use crate::reads::usage::{UsageGrouping, by_kind_and_meter, sum_by};
 use crate::store::Store;
 use crate::units::account_state::read_account;
 use crate::{in_read_tx, params, statement};
@@ -51,23 +51,24 @@ impl Store {
                 });
             }
             // The usage report's groups of this account, less those that only had refunds
-            // in the period.
-            let spent_on = async |tx: &mut Tx, group_by| {
-                let groups = of_account(tx, account, group_by, from, to).await?;
-                Ok::<_, StoreError>(groups.into_iter().filter(|g| g.entries > 0))
+            // in the period: by job kind and by meter from one read.
+            let parts = by_kind_and_meter(tx, Some(account), from, to).await?;
+            let spent_on = |parts, grouping| {
+                let groups = sum_by(parts, grouping).into_iter();
+                groups.filter(|g: &UsageGroup| g.entries > 0)
             };
-            let spending_by_job_kind = (spent_on(tx, UsageGrouping::Kind).await?)
-                .map(|g| JobKindSpend {
-                    job_kind: g.key,
-                    entries: g.entries,
-                    amount: g.spent,
-                })
-                .collect();
-            let spending_by_meter = (spent_on(tx, UsageGrouping::Meter).await?)
+            let spending_by_meter = (spent_on(parts.clone(), UsageGrouping::Meter))
                 .map(|g| MeterSpend {
                     meter: g.key,
                     entries: g.entries,
                     seconds: g.seconds,
+                    amount: g.spent,
+                })
+                .collect();
+            let spending_by_job_kind = (spent_on(parts, UsageGrouping::Kind))
+                .map(|g| JobKindSpend {
+                    job_kind: g.key,
+                    entries: g.entries,
                     amount: g.spent,
                 })
                 .collect();
