@@ -69,9 +69,9 @@ class Holdfast:
         given gets a fresh uuid4, once: every retry of this call sends the same key.
         """
         own, fields = _split_arguments(operation, arguments)
-        model = _body_model(operation)
-        if model is not None:
-            own["body"] = _with_idempotency_key(_body(model, body, fields))
+        models = _body_models(operation)
+        if models:
+            own["body"] = _with_idempotency_key(_body(models, body, fields))
         elif body is not None or fields:
             raise TypeError(f"{operation.__name__} takes no body, got {sorted(fields)}")
         return self._send(operation, own).parsed
@@ -107,34 +107,39 @@ def _split_arguments(
     return own, fields
 
 
-def _body_model(operation: ModuleType) -> type | None:
-    """The generated model of the operation's JSON body, or None when it takes none."""
+def _body_models(operation: ModuleType) -> tuple[type, ...]:
+    """The generated models of the operation's JSON body (several when it is one of
+    several shapes, as a debit of an amount or of metered usage), none when it takes none."""
     hint = typing.get_type_hints(operation.sync_detailed).get("body")
     if hint is None:
-        return None
+        return ()
     candidates = typing.get_args(hint) or (hint,)
-    return next(c for c in candidates if attrs.has(c))
+    return tuple(c for c in candidates if attrs.has(c))
 
 
-def _body(model: type, body: Any, fields: dict[str, Any]) -> Any:
-    """The body to send: the given model, or one built from its JSON fields (values may be
-    plain JSON or generated models). A missing or unknown field is a TypeError here,
-    before anything is sent, never silently dropped."""
+def _body(models: tuple[type, ...], body: Any, fields: dict[str, Any]) -> Any:
+    """The body to send: the given model, or the first of `models` that its JSON fields
+    make whole (values may be plain JSON or generated models). A missing or unknown field
+    is a TypeError here, before anything is sent, never silently dropped."""
     if body is not None:
         if fields:
             raise TypeError(f"give either body= or its fields, not both: {sorted(fields)}")
         return body
     plain = {name: _plain(value) for name, value in fields.items()}
-    if "idempotency_key" in attrs.fields_dict(model):
-        plain = {"idempotency_key": None, **plain}
-    try:
-        body = model.from_dict(plain)
-    except KeyError as missing:
-        raise TypeError(f"{model.__name__} needs the field {missing}") from None
-    unknown = set(plain) - set(body.to_dict())
-    if unknown:
-        raise TypeError(f"{model.__name__} has no field {sorted(unknown)}")
-    return body
+    refusals = []
+    for model in models:
+        keyed = {"idempotency_key": None, **plain} if "idempotency_key" in attrs.fields_dict(model) else plain
+        try:
+            built = model.from_dict(keyed)
+        except KeyError as missing:
+            refusals.append(f"{model.__name__} needs the field {missing}")
+            continue
+        unknown = set(keyed) - set(built.to_dict())
+        if unknown:
+            refusals.append(f"{model.__name__} has no field {sorted(unknown)}")
+            continue
+        return built
+    raise TypeError("; ".join(refusals))
 
 
 def _plain(value: Any) -> Any:

@@ -75,3 +75,23 @@ def test_a_wrong_or_missing_field_is_refused_before_sending(service: Holdfast) -
         service.call(api.money.top_up, account_id="acme", amount="1.00", colour="red")
     with pytest.raises(TypeError, match="amount"):
         service.call(api.money.top_up, account_id="acme")
+
+
+def test_a_statement_and_usage_by_meter(service: Holdfast, admin: Holdfast, funded_account: str) -> None:
+    usage = {"meter": "linux-small", "seconds": 90}
+    service.call(api.money.debit, account_id=funded_account, usage=usage)
+    service.call(api.money.debit, account_id=funded_account, amount="0.25")
+
+    statement = service.call(api.money.statement, account_id=funded_account)
+
+    assert (statement.opening_balance, statement.closing_balance) == ("0.00", "9.741")
+    by_meter = [(line.meter, line.entries, line.seconds, line.amount) for line in statement.spending_by_meter]
+    assert by_meter == [("linux-small", 1, 90, "0.009"), (None, 1, 0, "0.25")]
+    report = admin.call(api.money.usage, group_by="meter", account_id=funded_account)
+    assert [(g.key, g.seconds, g.spent_micros) for g in report.groups] == [
+        ("linux-small", 90, 9_000),
+        (None, 0, 250_000),
+    ]
+    with pytest.raises(HoldfastError) as refused:
+        service.call(api.money.usage)
+    assert refused.value.status == 403

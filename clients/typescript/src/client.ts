@@ -23,6 +23,7 @@ export type Keyed<T extends { idempotency_key: string }> = T extends unknown
   : never;
 
 export type SubmitBody = Keyed<Schemas["SubmitRequest"]>;
+export type UsageQuery = NonNullable<paths["/v1/usage"]["get"]["parameters"]["query"]>;
 
 export interface HoldfastOptions {
   /** e.g. `http://127.0.0.1:8080` (no `/v1`). */
@@ -138,5 +139,20 @@ export class Holdfast {
 
   fail(jobId: string, body: Schemas["FailRequest"]): Promise<Job> {
     return unwrap(this.api.POST("/v1/jobs/{job_id}/fail", { params: { path: { job_id: jobId } }, body }));
+  }
+
+  // Statements and usage ---------------------------------------------------------------
+
+  /** The account's money over `[from, to)` (RFC 3339; the beginning and now by default). */
+  statement(accountId: string, query: { from?: string; to?: string } = {}): Promise<Schemas["StatementBody"]> {
+    const params = { path: { account_id: accountId }, query };
+    // JSON: the CSV form answers only `Accept: text/csv`, which this client never sends.
+    const answer = unwrap(this.api.GET("/v1/accounts/{account_id}/statement", { params }));
+    return answer as Promise<Schemas["StatementBody"]>;
+  }
+
+  /** What accounts, job kinds or meters spent in a period (an admin or viewer key). */
+  usage(query: UsageQuery = {}): Promise<Schemas["UsageBody"]> {
+    return unwrap(this.api.GET("/v1/usage", { params: { query } }));
   }
 }

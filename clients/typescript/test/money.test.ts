@@ -95,6 +95,34 @@ test("other refusals: unknown meter, busy, a malformed amount, a missing account
   assert.equal(account.open_jobs, 1);
 });
 
+test("a statement and usage by meter: what was spent, on what, for how long", async () => {
+  await hf.putAccount("runner", { plan: "free" });
+  await hf.topUp("runner", { amount: "5.00" });
+  await hf.debit("runner", { usage: { meter: "linux-small", seconds: 90 } });
+  await hf.debit("runner", { amount: "0.25" });
+  const statement = await hf.statement("runner");
+  assert.equal(statement.opening_balance, "0.00");
+  assert.equal(statement.closing_balance_micros, 5_000_000 - 9_000 - 250_000);
+  assert.deepEqual(
+    statement.spending_by_meter.map((l) => [l.meter, l.entries, l.seconds, l.amount_micros]),
+    [
+      ["linux-small", 1, 90, 9_000],
+      [null, 1, 0, 250_000],
+    ],
+  );
+  const admin = new Holdfast({ baseUrl: server.url, apiKey: server.adminKey });
+  const usage = await admin.usage({ group_by: "meter", account_id: "runner" });
+  assert.equal(usage.group_by, "meter");
+  assert.deepEqual(
+    usage.groups.map((g) => [g.key, g.seconds, g.spent_micros]),
+    [
+      ["linux-small", 90, 9_000],
+      [null, 0, 250_000],
+    ],
+  );
+  await assert.rejects(hf.usage(), (e: unknown) => isHoldfastError(e) && e.status === 403);
+});
+
 test("a retry after a dropped connection re-sends the same idempotency key: one top-up", async () => {
   await hf.putAccount("flaky", { plan: "free" });
   const proxy = await startDroppingProxy(server.url, /^POST \/v1\/accounts\/flaky\/top-ups$/);
