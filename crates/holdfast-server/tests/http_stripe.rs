@@ -282,6 +282,26 @@ backend_test!(
         let refused = api.events("type=payment.refused", 1).await;
         assert_eq!(refused[0]["data"]["currency"], "eur");
         assert_eq!(refused[0]["data"]["payment_id"], "pi_5");
+        // Stripe's retries, and the payment's refund, are refused again without another
+        // event: one payment.refused per payment (the next payment's shows they are in).
+        let refund = {
+            let mut refund = refunded("pi_5", 900, 900);
+            refund["data"]["object"]["currency"] = json!("eur");
+            refund
+        };
+        for again in [&euros, &euros, &refund] {
+            let r = api.deliver(again).await;
+            assert_eq!(r.expect(200, "")["outcome"], "refused");
+        }
+        let mut more = intent("pi_6", Some("payer"), None, 100);
+        more["data"]["object"]["currency"] = json!("eur");
+        api.deliver(&more).await.expect(200, "");
+        let refused = api.events("type=payment.refused", 2).await;
+        let payments: Vec<_> = refused
+            .iter()
+            .map(|e| e["data"]["payment_id"].clone())
+            .collect();
+        assert_eq!(payments, [json!("pi_5"), json!("pi_6")]);
         // Events the engine does not use are answered and ignored.
         let other = event(
             "customer.created",

@@ -309,14 +309,19 @@ impl Engine {
     ) -> Result<Option<Micros>, EventError> {
         let currency = object.currency.as_deref().unwrap_or_default();
         if !same_currency(currency, &self.card().currency) {
-            tracing::warn!(payment = object.payment_id(), currency, account = %account,
-                "a Stripe payment in another currency than the card's: refused");
             let data = serde_json::json!({
                 "provider": PROVIDER, "payment_id": object.payment_id(), "object_id": object.id,
                 "currency": currency, "amount_minor_units": minor_units,
                 "reason": format!("the card's currency is {}", self.card().currency),
             });
-            self.store.payment_refused(account, data).await?;
+            let payment = object.payment_id();
+            let first = (self.store)
+                .payment_refused(PROVIDER, payment, account, data)
+                .await?;
+            if first {
+                tracing::warn!(payment, currency, account = %account,
+                    "a Stripe payment in another currency than the card's: refused");
+            }
             return Ok(None);
         }
         micros_of_minor_units(currency, minor_units)

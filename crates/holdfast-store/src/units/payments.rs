@@ -23,6 +23,7 @@ static DELETE_PAYMENT_CUSTOMER: Stmt = statement!(shared "delete_payment_custome
 static PAYMENT_DISPUTE: Stmt = statement!(shared "payment_dispute");
 static PUT_PAYMENT_DISPUTE: Stmt = statement!(shared "put_payment_dispute");
 static DISPUTES_HOLDING_BLOCK: Stmt = statement!(shared "disputes_holding_block");
+static MARK_PAYMENT_REFUSED: Stmt = statement!(shared "mark_payment_refused");
 
 /// A dispute's state, as the provider reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -203,25 +204,28 @@ impl Store {
         })
     }
 
-    /// Records that a payment for `account` was refused (another currency than the
-    /// card's): the event `payment.refused` with `data`, for the operator.
+    /// Records that a payment of `account` was refused (another currency than the
+    /// card's): the event `payment.refused` with `data`, for the operator, the first time
+    /// only, whichever of the payment's events was refused (its payment, refund or
+    /// dispute, each sent or retried any number of times). The payment was recorded
+    /// before ([`Store::record_payment`]). Answers whether the event was emitted.
     pub async fn payment_refused(
         &self,
+        provider: &str,
+        payment_id: &str,
         account: &AccountId,
         data: serde_json::Value,
-    ) -> Result<(), StoreError> {
+    ) -> Result<bool, StoreError> {
         in_write_tx!(self, |tx| async {
             let state = lock_account(tx, account, &[]).await?;
             let now = state.snap.now;
-            emit(
-                tx,
-                "payment.refused",
-                account.as_str(),
-                None,
-                data.clone(),
-                now,
-            )
-            .await
+            let params = params! { provider: provider, payment_id: payment_id, now: now };
+            if tx.maybe_row(&MARK_PAYMENT_REFUSED, params).await?.is_none() {
+                return Ok(false);
+            }
+            let id = account.as_str();
+            emit(tx, "payment.refused", id, None, data.clone(), now).await?;
+            Ok(true)
         })
     }
 }
