@@ -14,7 +14,7 @@ UPDATE accounts SET balance = balance - 100, total_spent = total_spent + 100
 RETURNING balance, held \gset
 \set available :balance - :held
 INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at,
-                    idempotency_key, request_hash)
+                    idempotency_key, request_hash, meter, seconds)
 VALUES ('b' || :aid, 'money', -100, 'debit', :balance, :available, 1000000, NULL, :now,
-        'pgbench-' || :key, '0000000000000000');
+        'pgbench-' || :key, '0000000000000000', 'linux-small', 1);
 COMMIT;

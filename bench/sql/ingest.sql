@@ -37,10 +37,10 @@ WITH item AS (
     RETURNING a.account_id, a.balance, a.held),
   entries AS (
     INSERT INTO ledger (entry_id, account_id, pocket, delta, kind, amount_after, available_after, buffer, ref,
-                        created_at, idempotency_key, request_hash)
+                        created_at, idempotency_key, request_hash, meter, seconds)
     OVERRIDING SYSTEM VALUE
     SELECT i.entry_id, i.account_id, 'money', -100::bigint, 'debit', c.balance, c.balance - c.held,
-           1000000::bigint, NULL, CAST(:now AS bigint), i.key, '0000000000000000'
+           1000000::bigint, NULL, CAST(:now AS bigint), i.key, '0000000000000000', 'linux-small', 1
       FROM item i JOIN changed c ON c.account_id = i.account_id RETURNING 1)
 SELECT (SELECT COUNT(*) FROM entries) AS entries;
 COMMIT;

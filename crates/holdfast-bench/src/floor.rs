@@ -165,7 +165,8 @@ impl FloorPool {
         const UPDATE: &str = "UPDATE accounts SET balance = balance - $2, total_spent = total_spent + $2 \
              WHERE account_id = $1 AND balance - held - $2 >= -$3 RETURNING balance, held";
         const LEDGER: &str = "INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, \
-             created_at, idempotency_key, request_hash) VALUES ($1, 'money', $2, 'debit', $3, $4, $5, NULL, $6, $7, $8)";
+             created_at, idempotency_key, request_hash, meter, seconds) \
+             VALUES ($1, 'money', $2, 'debit', $3, $4, $5, NULL, $6, $7, $8, 'linux-small', 1)";
         let now = now_micros();
         write_tx!(self, |tx| {
             let row = sqlx::query(UPDATE)
@@ -217,6 +218,7 @@ impl FloorPool {
             available_after: balance - held - DEBIT_MICROS,
             buffer_micros: BUFFER_MICROS, reference: None::<String>,
             now: row.try_get::<i64, _>("now")?, actor: None::<String>,
+            meter: "linux-small", seconds: 1_i64,
         };
         let row = engine_query(&ENGINE_WRITE, write)?
             .fetch_one(&mut *tx)
@@ -279,6 +281,8 @@ impl FloorPool {
             refs: Cell::column(std::iter::repeat_n(None::<String>, n)),
             nows: Cell::column(std::iter::repeat_n(now, n)),
             actors: Cell::column(std::iter::repeat_n("library", n)),
+            meters: Cell::column(std::iter::repeat_n("linux-small", n)),
+            seconds: Cell::column(std::iter::repeat_n(1_i64, n)),
             stale_accounts: Cell::column(state.iter().filter(|(_, s)| !s.pockets_read).map(|(a, _)| a.as_str())),
             change_accounts: Cell::column(state.keys().map(String::as_str)),
             change_deltas: Cell::column(state.values().map(|s| -s.debits * DEBIT_MICROS)),
@@ -585,10 +589,10 @@ const INGEST_PG: &str = "WITH item AS (\
         RETURNING a.account_id, a.balance, a.held), \
     entries AS (\
         INSERT INTO ledger (entry_id, account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, \
-                            created_at, idempotency_key, request_hash) \
+                            created_at, idempotency_key, request_hash, meter, seconds) \
         OVERRIDING SYSTEM VALUE \
         SELECT i.entry_id, i.account_id, 'money', -$2::bigint, 'debit', c.balance, c.balance - c.held, $3::bigint, NULL, \
-               $4::bigint, i.key, $5 \
+               $4::bigint, i.key, $5, 'linux-small', 1 \
           FROM item i JOIN changed c ON c.account_id = i.account_id RETURNING 1) \
     SELECT (SELECT COUNT(*) FROM entries) AS entries";
 const LOCK_PG: &str = "SELECT account_id FROM accounts \
@@ -600,10 +604,10 @@ const INGEST_LITE: &str = "\
               FROM json_each($1) GROUP BY 1) AS p \
      WHERE accounts.account_id = p.account_id AND balance - held - p.amount >= -$3; \
     INSERT INTO ledger (entry_id, account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, \
-                        created_at, idempotency_key, request_hash) \
+                        created_at, idempotency_key, request_hash, meter, seconds) \
     SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'ledger'), 0) + 1 + j.key, \
            json_extract(j.value, '$.account_id'), 'money', -$2, 'debit', a.balance, a.balance - a.held, $3, NULL, $4, \
-           json_extract(j.value, '$.key'), $5 \
+           json_extract(j.value, '$.key'), $5, 'linux-small', 1 \
       FROM json_each($1) AS j JOIN accounts a ON a.account_id = json_extract(j.value, '$.account_id')";
 
 impl FloorPool {
