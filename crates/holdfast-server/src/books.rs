@@ -8,6 +8,8 @@
 
 use holdfast::{LedgerEntry, MONEY, Micros};
 
+use crate::http::wire::StatementBody;
+
 /// The header row's columns.
 pub const CSV_COLUMNS: [&str; 11] = [
     "entry_id",
@@ -72,94 +74,95 @@ pub fn csv_chunk(entries: &[LedgerEntry], header: bool) -> std::io::Result<Vec<u
 }
 
 /// A statement as CSV: a header row, then one row per figure — `opening`, each `change`
-/// by kind, each `spending` by job kind, `closing`, `held_at_end` — so that the
-/// `opening` row plus the `change` rows is the `closing` row.
-pub fn statement_csv(s: &crate::http::wire::StatementBody) -> std::io::Result<Vec<u8>> {
+/// by kind, each `spending` by job kind, each `meter` (the only rows with `seconds`),
+/// `closing`, `held_at_end` — so that the `opening` row plus the `change` rows is the
+/// `closing` row.
+pub fn statement_csv(s: &StatementBody) -> std::io::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
+    let header = [
         "section",
         "name",
         "entries",
         "amount",
         "amount_micros",
         "seconds",
-    ])?;
-    // A figure: its section and name, how many entries, the amount, and for a meter its
-    // seconds.
-    let mut row = |section: &str,
-                   name: &str,
-                   entries: Option<i64>,
-                   amount: &str,
-                   micros: i64,
-                   seconds: Option<i64>| {
-        let count = |n: Option<i64>| n.map(|n| n.to_string()).unwrap_or_default();
-        w.write_record([
-            section,
-            &text_cell(name),
-            &count(entries),
-            amount,
-            &micros.to_string(),
-            &count(seconds),
-        ])
+    ];
+    w.write_record(header)?;
+    let count = |n: Option<i64>| n.map(|n| n.to_string()).unwrap_or_default();
+    for f in figures(s) {
+        let micros = f.micros.to_string();
+        let name = text_cell(f.name);
+        let (entries, seconds) = (count(f.entries), count(f.seconds));
+        w.write_record([f.section, &name, &entries, f.amount, &micros, &seconds])?;
+    }
+    w.into_inner().map_err(|e| e.into_error())
+}
+
+/// One row of a statement's CSV.
+struct Figure<'s> {
+    section: &'static str,
+    name: &'s str,
+    entries: Option<i64>,
+    amount: &'s str,
+    micros: i64,
+    seconds: Option<i64>,
+}
+
+/// A statement's figures in the CSV's order.
+fn figures(s: &StatementBody) -> Vec<Figure<'_>> {
+    let total = |section, amount, micros| Figure {
+        section,
+        name: "",
+        entries: None,
+        amount,
+        micros,
+        seconds: None,
     };
-    row(
+    let line = |section, name, entries, amount, micros| Figure {
+        section,
+        name,
+        entries: Some(entries),
+        amount,
+        micros,
+        seconds: None,
+    };
+    let mut out = vec![total(
         "opening",
-        "",
-        None,
         &s.opening_balance,
         s.opening_balance_micros,
-        None,
-    )?;
+    )];
     for l in &s.changes {
-        row(
+        out.push(line(
             "change",
             &l.kind,
-            Some(l.entries),
+            l.entries,
             &l.amount,
             l.amount_micros,
-            None,
-        )?;
+        ));
     }
     for l in &s.spending_by_job_kind {
         let kind = l.job_kind.as_deref().unwrap_or_default();
-        row(
+        out.push(line(
             "spending",
             kind,
-            Some(l.entries),
+            l.entries,
             &l.amount,
             l.amount_micros,
-            None,
-        )?;
+        ));
     }
     for l in &s.spending_by_meter {
         let meter = l.meter.as_deref().unwrap_or_default();
         let seconds = Some(l.seconds);
-        row(
-            "meter",
-            meter,
-            Some(l.entries),
-            &l.amount,
-            l.amount_micros,
-            seconds,
-        )?;
+        let figure = line("meter", meter, l.entries, &l.amount, l.amount_micros);
+        out.push(Figure { seconds, ..figure });
     }
-    row(
+    out.push(total(
         "closing",
-        "",
-        None,
         &s.closing_balance,
         s.closing_balance_micros,
-        None,
-    )?;
-    row(
-        "held_at_end",
-        "",
-        None,
-        &s.held_at_end,
-        s.held_at_end_micros,
-        None,
-    )?;
-    w.into_inner().map_err(|e| e.into_error())
+    ));
+    out.push(total("held_at_end", &s.held_at_end, s.held_at_end_micros));
+    out
 }
 
 #[cfg(test)]

@@ -72,19 +72,7 @@ impl Store {
                     amount: g.spent,
                 })
                 .collect();
-            let mut held_at_end = 0;
-            for row in tx
-                .rows(&HOLDS_OPEN_AT, params! { account_id: id, at: to })
-                .await?
-            {
-                let lines: Vec<PocketAmount> = serde_json::from_str(&row.text("hold")?)
-                    .map_err(|e| StoreError::Corrupt(format!("job hold: {e}")))?;
-                held_at_end += lines
-                    .iter()
-                    .filter(|l| l.pocket == MONEY)
-                    .map(|l| l.amount)
-                    .sum::<i64>();
-            }
+            let held_at_end = money_held_at(tx, account, to).await?;
             Ok(Statement {
                 account_id: id.to_owned(),
                 from,
@@ -98,4 +86,17 @@ impl Store {
             })
         })
     }
+}
+
+/// The money the jobs of `account` open at `at` held (while those jobs are retained).
+async fn money_held_at(tx: &mut Tx, account: &AccountId, at: Timestamp) -> Result<i64, StoreError> {
+    let params = params! { account_id: account.as_str(), at: at };
+    let mut held = 0;
+    for row in tx.rows(&HOLDS_OPEN_AT, params).await? {
+        let lines: Vec<PocketAmount> = serde_json::from_str(&row.text("hold")?)
+            .map_err(|e| StoreError::Corrupt(format!("job hold: {e}")))?;
+        let money = lines.iter().filter(|l| l.pocket == MONEY);
+        held += money.map(|l| l.amount).sum::<i64>();
+    }
+    Ok(held)
 }
