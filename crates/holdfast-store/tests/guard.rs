@@ -37,6 +37,7 @@ async fn debit_past_the_buffer(pool: &Pool, guarded: bool) -> (Vec<bool>, i64, i
         suspended_at: None::<i64>, guard_micros: guarded.then_some(5_000_000_i64),
         amount_after: -10_000_000_i64, available_after: Some(-10_000_000_i64),
         buffer_micros: 5_000_000_i64, reference: None::<String>, now: 1_i64, actor: "library",
+        meter: None::<String>, seconds: None::<i64>,
     };
     let rows = tx.rows(stmt, params).await.unwrap();
     let wrote_entry = rows
