@@ -240,11 +240,13 @@ pub struct MeterSpend {
     pub amount: i64,
 }
 
-/// What one group (an account, a job kind or a meter) spent in a usage report's period (micros):
-/// the debits and captures of money (`entries` of them), and what job refunds gave back.
+/// What one group (an account, a job kind or a meter) spent in a usage report's period
+/// (micros): the debits and captures of money (`entries` of them), and what job refunds
+/// gave back.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct UsageGroup {
-    /// The account id, or the job kind (`None`: no job of this engine, or one pruned).
+    /// The account id, the job kind (`None`: no job of this engine, or one pruned) or the
+    /// meter (`None`: not metered — debits of an amount, captures, job refunds).
     pub key: Option<String>,
     pub entries: i64,
     pub spent: i64,

@@ -309,12 +309,12 @@ impl Engine {
     ) -> Result<Option<Micros>, EventError> {
         let currency = object.currency.as_deref().unwrap_or_default();
         if !same_currency(currency, &self.card().currency) {
+            let payment = object.payment_id();
             let data = serde_json::json!({
-                "provider": PROVIDER, "payment_id": object.payment_id(), "object_id": object.id,
+                "provider": PROVIDER, "payment_id": payment, "object_id": object.id,
                 "currency": currency, "amount_minor_units": minor_units,
                 "reason": format!("the card's currency is {}", self.card().currency),
             });
-            let payment = object.payment_id();
             let first = (self.store)
                 .payment_refused(PROVIDER, payment, account, data)
                 .await?;

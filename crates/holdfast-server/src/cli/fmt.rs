@@ -4,7 +4,7 @@
 use holdfast::lines_json;
 use std::process::ExitCode;
 
-use holdfast::{AccountView, Event, Job, LedgerEntry, MONEY, Micros, MoneyResult, PocketAmount};
+use holdfast::{AccountView, Event, Job, LedgerEntry, MONEY, MoneyResult, PocketAmount};
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 use time::format_description::FormatItem;
@@ -38,9 +38,8 @@ pub fn opt_time(micros: Option<i64>) -> Value {
     micros.map_or(Value::Null, |t| Value::String(time(t)))
 }
 
-pub fn money(micros: i64) -> String {
-    Micros(micros).format()
-}
+/// Money as a decimal, as the API writes it.
+pub use crate::http::wire::money;
 
 /// A pocket's delta with its sign: `+10.00`, `-2.50` for money, `+5` for an allowance.
 pub fn signed(pocket: &str, delta: i64) -> String {
@@ -85,10 +84,7 @@ pub fn account_json(a: &AccountView) -> Value {
         "banned_at": opt_time(a.banned_at), "currency": a.currency,
         "max_concurrent_jobs": a.max_concurrent_jobs, "open_jobs": a.open_jobs,
         "created_at": time(a.created_at), "last_active_at": opt_time(a.last_active_at),
-        "recharge": a.recharge.map(|r| json!({
-            "below": money(r.below.0), "below_micros": r.below.0,
-            "amount": money(r.amount.0), "amount_micros": r.amount.0,
-        })),
+        "recharge": a.recharge.map(crate::http::wire::RechargeBody::from),
         "allowances": allowances,
     })
 }

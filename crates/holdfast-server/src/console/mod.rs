@@ -5,9 +5,10 @@
 //! (the page frame and shared pieces), [`pages`] (what an operator reads: overview,
 //! accounts, jobs, webhooks), [`statement`] (an account's statement, to print),
 //! [`actions`] (what an admin may change, each confirmed first, each idempotent, each
-//! recorded under the admin's key). A `viewer` key reads every page and changes nothing. Sessions live in this process's memory: with several `serve`
-//! processes behind one address, route a browser to one of them (sticky sessions) or sign
-//! in again when it moves.
+//! recorded under the admin's key). A `viewer` key reads every page and changes nothing.
+//! Sessions live in this process's memory: with several `serve` processes behind one
+//! address, route a browser to one of them (sticky sessions) or sign in again when it
+//! moves.
 
 pub mod actions;
 pub mod pages;

@@ -15,7 +15,7 @@ use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{Body, Paging, PathText, QueryPairs, whole_number};
 use super::schema::{JobRefText, KeyText, MAX_JOB_REF, MeterName, PositiveAmount};
 use super::state::AppState;
-use super::wire::{LedgerPage, MoneyResultBody, StatementBody, parse_time};
+use super::wire::{AskedPeriod, LedgerPage, MoneyResultBody, StatementBody};
 
 // The wire names of the library's `CreditKind`: deserializes straight into it (serde's
 // remote derive) and gives the document its schema, which it names `TopUpKind`. (Plain
@@ -292,14 +292,10 @@ pub async fn statement(
     query: QueryPairs,
 ) -> ApiResult<Response> {
     let [from, to] = query.take(["from", "to"])?;
-    let from = from.as_deref().map(|t| parse_time("from", t)).transpose()?;
-    let to = to.as_deref().map(|t| parse_time("to", t)).transpose()?;
+    let period = AskedPeriod::parse(from.as_deref(), to.as_deref())?;
     let id = account_id(&id)?;
-    let to = match to {
-        Some(to) => to,
-        None => s.engine.now().await?,
-    };
-    let statement = s.engine.statement(&id, from.unwrap_or(0), to).await?;
+    let (from, to) = period.resolve(&s.engine).await?;
+    let statement = s.engine.statement(&id, from, to).await?;
     let body = StatementBody::new(statement, &s.engine.card().currency);
     if !super::export::wants_csv(&headers) {
         return Ok(Json(body).into_response());

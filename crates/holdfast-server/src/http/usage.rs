@@ -11,7 +11,7 @@ use super::auth::{AdminRead, Auth};
 use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{QueryPairs, parse_limit};
 use super::state::AppState;
-use super::wire::{money, parse_time, rfc3339};
+use super::wire::{AskedPeriod, money, rfc3339};
 
 /// What one group spent in the period.
 #[derive(Debug, Serialize, ToSchema)]
@@ -85,8 +85,7 @@ pub async fn usage(
 ) -> ApiResult<Json<UsageBody>> {
     let names = ["from", "to", "group_by", "account_id", "after", "limit"];
     let [from, to, group_by, account, after, limit] = query.take(names)?;
-    let from = from.as_deref().map(|t| parse_time("from", t)).transpose()?;
-    let to = to.as_deref().map(|t| parse_time("to", t)).transpose()?;
+    let period = AskedPeriod::parse(from.as_deref(), to.as_deref())?;
     let group_by = grouping(group_by.as_deref())?;
     let account_id = account.as_deref().map(AccountId::parse).transpose()?;
     // The cursor is the last account id listed (empty: the first page).
@@ -95,12 +94,9 @@ pub async fn usage(
         AccountId::parse(a).map_err(|_| ApiError::invalid("after: must be an account id"))?;
     }
     let limit = parse_limit(limit.as_deref())?;
-    let to = match to {
-        Some(to) => to,
-        None => s.engine.now().await?,
-    };
+    let (from, to) = period.resolve(&s.engine).await?;
     let q = UsageQuery {
-        from: from.unwrap_or(0),
+        from,
         to,
         group_by,
         account_id,

@@ -38,6 +38,30 @@ pub fn parse_time(field: &str, text: &str) -> Result<i64, ApiError> {
         .map_err(|_| ApiError::invalid(format!("{field}: out of range")))
 }
 
+/// A report's period as a request asks for it: `from` and `to`, RFC 3339, each optional.
+pub struct AskedPeriod {
+    from: Option<i64>,
+    to: Option<i64>,
+}
+
+impl AskedPeriod {
+    pub fn parse(from: Option<&str>, to: Option<&str>) -> Result<AskedPeriod, ApiError> {
+        Ok(AskedPeriod {
+            from: from.map(|t| parse_time("from", t)).transpose()?,
+            to: to.map(|t| parse_time("to", t)).transpose()?,
+        })
+    }
+
+    /// `[from, to)` with the defaults: the beginning, and now by the database's clock.
+    pub async fn resolve(self, engine: &holdfast::Engine) -> Result<(i64, i64), ApiError> {
+        let to = match self.to {
+            Some(to) => to,
+            None => engine.now().await?,
+        };
+        Ok((self.from.unwrap_or(0), to))
+    }
+}
+
 /// An amount: a decimal string for money, an integer count for an allowance.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(untagged)]
@@ -113,6 +137,18 @@ pub struct RechargeBody {
     pub amount_micros: i64,
 }
 
+impl From<holdfast::decide::Recharge> for RechargeBody {
+    fn from(r: holdfast::decide::Recharge) -> RechargeBody {
+        RechargeBody {
+            below: r.below.format(),
+            below_micros: r.below.0,
+            amount: r.amount.format(),
+            amount_micros: r.amount.0,
+        }
+    }
+}
+
+/// Micros as a decimal amount of money (`12.50`).
 pub fn money(m: i64) -> String {
     Micros(m).format()
 }
@@ -157,12 +193,7 @@ impl From<AccountView> for AccountBody {
             currency: a.currency,
             created_at: rfc3339(a.created_at),
             last_active_at: opt_time(a.last_active_at),
-            recharge: a.recharge.map(|r| RechargeBody {
-                below: r.below.format(),
-                below_micros: r.below.0,
-                amount: r.amount.format(),
-                amount_micros: r.amount.0,
-            }),
+            recharge: a.recharge.map(RechargeBody::from),
             allowances: a
                 .allowances
                 .into_iter()

@@ -134,7 +134,6 @@ impl<'k> UseOfKey<'k> {
             guarded,
             key: self.key,
             request_hash: self.request_hash,
-
             usage: None,
         }
     }

@@ -21,8 +21,8 @@ impl Engine {
         self.store.statement(account, from, to).await
     }
 
-    /// What accounts, or job kinds, spent in a period (debits and captures of money) and got
-    /// back (job refunds).
+    /// What accounts, job kinds or meters spent in a period (debits and captures of money,
+    /// with the seconds of the metered debits) and got back (job refunds).
     pub async fn usage(
         &self,
         q: &holdfast_store::UsageQuery,
