@@ -17,12 +17,27 @@ fn changed(s: &Statement, kinds: &[&str]) -> i64 {
 }
 
 /// A history of every money change of `u`, with the database clock read after each.
+/// A boundary between what was written before and what is written after: a reading of
+/// the database's clock later than every earlier write's. SQLite's clock counts
+/// milliseconds, so a write and the reading right after it can share one; periods are
+/// `[from, to)`, and such a reading would leave that write out of the period it ends.
+async fn mark(e: &Engine) -> i64 {
+    let written = e.now().await.unwrap();
+    loop {
+        let now = e.now().await.unwrap();
+        if now > written {
+            return now;
+        }
+        tokio::time::sleep(std::time::Duration::from_micros(200)).await;
+    }
+}
+
 async fn history(e: &Engine) -> Vec<i64> {
     let u = acct("u");
-    let mut marks = vec![e.now().await.unwrap()];
+    let mut marks = vec![mark(e).await];
     put(e.store(), "u", "premium").await;
     top_up(e.store(), "u", "10.00", "t1").await;
-    marks.push(e.now().await.unwrap());
+    marks.push(mark(e).await);
     e.credit(&u, usd("1.50"), CreditKind::Bonus, &key("b1"))
         .await
         .unwrap();
@@ -30,9 +45,9 @@ async fn history(e: &Engine) -> Vec<i64> {
     e.debit(&u, &amount("0.25"), &key("d1"), None)
         .await
         .unwrap();
-    marks.push(e.now().await.unwrap());
+    marks.push(mark(e).await);
     let job = e.submit(&submit_req("u", "video", "v1")).await.unwrap().job;
-    marks.push(e.now().await.unwrap());
+    marks.push(mark(e).await);
     let lease = e
         .lease("video_priority", &worker(), 60)
         .await
@@ -44,7 +59,7 @@ async fn history(e: &Engine) -> Vec<i64> {
     e.debit(&u, &amount("0.05"), &key("d2"), Some(&job.job_id))
         .await
         .unwrap();
-    marks.push(e.now().await.unwrap());
+    marks.push(mark(e).await);
     let refund = JobRefund {
         amount: Some(usd("0.10")),
         reason: "blank".into(),
@@ -54,9 +69,9 @@ async fn history(e: &Engine) -> Vec<i64> {
     e.refund(&u, &key("t1"), usd("2.00"), &key("r2"))
         .await
         .unwrap();
-    marks.push(e.now().await.unwrap());
+    marks.push(mark(e).await);
     e.submit(&submit_req("u", "video", "v2")).await.unwrap();
-    marks.push(e.now().await.unwrap());
+    marks.push(mark(e).await);
     marks
 }
 
@@ -136,7 +151,7 @@ backend_test!(
                 .await
                 .unwrap();
         }
-        let to = e.now().await.unwrap();
+        let to = mark(&e).await;
         let query = |group_by, account_id: Option<&str>, after: &str, limit| UsageQuery {
             from: 0,
             to,
@@ -249,7 +264,7 @@ backend_test!(
         e.debit(&u, &metered("linux-large", 30), &key("m1"), None)
             .await
             .unwrap();
-        let to = e.now().await.unwrap();
+        let to = mark(&e).await;
         let s = e.statement(&u, 0, to).await.unwrap();
         let by_meter: Vec<_> = (s.spending_by_meter.iter())
             .map(|l| (l.meter.as_deref(), l.entries, l.seconds, l.amount))
