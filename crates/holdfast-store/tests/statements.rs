@@ -418,3 +418,82 @@ async fn every_postgres_index_is_read_by_a_statement() {
     ];
     assert_eq!(unread, by_custom_plan, "indexes no generic plan reads");
 }
+
+fn sorted_names<C: sqlx::Column>(columns: &[C]) -> Vec<String> {
+    let mut out: Vec<String> = columns.iter().map(|c| c.name().to_owned()).collect();
+    out.sort();
+    out
+}
+
+/// The columns a statement answers with: on SQLite a file may hold several statements,
+/// of which one answers (the others write, returning nothing).
+async fn answered_columns(
+    sqlite: &mut sqlx::SqliteConnection,
+    postgres: &mut sqlx::PgConnection,
+    name: &str,
+) -> Result<(Vec<String>, Vec<String>), String> {
+    use sqlx::Statement as _;
+    let path = |dialect: &str| Path::new(DIR).join(dialect).join(format!("{name}.sql"));
+    let pg = load(&path("postgres"));
+    let pg_columns = {
+        let text = sqlx::AssertSqlSafe(pg.text(Dialect::Postgres).to_owned());
+        let prepared = postgres.prepare(sqlx::SqlSafeStr::into_sql_str(text)).await;
+        let prepared = prepared.map_err(|e| format!("{name} (postgres): {e}"))?;
+        sorted_names(prepared.columns())
+    };
+    let lite = load(&path("sqlite"));
+    let parts = sqlite_statements(lite.text(Dialect::Sqlite));
+    let mut answering = Vec::new();
+    for (i, part) in parts.iter().enumerate() {
+        let text = sqlx::AssertSqlSafe(part.clone());
+        let prepared = sqlite.prepare(sqlx::SqlSafeStr::into_sql_str(text)).await;
+        let prepared = prepared.map_err(|e| format!("{name} (sqlite): {e}"))?;
+        if !prepared.columns().is_empty() {
+            answering.push((i, sorted_names(prepared.columns())));
+        }
+    }
+    match answering.as_slice() {
+        [] => Ok((pg_columns, Vec::new())),
+        [(_, columns)] => Ok((pg_columns, columns.clone())),
+        _ => Err(format!(
+            "{name} (sqlite): statements {:?} of {} answer; only one may",
+            answering.iter().map(|(i, _)| i + 1).collect::<Vec<_>>(),
+            parts.len()
+        )),
+    }
+}
+
+/// A statement written once per dialect answers with the same columns in both, so the
+/// code that reads its rows never learns which dialect ran it (issue #43: the dialect
+/// showed as row shape). What one dialect reads elsewhere the other answers NULL; and a
+/// statement that reads an account's extras answers all three of them (NULL: not read).
+#[tokio::test]
+async fn each_statement_answers_with_the_same_columns_in_both_dialects() {
+    let (dir, lite_url) = fresh_sqlite("holdfast-shape-").await;
+    let (pg_url, pg_name) = fresh_postgres("holdfast_shape_").await;
+    let mut sqlite = sqlx::SqliteConnection::connect(&lite_url).await.unwrap();
+    let mut postgres = sqlx::PgConnection::connect(&pg_url).await.unwrap();
+    let mut differ = Vec::new();
+    for path in files("postgres") {
+        if path.parent().unwrap().ends_with("shared") {
+            continue;
+        }
+        let name = path.file_stem().unwrap().to_str().unwrap();
+        let extras = ["allowances", "keys", "open_jobs"].map(str::to_owned);
+        match answered_columns(&mut sqlite, &mut postgres, name).await {
+            Ok((pg, _)) if pg.contains(&extras[0]) && !extras.iter().all(|c| pg.contains(c)) => {
+                differ.push(format!(
+                    "{name}: reads an account's extras, not all of {extras:?}"
+                ))
+            }
+            Ok((pg, lite)) if pg == lite => {}
+            Ok((pg, lite)) => differ.push(format!("{name}: postgres {pg:?}, sqlite {lite:?}")),
+            Err(e) => differ.push(e),
+        }
+    }
+    sqlite.close().await.unwrap();
+    postgres.close().await.unwrap();
+    let _ = std::fs::remove_file(&dir);
+    drop_postgres(&pg_name).await;
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}

@@ -72,7 +72,8 @@ SELECT counts.*,
           FROM allowances WHERE allowances.account_id = stale.account_id) AS allowances,
        (SELECT COUNT(*) FROM jobs
          WHERE jobs.account_id = stale.account_id
-           AND status IN ('queued', 'in_progress')) AS open_jobs
+           AND status IN ('queued', 'in_progress')) AS open_jobs,
+       NULL::text AS keys
   FROM (SELECT (SELECT COUNT(*) FROM item
                   WHERE NOT EXISTS (SELECT 1 FROM idempotency
                                      WHERE idempotency.account_id = item.account_id

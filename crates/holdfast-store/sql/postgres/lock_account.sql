@@ -6,7 +6,8 @@
 --
 -- :account_id  the account
 SELECT accounts.*,
-       (extract(epoch from clock_timestamp()) * 1000000)::bigint AS now
+       (extract(epoch from clock_timestamp()) * 1000000)::bigint AS now,
+       NULL::text AS allowances, NULL::bigint AS open_jobs, NULL::text AS keys
   FROM accounts
  WHERE account_id = :account_id
    FOR UPDATE

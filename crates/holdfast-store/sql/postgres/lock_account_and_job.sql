@@ -9,7 +9,8 @@ SELECT job.*,
        account.held, account.total_credited, account.total_spent, account.suspended_at,
        account.blocked_at, account.banned_at, account.created_at AS account_created_at, account.last_active_at,
        account.recharge_below, account.recharge_amount,
-       (extract(epoch from clock_timestamp()) * 1000000)::bigint AS now
+       (extract(epoch from clock_timestamp()) * 1000000)::bigint AS now,
+       NULL::text AS allowances, NULL::bigint AS open_jobs, NULL::text AS keys
   FROM accounts AS account
   JOIN jobs AS job ON job.account_id = account.account_id
  WHERE job.job_id = :job_id

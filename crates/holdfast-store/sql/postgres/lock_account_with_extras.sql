@@ -13,6 +13,7 @@ SELECT accounts.*,
           FROM allowances WHERE account_id = :account_id) AS allowances,
        (SELECT COUNT(*) FROM jobs
          WHERE account_id = :account_id AND status IN ('queued', 'in_progress')) AS open_jobs,
+       NULL::text AS keys,
        1::bigint AS read_before_lock
   FROM accounts
  WHERE account_id = :account_id

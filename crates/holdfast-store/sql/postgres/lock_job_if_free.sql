@@ -6,7 +6,8 @@
 -- :account_id  its account (locked already)
 SELECT jobs.*,
        (SELECT COALESCE(json_agg(json_build_array(pocket, remaining, held, cycle_started_at) ORDER BY pocket), '[]')::text
-          FROM allowances WHERE account_id = :account_id) AS allowances
+          FROM allowances WHERE account_id = :account_id) AS allowances,
+       NULL::bigint AS open_jobs, NULL::text AS keys
   FROM jobs
  WHERE job_id = :job_id
    FOR UPDATE SKIP LOCKED

@@ -43,7 +43,8 @@ SELECT job.*,
        account.held, account.total_credited, account.total_spent, account.suspended_at,
        account.blocked_at, account.banned_at, account.created_at AS account_created_at, account.last_active_at,
        account.recharge_below, account.recharge_amount,
-       all_locked.now
+       all_locked.now,
+       NULL::text AS allowances, NULL::bigint AS open_jobs, NULL::text AS keys
   FROM locked_job AS job
   JOIN locked_account AS account ON account.account_id = job.account_id
  CROSS JOIN all_locked

@@ -7,6 +7,7 @@ SELECT accounts.*,
        (SELECT COALESCE(json_agg(json_build_array(pocket, remaining, held, cycle_started_at) ORDER BY pocket), '[]')::text
           FROM allowances WHERE account_id = :account_id) AS allowances,
        (SELECT COUNT(*) FROM jobs
-         WHERE account_id = :account_id AND status IN ('queued', 'in_progress')) AS open_jobs
+         WHERE account_id = :account_id AND status IN ('queued', 'in_progress')) AS open_jobs,
+       NULL::text AS keys
   FROM accounts
  WHERE account_id = :account_id

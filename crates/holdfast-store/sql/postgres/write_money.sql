@@ -60,4 +60,5 @@ SELECT (SELECT COUNT(*) FROM guard) AS guard_passed,
        (SELECT COALESCE(json_agg(json_build_array(pocket, remaining, held, cycle_started_at)), '[]')::text
           FROM allowances WHERE account_id = :account_id) AS allowances,
        (SELECT COUNT(*) FROM jobs
-         WHERE account_id = :account_id AND status IN ('queued', 'in_progress')) AS open_jobs
+         WHERE account_id = :account_id AND status IN ('queued', 'in_progress')) AS open_jobs,
+       NULL::text AS keys

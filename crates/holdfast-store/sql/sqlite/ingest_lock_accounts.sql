@@ -19,6 +19,7 @@ SELECT accounts.*,
        (SELECT COUNT(*) FROM jobs
          WHERE jobs.account_id = accounts.account_id
            AND status IN ('queued', 'in_progress')) AS open_jobs,
+       NULL AS keys,
        CASE WHEN row_number() OVER (ORDER BY accounts.account_id) = 1
             THEN (SELECT COALESCE(group_concat(
                             COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'ledger'), 0) + i, ','), '')

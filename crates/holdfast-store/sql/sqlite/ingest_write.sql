@@ -42,4 +42,6 @@ SELECT changes() AS accounts_changed,
                             WHERE idempotency.account_id = json_extract(item.value, '$.account_id')
                               AND idempotency.key = json_extract(item.value, '$.key'))) AS keys_claimed,
        (SELECT COUNT(*) FROM ledger
-         WHERE entry_id IN (SELECT json_extract(value, '$.entry_id') FROM json_each(:items))) AS entries_written
+         WHERE entry_id IN (SELECT json_extract(value, '$.entry_id') FROM json_each(:items))) AS entries_written,
+       -- the lock read every account's pockets and open jobs current: none is stale
+       NULL AS account_id, NULL AS allowances, NULL AS open_jobs, NULL AS keys

@@ -13,7 +13,8 @@ SELECT accounts.*,
           FROM allowances WHERE allowances.account_id = accounts.account_id) AS allowances,
        (SELECT COUNT(*) FROM jobs
          WHERE jobs.account_id = accounts.account_id
-           AND status IN ('queued', 'in_progress')) AS open_jobs
+           AND status IN ('queued', 'in_progress')) AS open_jobs,
+       NULL AS keys
   FROM accounts
  WHERE accounts.account_id > :after_account_id
    AND accounts.account_id >= :prefix

@@ -9,7 +9,8 @@ SELECT job.*,
        account.recharge_below, account.recharge_amount,
        CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) AS now,
        (SELECT json_group_array(json_array(pocket, remaining, held, cycle_started_at))
-          FROM allowances WHERE account_id = account.account_id) AS allowances
+          FROM allowances WHERE account_id = account.account_id) AS allowances,
+       NULL AS open_jobs, NULL AS keys
   FROM accounts AS account
   JOIN jobs AS job ON job.account_id = account.account_id
  WHERE job.job_id = :job_id

@@ -2,6 +2,6 @@
 -- IMMEDIATE; the account's pockets were read with the account).
 --
 -- :job_id      the job
-SELECT *
+SELECT *, NULL AS allowances, NULL AS open_jobs, NULL AS keys
   FROM jobs
  WHERE job_id = :job_id

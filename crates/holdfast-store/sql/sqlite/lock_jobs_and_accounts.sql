@@ -11,7 +11,8 @@ SELECT job.*,
        account.recharge_below, account.recharge_amount,
        CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) AS now,
        (SELECT json_group_array(json_array(pocket, remaining, held, cycle_started_at))
-          FROM allowances WHERE account_id = account.account_id) AS allowances
+          FROM allowances WHERE account_id = account.account_id) AS allowances,
+       NULL AS open_jobs, NULL AS keys
   FROM jobs AS job
   JOIN accounts AS account ON account.account_id = job.account_id
  WHERE job.job_id IN (SELECT value FROM json_each(:job_ids))

@@ -7,6 +7,7 @@ SELECT accounts.*,
        (SELECT json_group_array(json_array(pocket, remaining, held, cycle_started_at))
           FROM allowances WHERE account_id = :account_id) AS allowances,
        (SELECT COUNT(*) FROM jobs
-         WHERE account_id = :account_id AND status IN ('queued', 'in_progress')) AS open_jobs
+         WHERE account_id = :account_id AND status IN ('queued', 'in_progress')) AS open_jobs,
+       NULL AS keys
   FROM accounts
  WHERE account_id = :account_id

@@ -43,4 +43,4 @@ INSERT INTO jobs (job_id, account_id, kind, lane, status, payload, hold, created
 SELECT :job_id, :account_id, :kind, :lane, 'queued', :payload, :hold, :now,
        :notice_at, :limit_at_submit, :open_at_submit, :now, :actor, :currency
  WHERE EXISTS (SELECT 1 FROM idempotency WHERE account_id = :account_id AND key = :key AND job_id = :job_id)
-RETURNING *;
+RETURNING *, 1 AS fresh;

@@ -1,11 +1,14 @@
 -- write_money: one change of the money pocket under the client's key: the ledger entry
 -- that carries the key, then the account row from it — or nothing at all when the key
 -- is taken already, by a money change (the entry's insert meets ledger_by_key: ON
--- CONFLICT DO NOTHING) or a job submit (idempotency): no entry comes back, with
+-- CONFLICT DO NOTHING) or a job submit (idempotency): entry_id is then NULL with
 -- guard_passed 1, and the caller looks the key up. The account row is written only when
 -- the entry was (changes() is the row count of the statement before). A guarded debit
 -- carries its buffer check here too: a wrong decision writes no entry and no balance,
--- guard_passed is 0, and the caller reports it as corruption (rolled back).
+-- guard_passed is 0, and the caller reports it as corruption (rolled back). The last
+-- statement answers, as PostgreSQL's one statement does: changes() is then the account
+-- row's count (1 exactly when the entry was written) and last_insert_rowid() the entry;
+-- the pockets and open jobs were read with the lock (lock_account), so they are NULL.
 --
 -- :account_id           the account
 -- :key                  the client's idempotency key
@@ -24,11 +27,6 @@
 -- :meter, :seconds      what a metered debit used, or NULL
 -- :now                  the time (database clock, micros)
 -- :actor                who caused it (see migration 0007)
-SELECT EXISTS (SELECT 1 FROM accounts
-                WHERE account_id = :account_id
-                  AND (:guard_micros IS NULL OR balance - held + :delta_micros >= -:guard_micros))
-       AS guard_passed;
-
 INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref,
                     created_at, actor, idempotency_key, request_hash, meter, seconds)
 SELECT :account_id, 'money', :delta_micros, :kind, :amount_after, :available_after,
@@ -37,8 +35,7 @@ SELECT :account_id, 'money', :delta_micros, :kind, :amount_after, :available_aft
                 WHERE account_id = :account_id
                   AND (:guard_micros IS NULL OR balance - held + :delta_micros >= -:guard_micros))
    AND NOT EXISTS (SELECT 1 FROM idempotency WHERE account_id = :account_id AND key = :key)
-    ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-RETURNING entry_id;
+    ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING;
 
 UPDATE accounts
    SET balance = balance + :delta_micros,
@@ -46,5 +43,18 @@ UPDATE accounts
        total_spent = total_spent + :spent_micros,
        suspended_at = :suspended_at
  WHERE account_id = :account_id
-   AND changes() = 1
-RETURNING balance AS balance_after;
+   AND changes() = 1;
+
+SELECT CASE WHEN changes() = 1 THEN 1
+            ELSE EXISTS (SELECT 1 FROM accounts
+                          WHERE account_id = :account_id
+                            AND (:guard_micros IS NULL
+                                 OR balance - held + :delta_micros >= -:guard_micros))
+       END AS guard_passed,
+       CASE WHEN changes() = 1 THEN last_insert_rowid() END AS entry_id,
+       CASE WHEN changes() = 1
+            THEN (SELECT balance FROM accounts WHERE account_id = :account_id)
+       END AS balance_after,
+       NULL AS allowances,
+       NULL AS open_jobs,
+       NULL AS keys

@@ -164,14 +164,6 @@ impl Row {
     pub fn flag(&self, col: &str) -> Result<bool, StoreError> {
         Ok(self.int(col)? != 0)
     }
-
-    /// Whether the row has this column.
-    pub fn has(&self, col: &str) -> bool {
-        match self {
-            Row::Postgres(r) => r.try_column(col).is_ok(),
-            Row::Sqlite(r) => r.try_column(col).is_ok(),
-        }
-    }
 }
 
 /// A connection pool on one of the engines (PostgreSQL with the [`Failover`] that follows

@@ -5,7 +5,8 @@
 //! What differs by dialect is in the statements, not here: on PostgreSQL the account
 //! row is locked with `FOR UPDATE` and the rest is read after the lock by a statement of
 //! its own; on SQLite the write transaction holds the database lock from `BEGIN
-//! IMMEDIATE`, so one statement reads it all. The code reads what a row carries.
+//! IMMEDIATE`, so one statement reads it all. Both dialects' statements answer the same
+//! columns (tests/statements.rs): what one did not read is NULL.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -47,34 +48,24 @@ type PocketColumns = (String, i64, i64, i64);
 /// An idempotency record as the statements list it: key, operation, hash, entry, job.
 type KeyColumns = (String, String, String, Option<i64>, Option<String>);
 
-fn json_column<T: serde::de::DeserializeOwned>(row: &Row, col: &str) -> Result<T, StoreError> {
-    parse_json(col, &row.text(col)?)
-}
-
 fn parse_json<T: serde::de::DeserializeOwned>(col: &str, text: &str) -> Result<T, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("{col}: {e}")))
 }
 
-/// The extras a row carries, or `None` when it carries no pockets (no column, or NULL:
-/// not read, as where `ingest_lock_accounts` could not read them current).
+/// The extras a row carries: every statement that reads an account's extras answers
+/// `allowances`, `open_jobs` and `keys`, each NULL where it was not read. `None` when
+/// the pockets were not read (as where `ingest_lock_accounts` could not read them
+/// current).
 fn extras_from(row: &Row) -> Result<Option<AccountExtras>, StoreError> {
-    if !row.has("allowances") {
-        return Ok(None);
-    }
     let Some(pockets) = row.opt_text("allowances")? else {
         return Ok(None);
     };
     let pockets: Vec<PocketColumns> = parse_json("allowances", &pockets)?;
-    let keys: Vec<KeyColumns> = if row.has("keys") {
-        json_column(row, "keys")?
-    } else {
-        Vec::new()
+    let keys: Vec<KeyColumns> = match row.opt_text("keys")? {
+        Some(keys) => parse_json("keys", &keys)?,
+        None => Vec::new(),
     };
-    let open_jobs = if row.has("open_jobs") {
-        Some(row.int("open_jobs")?)
-    } else {
-        None
-    };
+    let open_jobs = row.opt_int("open_jobs")?;
     let allowances = pockets
         .into_iter()
         .map(|(pocket, remaining, held, cycle_started_at)| {
@@ -129,10 +120,21 @@ pub(crate) struct AccountState {
 }
 
 impl AccountState {
+    /// The account of a row that reads it (its columns as the table's).
     pub(crate) fn from_row(account: &AccountId, row: &Row) -> Result<AccountState, StoreError> {
+        Self::read(account, row, "created_at")
+    }
+
+    /// The account of a row that reads a job with it: the job's own `created_at` is
+    /// there, the account's is `account_created_at`.
+    pub(crate) fn from_job_row(account: &AccountId, row: &Row) -> Result<AccountState, StoreError> {
+        Self::read(account, row, "account_created_at")
+    }
+
+    fn read(account: &AccountId, row: &Row, created_at: &str) -> Result<AccountState, StoreError> {
         let mut state = AccountState {
             account: account.clone(),
-            snap: snapshot_from(row)?,
+            snap: snapshot_from(row, created_at)?,
             open_jobs: None,
             pockets_read: false,
             keys: HashMap::new(),
@@ -280,14 +282,9 @@ impl AccountState {
     }
 }
 
-/// The account columns of a row (read with its job, the account's creation has its own
-/// name), with an empty set of pockets.
-fn snapshot_from(row: &Row) -> Result<AccountSnapshot, StoreError> {
-    let created_at = if row.has("account_created_at") {
-        "account_created_at"
-    } else {
-        "created_at"
-    };
+/// The account columns of a row, the account's creation under `created_at`, with an
+/// empty set of pockets.
+fn snapshot_from(row: &Row, created_at: &str) -> Result<AccountSnapshot, StoreError> {
     Ok(AccountSnapshot {
         plan: row.text("plan")?,
         plan_until: row.opt_int("plan_until")?,
@@ -342,7 +339,7 @@ pub(crate) async fn lock_account_row(
         .await?
         .ok_or(Refusal::AccountNotFound)?;
     let mut state = AccountState::from_row(account, &row)?;
-    if row.has("keys") {
+    if row.opt_text("keys")?.is_some() {
         state.checked.extend(keys.iter().map(|k| k.to_string()));
     }
     Ok(state)
@@ -443,7 +440,7 @@ pub(crate) async fn lock_job_with_account<T>(
         .ok_or(Refusal::JobNotFound)?;
     let account = account_id_of(&row)?;
     let (job, needs_pockets) = read(&row)?;
-    let mut state = AccountState::from_row(&account, &row)?;
+    let mut state = AccountState::from_job_row(&account, &row)?;
     if needs_pockets {
         state.read_pockets(tx).await?;
     }

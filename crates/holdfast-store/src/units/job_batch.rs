@@ -264,7 +264,7 @@ impl Locked {
             let job = job_from(row)?;
             if let Entry::Vacant(new) = locked.accounts.entry(job.job.account_id.clone()) {
                 let account: AccountId = account_id_of(row)?;
-                new.insert(AccountState::from_row(&account, row)?);
+                new.insert(AccountState::from_job_row(&account, row)?);
             }
             locked.jobs.insert(job.job.job_id.clone(), job);
         }

@@ -552,7 +552,7 @@ impl Store {
         let write = SubmitWrite::new(self.card(), state, req, hash, decision)?;
         let rows = tx.rows(&SUBMIT_JOB, write.params()).await?;
         match rows.as_slice() {
-            [row] if row.has("fresh") && row.int("fresh")? == 0 => Ok(Attempt::ReadAgain),
+            [row] if row.int("fresh")? == 0 => Ok(Attempt::ReadAgain),
             [row] if row.opt_text("job_id")?.is_some() => {
                 let job = job_from(row)?.job;
                 let before = state.snap.available_money();

@@ -304,24 +304,12 @@ struct MoneyWritten {
     entry_id: Option<i64>,
 }
 
-fn money_written(rows: &[Row]) -> Result<MoneyWritten, StoreError> {
-    let mut out = MoneyWritten {
-        guard_passed: false,
-        balance_after: None,
-        entry_id: None,
-    };
-    for row in rows {
-        if row.has("guard_passed") {
-            out.guard_passed = row.int("guard_passed")? == 1;
-        }
-        if row.has("balance_after") {
-            out.balance_after = out.balance_after.or(row.opt_int("balance_after")?);
-        }
-        if row.has("entry_id") {
-            out.entry_id = out.entry_id.or(row.opt_int("entry_id")?);
-        }
-    }
-    Ok(out)
+fn money_written(row: &Row) -> Result<MoneyWritten, StoreError> {
+    Ok(MoneyWritten {
+        guard_passed: row.int("guard_passed")? == 1,
+        balance_after: row.opt_int("balance_after")?,
+        entry_id: row.opt_int("entry_id")?,
+    })
 }
 
 /// Writes a money change under the client's key (the ledger entry carrying the key,
@@ -361,8 +349,8 @@ pub(crate) async fn write_money(
         meter: req.usage.and_then(Usage::meter).map(str::to_owned),
         seconds: req.usage.and_then(Usage::seconds),
     };
-    let rows = tx.rows(&WRITE_MONEY, write.params()).await?;
-    let written = money_written(&rows)?;
+    let row = tx.row(&WRITE_MONEY, write.params()).await?;
+    let written = money_written(&row)?;
     if !written.guard_passed {
         return Err(guard_refused(account, &write));
     }
@@ -375,9 +363,7 @@ pub(crate) async fn write_money(
             written.balance_after, after.balance_micros
         )));
     }
-    if let Some(row) = rows.iter().find(|r| r.has("allowances")) {
-        state.fill_from(row)?;
-    }
+    state.fill_from(&row)?;
     let before = state.snap.available_money();
     state.snap.apply_money(&after);
     emit_suspension(tx, account, after.suspension, &state.snap, entry_id).await?;
