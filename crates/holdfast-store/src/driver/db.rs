@@ -23,7 +23,7 @@ use crate::driver::failover::{Failover, MultiHost};
 use crate::driver::group::Unit;
 pub use crate::driver::group::WriteGate;
 use crate::driver::schema::SchemaMismatch;
-use crate::driver::statement::{Params, Statement};
+use crate::driver::statement::{Items, Params, Statement};
 use crate::error::StoreError;
 use crate::scope::CrossAccount;
 
@@ -666,6 +666,19 @@ impl Tx {
             Tx::Postgres(_) => Dialect::Postgres,
             Tx::Sqlite(_) => Dialect::Sqlite,
         }
+    }
+
+    /// A set-based write's items as the parameter `name` (see [`Items`]): on PostgreSQL
+    /// each column under its own name, on SQLite one JSON array under `name`.
+    pub fn items<T: Items>(&self, name: &'static str, items: &[T]) -> Result<Params, StoreError> {
+        Ok(match self.dialect() {
+            Dialect::Postgres => T::columns(items),
+            Dialect::Sqlite => {
+                let json = serde_json::to_string(items)
+                    .map_err(|e| StoreError::Corrupt(format!("{name}: {e}")))?;
+                Params(vec![(name, Arg::from(json))])
+            }
+        })
     }
 
     /// Runs a statement; returns the number of rows it changed.

@@ -184,6 +184,16 @@ macro_rules! columns {
     }};
 }
 
+/// The items of a set-based write (one struct per item), bound as the statement's
+/// dialect reads them ([`crate::driver::db::Tx::items`]): on PostgreSQL as columns, one
+/// array per field (nothing for the server to parse); on SQLite, which has no arrays, as
+/// one JSON array of the items, serialized as they are (fewer allocations than a
+/// `serde_json::Value` per item).
+pub trait Items: serde::Serialize + Sized {
+    /// The columns PostgreSQL's statement takes: `columns!(items; param: field, …)`.
+    fn columns(items: &[Self]) -> Params;
+}
+
 /// A parameter struct: its fields bound by their names.
 pub trait BindByName {
     fn params(&self) -> Params;

@@ -33,8 +33,8 @@ use holdfast_core::{AccountId, AccountSnapshot, MONEY, Micros, Refusal};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::driver::db::{Dialect, Tx};
-use crate::driver::statement::{Cell, Params, Stmt};
+use crate::driver::db::Tx;
+use crate::driver::statement::{Cell, Items, Params, Stmt};
 use crate::error::StoreError;
 use crate::model::{AccountView, LedgerEntry, MoneyResult};
 use crate::scope::CrossAccount;
@@ -42,9 +42,7 @@ use crate::store::{Store, TxFailure};
 use crate::units::account_state::{AccountState, IdemRecord, account_id_of};
 use crate::units::jobs::{UsedJobs, used_jobs};
 use crate::units::money::{DebitRequest, PricedDebit};
-use crate::units::writes::{
-    EntryFacts, crossing_events, emit, emit_suspension, items_params, read_entry,
-};
+use crate::units::writes::{EntryFacts, crossing_events, emit, emit_suspension, read_entry};
 use crate::{columns, in_write_tx, params, statement};
 
 static LOCK_ACCOUNTS: Stmt = statement!("ingest_lock_accounts");
@@ -108,22 +106,30 @@ struct IngestWrite {
 }
 
 impl IngestWrite {
-    /// The parameters of `ingest_write` (see [`items_params`]).
-    fn params(&self, dialect: Dialect) -> Result<Params, StoreError> {
-        let items = items_params(dialect, "ingest", "items", &self.items, |items| {
-            columns!(items;
-                account_ids: account_id, keys: key, request_hashes: request_hash,
-                entry_ids: entry_id, deltas: delta, amounts_after: amount_after,
-                availables_after: available_after, buffers: buffer, refs: reference,
-                nows: now, actors: actor, meters: meter, seconds: seconds)
-        })?;
-        let changes = items_params(dialect, "ingest", "changes", &self.changes, |changes| {
-            columns!(changes;
-                change_accounts: account_id, change_deltas: delta, change_spent: spent,
-                change_suspended_at: suspended_at, change_balances_after: balance_after,
-                change_buffers: buffer)
-        })?;
-        Ok(items.and(changes))
+    /// The parameters of `ingest_write` (see [`Items`]).
+    fn params(&self, tx: &Tx) -> Result<Params, StoreError> {
+        Ok(tx
+            .items("items", &self.items)?
+            .and(tx.items("changes", &self.changes)?))
+    }
+}
+
+impl Items for Item {
+    fn columns(items: &[Item]) -> Params {
+        columns!(items;
+            account_ids: account_id, keys: key, request_hashes: request_hash,
+            entry_ids: entry_id, deltas: delta, amounts_after: amount_after,
+            availables_after: available_after, buffers: buffer, refs: reference,
+            nows: now, actors: actor, meters: meter, seconds: seconds)
+    }
+}
+
+impl Items for Change {
+    fn columns(changes: &[Change]) -> Params {
+        columns!(changes;
+            change_accounts: account_id, change_deltas: delta, change_spent: spent,
+            change_suspended_at: suspended_at, change_balances_after: balance_after,
+            change_buffers: buffer)
     }
 }
 
@@ -608,7 +614,7 @@ async fn apply(
         .collect();
     stale.sort_unstable();
     let params = write
-        .params(tx.dialect())?
+        .params(tx)?
         .and(params! { stale_accounts: Cell::column(stale.into_iter()) });
     let rows = match tx.rows(&WRITE, params).await {
         // PostgreSQL claims the keys with a plain INSERT (see ingest_write.sql).

@@ -33,7 +33,7 @@ use crate::units::jobs::{
     Finish, FinishWrite, JobRow, complete_step, fail_step, job_from, lease_from, new_lease_token,
     plan_finish_write,
 };
-use crate::units::writes::{crossing_events, items_params};
+use crate::units::writes::crossing_events;
 use crate::{in_write_tx, params, statement};
 
 static LEASE_JOBS: Stmt = statement!("lease_jobs");
@@ -393,13 +393,7 @@ async fn write_batch(
     let mut written = HashMap::with_capacity(decided.writes.len());
     if !decided.writes.is_empty() {
         let writes = &decided.writes;
-        let params = items_params(
-            tx.dialect(),
-            "finish_jobs",
-            "items",
-            writes,
-            FinishWrite::columns,
-        )?;
+        let params = tx.items("items", writes)?;
         for row in tx.rows(&FINISH_JOBS, params).await? {
             let captures = row.int("captures")?;
             let job = job_from(&row)?.job;

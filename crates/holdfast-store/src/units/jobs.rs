@@ -10,7 +10,7 @@ use holdfast_core::{IdempotencyKey, JobId, MONEY, Micros, RateCard, Refusal, Wor
 use serde_json::json;
 
 use crate::driver::db::{Row, Tx};
-use crate::driver::statement::{BindByName, Params, Stmt};
+use crate::driver::statement::{BindByName, Items, Params, Stmt};
 use crate::error::StoreError;
 use crate::model::{Heartbeat, Job, JobActors, Lease, Submitted};
 use crate::store::Store;
@@ -198,9 +198,9 @@ pub(crate) struct FinishWrite {
     actor: String,
 }
 
-impl FinishWrite {
+impl Items for FinishWrite {
     /// Finishes as `finish_jobs` takes them on PostgreSQL: one array per field.
-    pub(crate) fn columns(writes: &[FinishWrite]) -> Params {
+    fn columns(writes: &[FinishWrite]) -> Params {
         columns!(writes;
             account_ids: account_id, balance_deltas: balance_delta_micros,
             money_held_deltas: money_held_delta_micros, spent: spent_micros,
@@ -394,9 +394,9 @@ pub(crate) struct SubmitWrite {
     currency: String,
 }
 
-impl SubmitWrite {
+impl Items for SubmitWrite {
     /// Submits as `submit_jobs` takes them on PostgreSQL: one array per field.
-    pub(crate) fn columns(writes: &[SubmitWrite]) -> Params {
+    fn columns(writes: &[SubmitWrite]) -> Params {
         columns!(writes;
             account_ids: account_id, keys: key, request_hashes: request_hash, job_ids: job_id,
             kinds: kind, lanes: lane, payloads: payload, holds: hold,

@@ -28,7 +28,7 @@ use crate::store::Store;
 use crate::units::account_state::{AccountState, IdemRecord};
 use crate::units::ingest::lock_accounts_and_read;
 use crate::units::jobs::{Submit, SubmitWrite, job_from, read_job, submit_hash};
-use crate::units::writes::{apply_refills, crossing_events, emit, items_params};
+use crate::units::writes::{apply_refills, crossing_events, emit};
 use crate::{in_write_tx, statement};
 
 static WRITE: Stmt = statement!("submit_jobs");
@@ -227,13 +227,7 @@ async fn write_jobs(
     if writes.is_empty() {
         return Ok(written);
     }
-    let params = items_params(
-        tx.dialect(),
-        "submit_jobs",
-        "items",
-        writes,
-        SubmitWrite::columns,
-    )?;
+    let params = tx.items("items", writes)?;
     for row in tx.rows(&WRITE, params).await? {
         let job = job_from(&row)?.job;
         written.insert(job.job_id.clone(), job);

@@ -7,8 +7,8 @@ use holdfast_core::decide::{
 use holdfast_core::{IdempotencyKey, MONEY, Micros, RateCard, decide};
 use sha2::{Digest, Sha256};
 
-use crate::driver::db::{Arg, Dialect, Row, Tx};
-use crate::driver::statement::{BindByName, Params, Stmt};
+use crate::driver::db::{Row, Tx};
+use crate::driver::statement::{BindByName, Stmt};
 use crate::error::StoreError;
 use crate::model::LedgerEntry;
 use crate::units::account_state::{AccountState, IdemRecord};
@@ -81,31 +81,6 @@ pub(crate) async fn emit(
     };
     tx.exec(&INSERT_EVENT, params).await?;
     Ok(())
-}
-
-/// A statement's JSON parameter (a set-based write's items) as text; `what` names the
-/// statement in the error, which would be a bug of ours.
-pub(crate) fn to_json<T: serde::Serialize + ?Sized>(
-    what: &str,
-    value: &T,
-) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
-}
-
-/// The items of a set-based write, bound as its dialect reads them: on PostgreSQL as
-/// columns (`columns`, one array per field: nothing for the server to parse), on SQLite,
-/// which has no arrays, as one JSON document named `name`. `what` names the statement.
-pub(crate) fn items_params<T: serde::Serialize>(
-    dialect: Dialect,
-    what: &str,
-    name: &'static str,
-    items: &[T],
-    columns: impl FnOnce(&[T]) -> Params,
-) -> Result<Params, StoreError> {
-    Ok(match dialect {
-        Dialect::Postgres => columns(items),
-        Dialect::Sqlite => Params(vec![(name, Arg::from(to_json(what, items)?))]),
-    })
 }
 
 /// Records an operator's action as the event `operator.<action>` (its actor is the
