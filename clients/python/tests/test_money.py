@@ -79,8 +79,11 @@ def test_a_wrong_or_missing_field_is_refused_before_sending(service: Holdfast) -
 
 def test_a_statement_and_usage_by_meter(service: Holdfast, admin: Holdfast, funded_account: str) -> None:
     usage = {"meter": "linux-small", "seconds": 90}
-    service.call(api.money.debit, account_id=funded_account, usage=usage)
-    service.call(api.money.debit, account_id=funded_account, amount="0.25")
+    metered = service.call(api.money.debit, account_id=funded_account, usage=usage)
+    plain = service.call(api.money.debit, account_id=funded_account, amount="0.25")
+
+    assert (metered.entry.meter, metered.entry.seconds) == ("linux-small", 90)
+    assert "meter" not in plain.entry.to_dict()
 
     statement = service.call(api.money.statement, account_id=funded_account)
 

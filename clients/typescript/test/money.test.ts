@@ -98,8 +98,10 @@ test("other refusals: unknown meter, busy, a malformed amount, a missing account
 test("a statement and usage by meter: what was spent, on what, for how long", async () => {
   await hf.putAccount("runner", { plan: "free" });
   await hf.topUp("runner", { amount: "5.00" });
-  await hf.debit("runner", { usage: { meter: "linux-small", seconds: 90 } });
-  await hf.debit("runner", { amount: "0.25" });
+  const metered = await hf.debit("runner", { usage: { meter: "linux-small", seconds: 90 } });
+  const plain = await hf.debit("runner", { amount: "0.25" });
+  assert.deepEqual([metered.entry.meter, metered.entry.seconds], ["linux-small", 90]);
+  assert.equal(plain.entry.meter, undefined);
   const statement = await hf.statement("runner");
   assert.equal(statement.opening_balance, "0.00");
   assert.equal(statement.closing_balance_micros, 5_000_000 - 9_000 - 250_000);

@@ -21,6 +21,10 @@ pub struct LedgerEntry {
     pub created_at: Timestamp,
     /// Who caused it (`None` for entries written before actors were recorded).
     pub actor: Option<String>,
+    /// What a metered debit used: its meter and seconds (`None` for every other entry,
+    /// and for metered debits written before migration 0013 recorded them).
+    pub meter: Option<String>,
+    pub seconds: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

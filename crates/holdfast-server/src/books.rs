@@ -11,7 +11,7 @@ use holdfast::{LedgerEntry, MONEY, Micros};
 use crate::http::wire::StatementBody;
 
 /// The header row's columns.
-pub const CSV_COLUMNS: [&str; 11] = [
+pub const CSV_COLUMNS: [&str; 13] = [
     "entry_id",
     "created_at",
     "account_id",
@@ -23,6 +23,8 @@ pub const CSV_COLUMNS: [&str; 11] = [
     "amount_after_micros",
     "ref",
     "actor",
+    "meter",
+    "seconds",
 ];
 
 /// A pocket amount as two CSV fields: the decimal (or the count) and the micros.
@@ -43,7 +45,7 @@ fn text_cell(text: &str) -> String {
     }
 }
 
-fn record(e: &LedgerEntry) -> [String; 11] {
+fn record(e: &LedgerEntry) -> [String; 13] {
     let [delta, delta_micros] = amount_fields(&e.pocket, e.delta);
     let [after, after_micros] = amount_fields(&e.pocket, e.amount_after);
     [
@@ -58,6 +60,8 @@ fn record(e: &LedgerEntry) -> [String; 11] {
         after_micros,
         text_cell(e.reference.as_deref().unwrap_or_default()),
         text_cell(e.actor.as_deref().unwrap_or_default()),
+        text_cell(e.meter.as_deref().unwrap_or_default()),
+        e.seconds.map(|s| s.to_string()).unwrap_or_default(),
     ]
 }
 
@@ -181,29 +185,29 @@ mod tests {
             reference: reference.map(str::to_owned),
             created_at: 0,
             actor: Some("key:k1".into()),
+            meter: None,
+            seconds: None,
         }
     }
 
     #[test]
     fn rows_carry_money_twice_and_quote_what_needs_it() {
-        let text = csv_chunk(
-            &[
-                entry("money", -2_500_000, Some("run \"42\", retry")),
-                entry("daily_images", 3, None),
-            ],
-            true,
-        )
-        .unwrap();
+        let metered = LedgerEntry {
+            meter: Some("linux-small".into()),
+            seconds: Some(30),
+            ..entry("money", -2_500_000, Some("run \"42\", retry"))
+        };
+        let text = csv_chunk(&[metered, entry("daily_images", 3, None)], true).unwrap();
         let text = String::from_utf8(text).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], CSV_COLUMNS.join(","));
         assert_eq!(
             lines[1],
-            r#"7,1970-01-01T00:00:00Z,acme,money,debit,-2.50,-2500000,0.25,250000,"run ""42"", retry",key:k1"#
+            r#"7,1970-01-01T00:00:00Z,acme,money,debit,-2.50,-2500000,0.25,250000,"run ""42"", retry",key:k1,linux-small,30"#
         );
         assert_eq!(
             lines[2],
-            "7,1970-01-01T00:00:00Z,acme,daily_images,debit,3,,250000,,,key:k1"
+            "7,1970-01-01T00:00:00Z,acme,daily_images,debit,3,,250000,,,key:k1,,"
         );
         assert_eq!(csv_chunk(&[], false).unwrap(), b"");
     }

@@ -902,21 +902,35 @@ holdfast::backend_test!(export_the_books_to_a_file, |backend| async move {
             "run, \"9\"",
         ]);
     }
+    let metered = ["--meter", "linux-small", "--seconds", "30", "--key", "m"];
+    let m = cli.json(&[&["debit", "acme"][..], &metered].concat());
+    let entry = &m["entry"];
+    let metered_entry = (&entry["meter"], &entry["seconds"]);
+    assert_eq!(
+        metered_entry,
+        (&serde_json::json!("linux-small"), &serde_json::json!(30))
+    );
     let dir = tempfile::tempdir().unwrap();
     let csv_path = dir.path().join("books.csv");
     let csv_file = csv_path.to_str().unwrap();
     let done = cli.json(&["export", "--kind", "debit", "--output", csv_file]);
-    assert_eq!(done["exported"], 5);
+    assert_eq!(done["exported"], 6);
     let text = std::fs::read_to_string(&csv_path).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 6, "a header and five rows: {text}");
+    assert_eq!(lines.len(), 7, "a header and six rows: {text}");
     assert!(lines[0].starts_with("entry_id,created_at,account_id"));
     assert!(
+        lines[0].ends_with(",ref,actor,meter,seconds"),
+        "{}",
+        lines[0]
+    );
+    assert!(
         lines[1].contains(",money,debit,-0.25,-250000,")
-            && lines[1].ends_with(&format!(r#""run, ""9""",cli:{}"#, os_user())),
+            && lines[1].ends_with(&format!(r#""run, ""9""",cli:{},,"#, os_user())),
         "{}",
         lines[1]
     );
+    assert!(lines[6].ends_with(",linux-small,30"), "{}", lines[6]);
     let jsonl = cli.run(&["export", "--format", "jsonl", "--account", "acme"]);
     assert!(jsonl.ok, "{}", jsonl.stderr);
     let entries: Vec<Value> = jsonl

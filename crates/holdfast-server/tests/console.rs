@@ -429,6 +429,16 @@ backend_test!(
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
         assert!(html.contains("amount"), "{html}");
         assert_eq!(balance(&api, "acct_f").await, "3.00");
+        // A metered debit's row says what it used.
+        let usage =
+            json!({"usage": {"meter": "linux-small", "seconds": 30}, "idempotency_key": "m1"});
+        let debits = "/v1/accounts/acct_f/debits";
+        api.post(&api.service, debits, usage).await.expect(201, "");
+        let shown = page(&api, &s.cookie, "/console/accounts/acct_f").await;
+        assert!(
+            shown.contains("30 s of <code>linux-small</code>"),
+            "{shown}"
+        );
 
         // Block and unblock, with the reason recorded.
         let block = "/console/accounts/acct_f/block";

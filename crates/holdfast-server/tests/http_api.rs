@@ -79,8 +79,30 @@ backend_test!(accounts_and_money, |b| async move {
     assert_eq!(d["entry"]["delta"], "-0.25");
     assert_eq!(d["entry"]["ref"], "j-9");
     let usage = json!({"usage": {"meter": "linux-small", "seconds": 30}, "idempotency_key": "d2"});
-    let m = api.post(&api.service, debits, usage).await;
-    assert_eq!(m.expect(201, "")["entry"]["delta_micros"], -3_000);
+    let m = api
+        .post(&api.service, debits, usage)
+        .await
+        .expect(201, "")
+        .clone();
+    assert_eq!(m["entry"]["delta_micros"], -3_000);
+    let metered = (&m["entry"]["meter"], &m["entry"]["seconds"]);
+    assert_eq!(metered, (&json!("linux-small"), &json!(30)));
+    assert!(
+        d["entry"].get("meter").is_none(),
+        "a debit of an amount names no meter"
+    );
+    let ledger = api.get(&api.service, "/v1/accounts/acct-1/ledger").await;
+    let ledger = ledger.expect(200, "").clone();
+    let last = ledger["entries"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        last, m["entry"],
+        "the ledger shows the entry as the debit answered it"
+    );
 
     let refunds = "/v1/accounts/acct-1/refunds";
     let refund = |amount: &str, key: &str, top_up: &str| json!({"top_up_idempotency_key": top_up, "amount": amount, "idempotency_key": key});

@@ -245,9 +245,15 @@ backend_test!(
             seconds,
         };
         // One debit alone (the single path), then a batch of three (the set-based one).
-        e.debit(&u, &metered("linux-large", 30), &key("m1"), None)
+        let single = e
+            .debit(&u, &metered("linux-large", 30), &key("m1"), None)
             .await
             .unwrap();
+        assert_eq!(
+            (single.entry.meter.as_deref(), single.entry.seconds),
+            (Some("linux-large"), Some(30)),
+            "the single debit's answer names its meter"
+        );
         let batch = [
             (u.clone(), metered("linux-small", 600), "m2"),
             (u.clone(), Usage::Amount(usd("0.07")), "a1"),
@@ -257,13 +263,39 @@ backend_test!(
         let items: Vec<_> = (batch.iter())
             .map(|(a, usage, k)| (a.clone(), DebitRequest::new(usage, &key(k), None)))
             .collect();
-        for answer in e.debit_many(&items).await.unwrap() {
-            answer.unwrap();
-        }
-        // A replay writes nothing more.
-        e.debit(&u, &metered("linux-large", 30), &key("m1"), None)
+        let answered: Vec<_> = (e.debit_many(&items).await.unwrap().into_iter())
+            .map(|answer| {
+                let entry = answer.unwrap().entry;
+                (entry.meter, entry.seconds)
+            })
+            .collect();
+        let meter = |m: &str, s| (Some(m.to_owned()), Some(s));
+        let expected = [
+            meter("linux-small", 600),
+            (None, None),
+            meter("linux-large", 10),
+            meter("linux-large", 5),
+        ];
+        assert_eq!(answered, expected, "each batched debit's answer");
+        // The ledger, as read back, says the same of each entry.
+        let debits: Vec<_> = (e.ledger(&u, None, 100).await.unwrap().items.into_iter())
+            .filter(|entry| entry.kind == "debit")
+            .map(|entry| (entry.meter, entry.seconds))
+            .collect();
+        let of_u = [
+            expected[0].clone(),
+            expected[1].clone(),
+            expected[3].clone(),
+        ];
+        assert_eq!(debits[0], meter("linux-large", 30));
+        assert_eq!(debits[1..], of_u, "the ledger's entries of u");
+        // A replay writes nothing more, and answers the entry as it was written.
+        let replay = e
+            .debit(&u, &metered("linux-large", 30), &key("m1"), None)
             .await
             .unwrap();
+        assert!(replay.replay);
+        assert_eq!(replay.entry, single.entry);
         let to = mark(&e).await;
         let s = e.statement(&u, 0, to).await.unwrap();
         let by_meter: Vec<_> = (s.spending_by_meter.iter())

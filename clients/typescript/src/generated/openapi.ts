@@ -1138,8 +1138,15 @@ export interface components {
              * @enum {string}
              */
             kind: "top_up" | "bonus" | "debit" | "capture" | "refund" | "job_refund" | "grant" | "refill" | "adjustment";
+            /** @description A metered debit's meter (absent on every other entry). */
+            meter?: string | null;
             pocket: string;
             ref?: string | null;
+            /**
+             * Format: int64
+             * @description A metered debit's seconds (absent on every other entry).
+             */
+            seconds?: number | null;
         };
         LedgerPage: {
             /** @description The currency (ISO 4217) of the money entries. */

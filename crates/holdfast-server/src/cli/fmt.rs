@@ -95,6 +95,10 @@ pub fn entry_json(e: &LedgerEntry) -> Value {
         "delta": e.delta, "kind": e.kind, "amount_after": e.amount_after,
         "ref": e.reference, "created_at": time(e.created_at), "actor": e.actor,
     });
+    if let (Some(meter), Some(seconds)) = (&e.meter, e.seconds) {
+        v["meter"] = json!(meter);
+        v["seconds"] = json!(seconds);
+    }
     if e.pocket == MONEY {
         v["delta"] = json!(money(e.delta));
         v["delta_micros"] = json!(e.delta);

@@ -241,8 +241,18 @@ pub struct LedgerQuery {
     before: Option<i64>,
 }
 
-/// The page an entry's `ref` leads to: its job, or the top-up a refund returned.
+/// What a metered debit used, then the page an entry's `ref` leads to: its job, or the
+/// top-up a refund returned.
 fn explain(account: &str, e: &LedgerEntry) -> Markup {
+    html! {
+        @if let (Some(meter), Some(seconds)) = (&e.meter, e.seconds) {
+            (seconds) " s of " code { (meter) } " "
+        }
+        (explain_ref(account, e))
+    }
+}
+
+fn explain_ref(account: &str, e: &LedgerEntry) -> Markup {
     let Some(r) = e.reference.as_deref() else {
         return html! {};
     };

@@ -228,6 +228,12 @@ pub struct LedgerEntryBody {
     /// or `library` (null
     /// for entries written before actors were recorded).
     pub actor: Option<String>,
+    /// A metered debit's meter (absent on every other entry).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meter: Option<String>,
+    /// A metered debit's seconds (absent on every other entry).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<i64>,
 }
 
 impl From<LedgerEntry> for LedgerEntryBody {
@@ -246,6 +252,8 @@ impl From<LedgerEntry> for LedgerEntryBody {
             reference: e.reference,
             created_at: rfc3339(e.created_at),
             actor: e.actor,
+            meter: e.meter,
+            seconds: e.seconds,
         }
     }
 }

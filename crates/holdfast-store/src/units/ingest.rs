@@ -475,6 +475,8 @@ impl Ingesting {
         };
         LedgerEntry {
             actor: Some(p.req.actor.clone()),
+            meter: p.req.usage.meter().map(str::to_owned),
+            seconds: p.req.usage.seconds(),
             ..facts.entry(entry_id, &account, self.state.snap.now)
         }
     }

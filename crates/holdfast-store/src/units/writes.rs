@@ -46,6 +46,8 @@ impl EntryFacts<'_> {
             reference: self.reference,
             created_at: now,
             actor: Some(crate::actor::current()),
+            meter: None,
+            seconds: None,
         }
     }
 }
@@ -360,7 +362,11 @@ pub(crate) async fn write_money(
         buffer: Some(buffer.0),
         reference: req.reference,
     };
-    Ok(Some(facts.entry(entry_id, account, state.snap.now)))
+    Ok(Some(LedgerEntry {
+        meter: write.meter,
+        seconds: write.seconds,
+        ..facts.entry(entry_id, account, state.snap.now)
+    }))
 }
 
 fn guard_refused(account: &str, write: &MoneyWrite) -> StoreError {
@@ -397,6 +403,8 @@ pub(crate) fn entry_from(row: &Row) -> Result<LedgerEntry, StoreError> {
         reference: row.opt_text("ref")?,
         created_at: row.int("created_at")?,
         actor: row.opt_text("actor")?,
+        meter: row.opt_text("meter")?,
+        seconds: row.opt_int("seconds")?,
     })
 }
 

@@ -35,7 +35,9 @@ class LedgerEntryBody:
             for entries written before actors were recorded).
         amount_after_micros (int | None | Unset): Money only.
         delta_micros (int | None | Unset): Money only.
+        meter (None | str | Unset): A metered debit's meter (absent on every other entry).
         ref (None | str | Unset):
+        seconds (int | None | Unset): A metered debit's seconds (absent on every other entry).
     """
 
     account_id: str
@@ -48,7 +50,9 @@ class LedgerEntryBody:
     actor: None | str | Unset = UNSET
     amount_after_micros: int | None | Unset = UNSET
     delta_micros: int | None | Unset = UNSET
+    meter: None | str | Unset = UNSET
     ref: None | str | Unset = UNSET
+    seconds: int | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -86,11 +90,23 @@ class LedgerEntryBody:
         else:
             delta_micros = self.delta_micros
 
+        meter: None | str | Unset
+        if isinstance(self.meter, Unset):
+            meter = UNSET
+        else:
+            meter = self.meter
+
         ref: None | str | Unset
         if isinstance(self.ref, Unset):
             ref = UNSET
         else:
             ref = self.ref
+
+        seconds: int | None | Unset
+        if isinstance(self.seconds, Unset):
+            seconds = UNSET
+        else:
+            seconds = self.seconds
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -111,8 +127,12 @@ class LedgerEntryBody:
             field_dict["amount_after_micros"] = amount_after_micros
         if delta_micros is not UNSET:
             field_dict["delta_micros"] = delta_micros
+        if meter is not UNSET:
+            field_dict["meter"] = meter
         if ref is not UNSET:
             field_dict["ref"] = ref
+        if seconds is not UNSET:
+            field_dict["seconds"] = seconds
 
         return field_dict
 
@@ -168,6 +188,15 @@ class LedgerEntryBody:
 
         delta_micros = _parse_delta_micros(d.pop("delta_micros", UNSET))
 
+        def _parse_meter(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        meter = _parse_meter(d.pop("meter", UNSET))
+
         def _parse_ref(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -176,6 +205,15 @@ class LedgerEntryBody:
             return cast(None | str | Unset, data)
 
         ref = _parse_ref(d.pop("ref", UNSET))
+
+        def _parse_seconds(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        seconds = _parse_seconds(d.pop("seconds", UNSET))
 
         ledger_entry_body = cls(
             account_id=account_id,
@@ -188,7 +226,9 @@ class LedgerEntryBody:
             actor=actor,
             amount_after_micros=amount_after_micros,
             delta_micros=delta_micros,
+            meter=meter,
             ref=ref,
+            seconds=seconds,
         )
 
         ledger_entry_body.additional_properties = d
