@@ -37,7 +37,7 @@ WITH seen AS MATERIALIZED (
        AND account_id = ANY (:account_ids::text[])
 ),
 locked AS MATERIALIZED (
-    SELECT accounts AS account, accounts.ctid AS locked_row
+    SELECT accounts.*, accounts.ctid AS locked_row
       FROM accounts
      WHERE account_id = ANY (:account_ids::text[])
        -- an uncorrelated sub-query runs once, before the scan's first row: the pockets
@@ -58,15 +58,15 @@ entry_id AS (
     SELECT nextval('ledger_entry_id_seq') AS entry_id
       FROM held, generate_series(1, (SELECT :count::bigint))
 )
-SELECT (locked.account).*,
+SELECT locked.*,
        seen.allowances,
        seen.open_jobs,
        NULL::text AS keys,
        held.now,
-       CASE WHEN row_number() OVER (ORDER BY (locked.account).account_id) = 1
+       CASE WHEN row_number() OVER (ORDER BY locked.account_id) = 1
             THEN (SELECT COALESCE(string_agg(entry_id::text, ',' ORDER BY entry_id), '') FROM entry_id)
        END AS entry_ids
   FROM locked
   CROSS JOIN held
-  LEFT JOIN seen ON seen.account_id = (locked.account).account_id AND seen.seen_row = locked.locked_row
- ORDER BY (locked.account).account_id
+  LEFT JOIN seen ON seen.account_id = locked.account_id AND seen.seen_row = locked.locked_row
+ ORDER BY locked.account_id

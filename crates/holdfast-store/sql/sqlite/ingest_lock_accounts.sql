@@ -20,6 +20,8 @@ SELECT accounts.*,
          WHERE jobs.account_id = accounts.account_id
            AND status IN ('queued', 'in_progress')) AS open_jobs,
        NULL AS keys,
+       -- the row version the lock read, which PostgreSQL compares with its snapshot's
+       NULL AS locked_row,
        CASE WHEN row_number() OVER (ORDER BY accounts.account_id) = 1
             THEN (SELECT COALESCE(group_concat(
                             COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'ledger'), 0) + i, ','), '')

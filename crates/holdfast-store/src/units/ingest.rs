@@ -50,30 +50,30 @@ static READ_ACCOUNTS: Stmt = statement!("ingest_read_accounts");
 static WRITE: Stmt = statement!("ingest_write");
 
 /// What the decision gave one debit of the call.
-enum Decided {
+enum DebitOutcome {
     /// Applied: its entry, and where it left its account.
-    Applied(LedgerEntry, Point),
+    Applied(LedgerEntry, Standing),
     /// An earlier use of the key: that entry's id, and where its account stood then.
-    Replay(i64, Point),
+    Replay(i64, Standing),
     Refused(Refusal),
 }
 
 /// A debit's answer as the transaction leaves it: the entry (a replay's read back) and
 /// where the account stood, or the refusal. Its account view is built after the commit.
-type Answer = Result<(LedgerEntry, Point, bool), Refusal>;
+type Answer = Result<(LedgerEntry, Standing, bool), Refusal>;
 
 /// Where an account stood at one debit of the call: the part of its view that a debit
 /// moves (a debit changes neither its held money, its pockets nor its open jobs).
 #[derive(Debug, Clone, Copy)]
-struct Point {
+struct Standing {
     balance: i64,
     total_spent: i64,
     suspended_at: Option<i64>,
 }
 
-impl Point {
-    fn of(state: &AccountState) -> Point {
-        Point {
+impl Standing {
+    fn of(state: &AccountState) -> Standing {
+        Standing {
             balance: state.snap.balance,
             total_spent: state.snap.total_spent,
             suspended_at: state.snap.suspended_at,
@@ -312,11 +312,11 @@ impl Store {
             let mut out = Vec::with_capacity(decided.len());
             for d in decided {
                 out.push(match d {
-                    Decided::Applied(entry, point) => Ok((entry, point, false)),
-                    Decided::Replay(entry_id, point) => {
+                    DebitOutcome::Applied(entry, point) => Ok((entry, point, false)),
+                    DebitOutcome::Replay(entry_id, point) => {
                         Ok((read_entry(tx, entry_id).await?, point, true))
                     }
-                    Decided::Refused(r) => Err(r),
+                    DebitOutcome::Refused(r) => Err(r),
                 });
             }
             // Every account answered must have its pockets and open jobs read: the
@@ -338,24 +338,24 @@ impl Store {
         jobs: &UsedJobs,
         ids: &mut impl Iterator<Item = i64>,
         write: &mut IngestWrite,
-    ) -> Result<Decided, StoreError> {
+    ) -> Result<DebitOutcome, StoreError> {
         // As for a single debit: a 422 of the request before the account's 404.
         let p = match p {
             Ok(p) => p,
-            Err(r) => return Ok(Decided::Refused(r.clone())),
+            Err(r) => return Ok(DebitOutcome::Refused(r.clone())),
         };
         let Some(ing) = state else {
-            return Ok(Decided::Refused(Refusal::AccountNotFound));
+            return Ok(DebitOutcome::Refused(Refusal::AccountNotFound));
         };
         let state = &mut ing.state;
         let key = p.req.key.as_str();
         match state.replay(key, "debit", &p.hash) {
-            Err(r) => return Ok(Decided::Refused(r)),
+            Err(r) => return Ok(DebitOutcome::Refused(r)),
             Ok(Some(record)) => {
                 let entry_id = record
                     .entry_id
                     .ok_or_else(|| StoreError::Corrupt(format!("key {key:?}: no entry")))?;
-                return Ok(Decided::Replay(entry_id, Point::of(state)));
+                return Ok(DebitOutcome::Replay(entry_id, Standing::of(state)));
             }
             Ok(None) => {}
         }
@@ -369,7 +369,7 @@ impl Store {
             Err(r) => {
                 let account = state.account.to_string();
                 write.refused_keys.push([account, key.to_owned()]);
-                return Ok(Decided::Refused(r));
+                return Ok(DebitOutcome::Refused(r));
             }
         };
         let entry_id = ids
@@ -388,7 +388,7 @@ impl Store {
             let suspension = (account, after.suspension, ing.state.snap.clone(), entry_id);
             write.suspensions.push(suspension);
         }
-        Ok(Decided::Applied(entry, Point::of(&ing.state)))
+        Ok(DebitOutcome::Applied(entry, Standing::of(&ing.state)))
     }
 }
 

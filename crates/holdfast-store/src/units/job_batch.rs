@@ -217,10 +217,10 @@ impl Store {
         // a round trip while they are held).
         let mark = (items.len() > 1).then_some(CrossAccount::FinishJobs);
         in_write_tx!(self, across mark, |tx| async {
-            let mut locked = Locked::read(tx, &job_ids).await?;
+            let mut locked = LockedJobs::read(tx, &job_ids).await?;
             match decide_batch(self.card(), items, &mut locked)? {
-                Some(decided) => write_batch(tx, decided).await,
-                None => self.finish_one_by_one(tx, items).await,
+                BatchDecision::Write(plan) => write_batch(tx, plan).await,
+                BatchDecision::OneByOne => self.finish_one_by_one(tx, items).await,
             }
         })
     }
@@ -244,19 +244,19 @@ impl Store {
 }
 
 /// The jobs of a batch and their accounts, locked and read.
-struct Locked {
+struct LockedJobs {
     jobs: HashMap<String, JobRow>,
     accounts: HashMap<String, AccountState>,
 }
 
-impl Locked {
+impl LockedJobs {
     /// Locks and reads the jobs (JSON array `job_ids`) and their accounts, and the
     /// pockets of the accounts whose jobs hold one.
-    async fn read(tx: &mut Tx, job_ids: &str) -> Result<Locked, StoreError> {
+    async fn read(tx: &mut Tx, job_ids: &str) -> Result<LockedJobs, StoreError> {
         let rows = tx
             .rows(&LOCK_JOBS_AND_ACCOUNTS, params! { job_ids: job_ids })
             .await?;
-        let mut locked = Locked {
+        let mut locked = LockedJobs {
             jobs: HashMap::with_capacity(rows.len()),
             accounts: HashMap::new(),
         };
@@ -289,28 +289,35 @@ fn account_of<'s>(
 
 /// An item's answer as decided, before the write.
 #[allow(clippy::large_enum_variant)] // one per item of a batch, moved once into the answer
-enum Decided {
+enum FinishAnswer {
     /// Its job as it was (a repeat), or the refusal.
     Answered(Result<Job, Refusal>),
     /// Finished: the job, to be read back from the write.
     Written(String),
 }
 
+/// How a batch is written: in one statement as planned, or item by item (a finish
+/// causes an event besides the job's own, and one statement would reorder the events).
+enum BatchDecision {
+    Write(FinishPlan),
+    OneByOne,
+}
+
 /// Every item decided, in request order, and what the finished ones write.
-struct DecidedBatch {
-    answers: Vec<Decided>,
+struct FinishPlan {
+    answers: Vec<FinishAnswer>,
     writes: Vec<FinishWrite>,
 }
 
 /// Decides each item on its account's state, and its job, as the items before it left
-/// them, exactly as its single call decides. `None` when the batch is to be written one
-/// by one: a finish causes an event besides the job's own.
+/// them, exactly as its single call decides; or [`BatchDecision::OneByOne`] as soon as
+/// a finish causes an event besides the job's own.
 fn decide_batch<T: FinishItem>(
     card: &RateCard,
     items: &[T],
-    locked: &mut Locked,
-) -> Result<Option<DecidedBatch>, StoreError> {
-    let mut decided = DecidedBatch {
+    locked: &mut LockedJobs,
+) -> Result<BatchDecision, StoreError> {
+    let mut decided = FinishPlan {
         answers: Vec::with_capacity(items.len()),
         writes: Vec::with_capacity(items.len()),
     };
@@ -318,31 +325,31 @@ fn decide_batch<T: FinishItem>(
         let Some(row) = locked.jobs.get_mut(item.job().as_str()) else {
             decided
                 .answers
-                .push(Decided::Answered(Err(Refusal::JobNotFound)));
+                .push(FinishAnswer::Answered(Err(Refusal::JobNotFound)));
             continue;
         };
         let state = account_of(&mut locked.accounts, &row.job)?;
         let answer = match decide_item(card, item, row, state)? {
-            Step::Refused(refused) => Decided::Answered(Err(refused)),
+            ItemDecision::Refused(refused) => FinishAnswer::Answered(Err(refused)),
             // A repeat of an item before it in this batch: the job as that one wrote it.
-            Step::Repeat if decided.writes.iter().any(|w| w.job_id == row.job.job_id) => {
-                Decided::Written(row.job.job_id.clone())
+            ItemDecision::Repeat if decided.writes.iter().any(|w| w.job_id == row.job.job_id) => {
+                FinishAnswer::Written(row.job.job_id.clone())
             }
-            Step::Repeat => Decided::Answered(Ok(row.job.clone())),
-            Step::Finish(write) => {
+            ItemDecision::Repeat => FinishAnswer::Answered(Ok(row.job.clone())),
+            ItemDecision::Finish(write) => {
                 decided.writes.push(write);
-                Decided::Written(row.job.job_id.clone())
+                FinishAnswer::Written(row.job.job_id.clone())
             }
-            Step::OneByOne => return Ok(None),
+            ItemDecision::OneByOne => return Ok(BatchDecision::OneByOne),
         };
         decided.answers.push(answer);
     }
-    Ok(Some(decided))
+    Ok(BatchDecision::Write(decided))
 }
 
 /// What one item does.
 #[allow(clippy::large_enum_variant)] // returned once per item, never stored
-enum Step {
+enum ItemDecision {
     Refused(Refusal),
     Repeat,
     /// Its write.
@@ -358,14 +365,14 @@ fn decide_item<T: FinishItem>(
     item: &T,
     row: &mut JobRow,
     state: &mut AccountState,
-) -> Result<Step, StoreError> {
+) -> Result<ItemDecision, StoreError> {
     let finish = match item.step(row, state) {
-        Err(refused) => return Ok(Step::Refused(refused)),
-        Ok(None) => return Ok(Step::Repeat),
+        Err(refused) => return Ok(ItemDecision::Refused(refused)),
+        Ok(None) => return Ok(ItemDecision::Repeat),
         Ok(Some(finish)) => finish,
     };
     let (plan, write) = match plan_finish_write(card, state, &row.job, &finish) {
-        Err(StoreError::Refused(refused)) => return Ok(Step::Refused(refused)),
+        Err(StoreError::Refused(refused)) => return Ok(ItemDecision::Refused(refused)),
         Err(e) => return Err(e),
         Ok(planned) => planned,
     };
@@ -376,19 +383,19 @@ fn decide_item<T: FinishItem>(
         .as_ref()
         .is_some_and(|m| m.suspension != Suspension::Unchanged);
     if suspends || !crossing_events(card, &plan.after, before, after).is_empty() {
-        return Ok(Step::OneByOne);
+        return Ok(ItemDecision::OneByOne);
     }
     state.snap = plan.after;
     row.job.status = finish.status;
     row.finished_by = Some(finish.finished_by.as_str().to_owned());
-    Ok(Step::Finish(write))
+    Ok(ItemDecision::Finish(write))
 }
 
 /// Writes the finished jobs in one statement and checks each was written as decided
 /// (its row, and one capture entry when it was charged); answers in request order.
 async fn write_batch(
     tx: &mut Tx,
-    decided: DecidedBatch,
+    decided: FinishPlan,
 ) -> Result<Vec<Result<Job, Refusal>>, StoreError> {
     let mut written = HashMap::with_capacity(decided.writes.len());
     if !decided.writes.is_empty() {
@@ -416,8 +423,8 @@ async fn write_batch(
     let mut answers = Vec::with_capacity(decided.answers.len());
     for answer in decided.answers {
         answers.push(match answer {
-            Decided::Answered(answer) => answer,
-            Decided::Written(job_id) => match written.get(&job_id) {
+            FinishAnswer::Answered(answer) => answer,
+            FinishAnswer::Written(job_id) => match written.get(&job_id) {
                 Some((job, _)) => Ok(job.clone()),
                 None => return Err(StoreError::Corrupt(format!("job {job_id}: not written"))),
             },

@@ -42,7 +42,7 @@ pub struct QueuedSubmit {
 }
 
 /// A submit's answer as decided, before the write.
-enum Decided {
+enum SubmitAnswer {
     /// A new job, to be read back from the write.
     New(String),
     /// An earlier submit under the key (maybe of this batch): that job, read after the
@@ -63,7 +63,7 @@ struct Crossing {
 /// What the batch writes besides the jobs: low-balance events in order, and the accounts
 /// whose refused submits stamp their activity.
 #[derive(Default)]
-struct Extras {
+struct SideEffects {
     crossings: Vec<Crossing>,
     stamps: Vec<AccountId>,
 }
@@ -97,7 +97,7 @@ impl Store {
                 .collect();
             let (mut states, _) = lock_accounts_and_read(tx, &named, Some(&named), 0).await?;
             let mut writes = Vec::with_capacity(items.len());
-            let mut extras = Extras::default();
+            let mut extras = SideEffects::default();
             let mut decided = Vec::with_capacity(items.len());
             for (item, hash) in items.iter().zip(&hashes) {
                 let state = states.get_mut(&item.req.account);
@@ -116,17 +116,17 @@ impl Store {
             let mut answers = Vec::with_capacity(decided.len());
             for d in decided {
                 answers.push(match d {
-                    Decided::New(job_id) => Ok(Submitted {
+                    SubmitAnswer::New(job_id) => Ok(Submitted {
                         job: written.remove(&job_id).ok_or_else(|| {
                             StoreError::Corrupt(format!("job {job_id}: decided, not written"))
                         })?,
                         replay: false,
                     }),
-                    Decided::Replay(job_id) => Ok(Submitted {
+                    SubmitAnswer::Replay(job_id) => Ok(Submitted {
                         job: read_job(tx, &job_id).await?.job,
                         replay: true,
                     }),
-                    Decided::Refused(refused) => Err(refused),
+                    SubmitAnswer::Refused(refused) => Err(refused),
                 });
             }
             Ok(answers)
@@ -143,25 +143,25 @@ impl Store {
         item: &QueuedSubmit,
         hash: &str,
         writes: &mut Vec<SubmitWrite>,
-        extras: &mut Extras,
-    ) -> Result<Decided, StoreError> {
+        extras: &mut SideEffects,
+    ) -> Result<SubmitAnswer, StoreError> {
         let req = &item.req;
         // As for a single submit: an unknown kind before the account's 404.
         let kind = match self.card().kind(&req.kind) {
             Ok(kind) => kind,
-            Err(unknown) => return Ok(Decided::Refused(unknown)),
+            Err(unknown) => return Ok(SubmitAnswer::Refused(unknown)),
         };
         let Some(state) = state else {
-            return Ok(Decided::Refused(Refusal::AccountNotFound));
+            return Ok(SubmitAnswer::Refused(Refusal::AccountNotFound));
         };
         let key = req.key.as_str();
         match state.replay(key, "submit", hash) {
-            Err(refused) => return Ok(Decided::Refused(refused)),
+            Err(refused) => return Ok(SubmitAnswer::Refused(refused)),
             Ok(Some(record)) => {
                 let job = record.job_id.clone();
                 let job =
                     job.ok_or_else(|| StoreError::Corrupt("submit record without job".into()))?;
-                return Ok(Decided::Replay(job));
+                return Ok(SubmitAnswer::Replay(job));
             }
             Ok(None) => {}
         }
@@ -176,7 +176,7 @@ impl Store {
                 if !extras.stamps.contains(&req.account) {
                     extras.stamps.push(req.account.clone());
                 }
-                return Ok(Decided::Refused(refused));
+                return Ok(SubmitAnswer::Refused(refused));
             }
         };
         let mut write = SubmitWrite::new(self.card(), state, req, hash, decision.clone())?;
@@ -204,7 +204,7 @@ impl Store {
         state.remember(key, record);
         let job_id = write.job_id.clone();
         writes.push(write);
-        Ok(Decided::New(job_id))
+        Ok(SubmitAnswer::New(job_id))
     }
 }
 
