@@ -344,3 +344,35 @@ backend_test!(
         assert_clean(e.store()).await;
     }
 );
+
+backend_test!(
+    a_statement_up_to_now_holds_the_debit_written_just_before_it,
+    |b| async move {
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        let n = acct("n");
+        put(e.store(), "n", "free").await;
+        top_up(e.store(), "n", "20.00", "t").await;
+        // The end the API and the CLI take for "up to now", read right after each debit:
+        // on SQLite (a clock of milliseconds) the debit and the reading often share one,
+        // and a period ending at the reading itself would leave the debit out.
+        let mut left_out = Vec::new();
+        for i in 1..=200 {
+            let usage = Usage::Amount(usd("0.01"));
+            let debit = e.debit(&n, &usage, &key(&format!("d{i}")), None).await;
+            let written = debit.unwrap().entry.created_at;
+            let to = e.period_end_now().await.unwrap();
+            if written >= to {
+                left_out.push(i);
+            }
+        }
+        assert_eq!(
+            left_out,
+            Vec::<i64>::new(),
+            "debits a period up to now left out"
+        );
+        let s = e.statement(&n, 0, e.period_end_now().await.unwrap()).await;
+        assert_eq!(s.unwrap().closing, 20_000_000 - 200 * 10_000);
+    }
+);

@@ -411,7 +411,7 @@ pub async fn statement(a: StatementArgs) -> anyhow::Result<ExitCode> {
     let engine = a.opts.db.engine().await?;
     let to = match to {
         Some(to) => to,
-        None => engine.now().await.coded()?,
+        None => engine.period_end_now().await.coded()?,
     };
     let statement = engine.statement(&id, from.unwrap_or(0), to).await.coded()?;
     let body = StatementBody::new(statement, &engine.card().currency);

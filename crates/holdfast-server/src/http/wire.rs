@@ -52,11 +52,12 @@ impl AskedPeriod {
         })
     }
 
-    /// `[from, to)` with the defaults: the beginning, and now by the database's clock.
+    /// `[from, to)` with the defaults: the beginning, and now by the database's clock
+    /// (every entry written before the request: [`holdfast::Engine::period_end_now`]).
     pub async fn resolve(self, engine: &holdfast::Engine) -> Result<(i64, i64), ApiError> {
         let to = match self.to {
             Some(to) => to,
-            None => engine.now().await?,
+            None => engine.period_end_now().await?,
         };
         Ok((self.from.unwrap_or(0), to))
     }

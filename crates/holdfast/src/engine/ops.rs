@@ -58,6 +58,14 @@ impl Engine {
         self.store.now().await
     }
 
+    /// The end of a `[from, to)` report period asked "up to now": one microsecond past
+    /// the database clock's reading, so every entry written before the request is in
+    /// it — SQLite's clock counts milliseconds, and an entry written just before the
+    /// reading may carry the very same one.
+    pub async fn period_end_now(&self) -> Result<Timestamp, StoreError> {
+        Ok(self.store.now().await? + 1)
+    }
+
     /// The numbers behind the gauges: jobs per lane and status, open holds, money held.
     pub async fn stats(&self) -> Result<Stats, StoreError> {
         self.store.stats().await
