@@ -281,6 +281,36 @@ struct MoneyWritten {
     entry_id: Option<i64>,
 }
 
+impl MoneyWrite {
+    /// The write of `req` as decided (`after`) on the account `state` holds.
+    fn new(
+        state: &AccountState,
+        buffer: Micros,
+        req: &MoneyRequest<'_>,
+        after: &MoneyAfter,
+    ) -> MoneyWrite {
+        MoneyWrite {
+            account_id: state.account.to_string(),
+            key: req.key.as_str().to_owned(),
+            kind: req.kind.to_owned(),
+            request_hash: req.request_hash.to_owned(),
+            delta_micros: req.change.delta_micros(),
+            credited_micros: req.change.credited_micros(),
+            spent_micros: req.change.spent_micros(),
+            suspended_at: after.suspended_at,
+            guard_micros: req.guarded.then_some(buffer.0),
+            amount_after: after.balance_micros,
+            available_after: Some(after.balance_micros - state.snap.held),
+            buffer_micros: buffer.0,
+            reference: req.reference.clone(),
+            now: state.snap.now,
+            actor: crate::actor::current(),
+            meter: req.usage.and_then(Usage::meter).map(str::to_owned),
+            seconds: req.usage.and_then(Usage::seconds),
+        }
+    }
+}
+
 fn money_written(row: &Row) -> Result<MoneyWritten, StoreError> {
     Ok(MoneyWritten {
         guard_passed: row.int("guard_passed")? == 1,
@@ -307,25 +337,7 @@ pub(crate) async fn write_money(
     let available_after = after.balance_micros - state.snap.held;
     let account = state.account.clone();
     let account = account.as_str();
-    let write = MoneyWrite {
-        account_id: account.to_owned(),
-        key: req.key.as_str().to_owned(),
-        kind: req.kind.to_owned(),
-        request_hash: req.request_hash.to_owned(),
-        delta_micros: req.change.delta_micros(),
-        credited_micros: req.change.credited_micros(),
-        spent_micros: req.change.spent_micros(),
-        suspended_at: after.suspended_at,
-        guard_micros: req.guarded.then_some(buffer.0),
-        amount_after: after.balance_micros,
-        available_after: Some(available_after),
-        buffer_micros: buffer.0,
-        reference: req.reference.clone(),
-        now: state.snap.now,
-        actor: crate::actor::current(),
-        meter: req.usage.and_then(Usage::meter).map(str::to_owned),
-        seconds: req.usage.and_then(Usage::seconds),
-    };
+    let write = MoneyWrite::new(state, buffer, &req, &after);
     let row = tx.row(&WRITE_MONEY, write.params()).await?;
     let written = money_written(&row)?;
     if !written.guard_passed {
