@@ -58,9 +58,17 @@ enum DebitOutcome {
     Refused(Refusal),
 }
 
-/// A debit's answer as the transaction leaves it: the entry (a replay's read back) and
-/// where the account stood, or the refusal. Its account view is built after the commit.
-type Answer = Result<(LedgerEntry, Standing, bool), Refusal>;
+/// A debit's answer as the transaction leaves it, or the refusal. Its account view is
+/// built after the commit.
+type Answer = Result<Answered, Refusal>;
+
+/// A debit that was applied or replayed: its entry (a replay's read back), where its
+/// account stood, and whether it was a replay.
+struct Answered {
+    entry: LedgerEntry,
+    standing: Standing,
+    replay: bool,
+}
 
 /// Where an account stood at one debit of the call: the part of its view that a debit
 /// moves (a debit changes neither its held money, its pockets nor its open jobs).
@@ -258,7 +266,11 @@ impl Store {
         let mut after: HashMap<&AccountId, AccountView> = HashMap::new();
         let mut out = Vec::with_capacity(answers.len());
         for ((account, _), answer) in items.iter().zip(answers) {
-            let (entry, point, replay) = match answer {
+            let Answered {
+                entry,
+                standing,
+                replay,
+            } = match answer {
                 Ok(applied) => applied,
                 Err(refused) => {
                     out.push(Err(refused));
@@ -269,7 +281,7 @@ impl Store {
                 Entry::Occupied(known) => known.into_mut(),
                 Entry::Vacant(new) => new.insert(read_state(&states, account)?.view(self.card())?),
             };
-            let account = point.view(view);
+            let account = standing.view(view);
             out.push(Ok(MoneyResult {
                 entry,
                 account,
@@ -312,10 +324,16 @@ impl Store {
             let mut out = Vec::with_capacity(decided.len());
             for d in decided {
                 out.push(match d {
-                    DebitOutcome::Applied(entry, point) => Ok((entry, point, false)),
-                    DebitOutcome::Replay(entry_id, point) => {
-                        Ok((read_entry(tx, entry_id).await?, point, true))
-                    }
+                    DebitOutcome::Applied(entry, standing) => Ok(Answered {
+                        entry,
+                        standing,
+                        replay: false,
+                    }),
+                    DebitOutcome::Replay(entry_id, standing) => Ok(Answered {
+                        entry: read_entry(tx, entry_id).await?,
+                        standing,
+                        replay: true,
+                    }),
                     DebitOutcome::Refused(r) => Err(r),
                 });
             }
