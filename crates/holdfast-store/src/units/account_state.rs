@@ -36,11 +36,12 @@ pub(crate) struct IdemRecord {
 }
 
 /// What is read about an account besides its row: its allowance pockets, its open jobs
-/// and the idempotency records of the keys the operation named, where the row has them.
+/// and the idempotency records of the keys the operation named, each `None` where the
+/// row did not read it.
 struct AccountExtras {
     allowances: BTreeMap<String, AllowancePocket>,
     open_jobs: Option<i64>,
-    keys: HashMap<String, IdemRecord>,
+    keys: Option<HashMap<String, IdemRecord>>,
 }
 
 /// An allowance pocket as the statements list it: pocket, remaining, held, cycle start.
@@ -61,10 +62,9 @@ fn extras_from(row: &Row) -> Result<Option<AccountExtras>, StoreError> {
         return Ok(None);
     };
     let pockets: Vec<PocketColumns> = parse_json("allowances", &pockets)?;
-    let keys: Vec<KeyColumns> = match row.opt_text("keys")? {
-        Some(keys) => parse_json("keys", &keys)?,
-        None => Vec::new(),
-    };
+    let keys: Option<Vec<KeyColumns>> = (row.opt_text("keys")?)
+        .map(|keys| parse_json("keys", &keys))
+        .transpose()?;
     let open_jobs = row.opt_int("open_jobs")?;
     let allowances = pockets
         .into_iter()
@@ -76,21 +76,19 @@ fn extras_from(row: &Row) -> Result<Option<AccountExtras>, StoreError> {
             };
             (pocket, p)
         });
-    let keys = keys
-        .into_iter()
-        .map(|(key, operation, request_hash, entry_id, job_id)| {
-            let r = IdemRecord {
-                operation,
-                request_hash,
-                entry_id,
-                job_id,
-            };
-            (key, r)
-        });
+    let record = |(key, operation, request_hash, entry_id, job_id): KeyColumns| {
+        let r = IdemRecord {
+            operation,
+            request_hash,
+            entry_id,
+            job_id,
+        };
+        (key, r)
+    };
     Ok(Some(AccountExtras {
         allowances: allowances.collect(),
         open_jobs,
-        keys: keys.collect(),
+        keys: keys.map(|keys| keys.into_iter().map(record).collect()),
     }))
 }
 
@@ -122,16 +120,23 @@ pub(crate) struct AccountState {
 impl AccountState {
     /// The account of a row that reads it (its columns as the table's).
     pub(crate) fn from_row(account: &AccountId, row: &Row) -> Result<AccountState, StoreError> {
-        Self::read(account, row, "created_at")
+        Self::read(account, row, "created_at", &[])
     }
 
     /// The account of a row that reads a job with it: the job's own `created_at` is
     /// there, the account's is `account_created_at`.
     pub(crate) fn from_job_row(account: &AccountId, row: &Row) -> Result<AccountState, StoreError> {
-        Self::read(account, row, "account_created_at")
+        Self::read(account, row, "account_created_at", &[])
     }
 
-    fn read(account: &AccountId, row: &Row, created_at: &str) -> Result<AccountState, StoreError> {
+    /// The account of `row`, its creation under `created_at`; where the row read the
+    /// records of the keys `asked`, those keys are checked.
+    fn read(
+        account: &AccountId,
+        row: &Row,
+        created_at: &str,
+        asked: &[&str],
+    ) -> Result<AccountState, StoreError> {
         let mut state = AccountState {
             account: account.clone(),
             snap: snapshot_from(row, created_at)?,
@@ -141,23 +146,27 @@ impl AccountState {
             checked: HashSet::new(),
             unconfirmed: None,
         };
-        if let Some(extras) = extras_from(row)? {
-            state.fill(extras);
-        }
+        state.fill_asked(row, asked)?;
         Ok(state)
-    }
-
-    fn fill(&mut self, extras: AccountExtras) {
-        self.snap.allowances = extras.allowances;
-        self.pockets_read = true;
-        self.open_jobs = extras.open_jobs.or(self.open_jobs);
-        self.keys.extend(extras.keys);
     }
 
     /// Fills in what a write statement read for the answer (its pockets and open jobs).
     pub fn fill_from(&mut self, row: &Row) -> Result<(), StoreError> {
-        if let Some(extras) = extras_from(row)? {
-            self.fill(extras);
+        self.fill_asked(row, &[])
+    }
+
+    /// Fills in the extras `row` read; where it read the records of the keys `asked`,
+    /// those keys are checked (a key checked and without a record is free).
+    fn fill_asked(&mut self, row: &Row, asked: &[&str]) -> Result<(), StoreError> {
+        let Some(extras) = extras_from(row)? else {
+            return Ok(());
+        };
+        self.snap.allowances = extras.allowances;
+        self.pockets_read = true;
+        self.open_jobs = extras.open_jobs.or(self.open_jobs);
+        if let Some(keys) = extras.keys {
+            self.checked.extend(asked.iter().map(|k| k.to_string()));
+            self.keys.extend(keys);
         }
         Ok(())
     }
@@ -177,8 +186,7 @@ impl AccountState {
                 params! { account_id: account_id, first_key: first_key, second_key: second_key },
             )
             .await?;
-        self.checked.extend(keys.iter().map(|k| k.to_string()));
-        self.fill_from(&row)
+        self.fill_asked(&row, keys)
     }
 
     /// Reads the pockets (and open jobs) unless a statement read them with the lock.
@@ -338,11 +346,7 @@ pub(crate) async fn lock_account_row(
         .maybe_row(&LOCK_ACCOUNT, params)
         .await?
         .ok_or(Refusal::AccountNotFound)?;
-    let mut state = AccountState::from_row(account, &row)?;
-    if row.opt_text("keys")?.is_some() {
-        state.checked.extend(keys.iter().map(|k| k.to_string()));
-    }
-    Ok(state)
+    AccountState::read(account, &row, "created_at", keys)
 }
 
 /// Locks the account row and reads it with its pockets, its open jobs and the records

@@ -97,19 +97,19 @@ impl Store {
                 .collect();
             let (mut states, _) = lock_accounts_and_read(tx, &named, Some(&named), 0).await?;
             let mut writes = Vec::with_capacity(items.len());
-            let mut extras = SideEffects::default();
+            let mut effects = SideEffects::default();
             let mut decided = Vec::with_capacity(items.len());
             for (item, hash) in items.iter().zip(&hashes) {
                 let state = states.get_mut(&item.req.account);
-                let d = self.decide_queued(tx, state, item, hash, &mut writes, &mut extras);
+                let d = self.decide_queued(tx, state, item, hash, &mut writes, &mut effects);
                 decided.push(d.await?);
             }
             let mut written = write_jobs(tx, &writes).await?;
-            for account in &extras.stamps {
+            for account in &effects.stamps {
                 let snap = snapshot_of(&mut states, account)?;
                 self.stamp_activity(tx, account, snap).await?;
             }
-            for c in extras.crossings {
+            for c in effects.crossings {
                 let emitted = emit(tx, c.event, &c.account, None, c.data, c.now);
                 crate::actor::acting_as(&c.actor, emitted).await?;
             }
@@ -143,7 +143,7 @@ impl Store {
         item: &QueuedSubmit,
         hash: &str,
         writes: &mut Vec<SubmitWrite>,
-        extras: &mut SideEffects,
+        effects: &mut SideEffects,
     ) -> Result<SubmitAnswer, StoreError> {
         let req = &item.req;
         // As for a single submit: an unknown kind before the account's 404.
@@ -173,8 +173,8 @@ impl Store {
         let decision = match decide::decide_submit(&state.snap, open, kind, self.card()) {
             Ok(decision) => decision,
             Err(refused) => {
-                if !extras.stamps.contains(&req.account) {
-                    extras.stamps.push(req.account.clone());
+                if !effects.stamps.contains(&req.account) {
+                    effects.stamps.push(req.account.clone());
                 }
                 return Ok(SubmitAnswer::Refused(refused));
             }
@@ -184,7 +184,7 @@ impl Store {
         let before = state.snap.available_money();
         let after = before - write.money_hold_micros;
         for (event, data) in crossing_events(self.card(), &state.snap, before, after) {
-            extras.crossings.push(Crossing {
+            effects.crossings.push(Crossing {
                 account: req.account.to_string(),
                 event,
                 data,
