@@ -32,9 +32,7 @@ macro_rules! engine_statement {
     };
 }
 
-// The engine's statements of a debit, and its two of a batch ingest.
-engine_statement!(ENGINE_LOCK, "lock_account");
-engine_statement!(ENGINE_WRITE, "write_money");
+// The engine's two statements of a debit: of a call of one, or of a batch ingest.
 engine_statement!(ENGINE_INGEST_LOCK, "ingest_lock_accounts");
 engine_statement!(ENGINE_INGEST_WRITE, "ingest_write");
 
@@ -193,40 +191,13 @@ impl FloorPool {
         Ok(())
     }
 
-    /// The engine's own two statements of a debit on PostgreSQL (`lock_account`, then
-    /// `write_money`, loaded from holdfast-store's files), driven by plain sqlx: no
-    /// batcher, no decision beyond the balance arithmetic, no answer built. Beside the
-    /// engine and the floor it tells what the engine's SQL costs from what the engine's
-    /// path around it costs.
+    /// The engine's own statements of a debit on PostgreSQL: a call of one through the
+    /// statements of a batch ingest, as the engine runs a single debit
+    /// ([`FloorPool::ingest_engine_sql`]). Beside the engine and the floor it tells what
+    /// the engine's SQL costs from what the engine's path around it costs.
     pub async fn debit_engine_sql(&self, account: &str, key: &str) -> anyhow::Result<()> {
-        use holdfast_store::params;
-        let FloorPool::Postgres(pool) = self else {
-            bail!("the engine's debit statements are measured on PostgreSQL only");
-        };
-        let mut tx = pool.begin().await?;
-        let lock = params! { account_id: account, keys: "[]" };
-        let row = engine_query(&ENGINE_LOCK, lock)?
-            .fetch_one(&mut *tx)
-            .await?;
-        let balance: i64 = row.try_get("balance")?;
-        let held: i64 = row.try_get("held")?;
-        let write = params! {
-            account_id: account, key: key, kind: "debit", request_hash: HASH,
-            delta_micros: -DEBIT_MICROS, credited_micros: 0, spent_micros: DEBIT_MICROS,
-            suspended_at: None::<i64>, guard_micros: BUFFER_MICROS,
-            amount_after: balance - DEBIT_MICROS,
-            available_after: balance - held - DEBIT_MICROS,
-            buffer_micros: BUFFER_MICROS, reference: None::<String>,
-            now: row.try_get::<i64, _>("now")?, actor: None::<String>,
-            meter: "linux-small", seconds: 1_i64,
-        };
-        let row = engine_query(&ENGINE_WRITE, write)?
-            .fetch_one(&mut *tx)
-            .await?;
-        row.try_get::<Option<i64>, _>("entry_id")?
-            .context("the engine's write refused the debit")?;
-        tx.commit().await?;
-        Ok(())
+        self.ingest_engine_sql(&[account.to_owned()], &[key.to_owned()])
+            .await
     }
 
     /// The engine's own statements of a batch ingest on PostgreSQL, driven by plain
@@ -240,24 +211,27 @@ impl FloorPool {
         accounts: &[String],
         keys: &[String],
     ) -> anyhow::Result<()> {
+        use holdfast_store::driver::db::Arg;
         use holdfast_store::driver::statement::Cell;
         use holdfast_store::params;
+        use holdfast_store::units::ingest::{AccountChange, DebitItem};
         let FloorPool::Postgres(pool) = self else {
             bail!("the engine's ingest statements are measured on PostgreSQL only");
         };
         let ids = lock_order(accounts);
-        let mut tx = pool
-            .begin_with("BEGIN; SET LOCAL holdfast.cross_account = 'ingest'")
-            .await?;
+        // The cross-account mark only where the call spans accounts, as the engine's.
+        let begin = match ids.len() {
+            1 => "BEGIN",
+            _ => "BEGIN; SET LOCAL holdfast.cross_account = 'ingest'",
+        };
+        let mut tx = pool.begin_with(begin).await?;
         let lock = params! {
             account_ids: Cell::column(ids.iter().copied()),
-            count: accounts.len() as i64,
-            extras: true,
         };
         let rows = engine_query(&ENGINE_INGEST_LOCK, lock)?
             .fetch_all(&mut *tx)
             .await?;
-        let (entry_ids, mut state, now) = ingest_locked(&rows)?;
+        let (mut state, now) = ingest_locked(&rows)?;
         let (mut after, mut available) = (Vec::new(), Vec::new());
         for account in accounts {
             let s = state
@@ -269,37 +243,52 @@ impl FloorPool {
             available.push(s.balance - s.held);
         }
         let n = accounts.len();
+        let items: Vec<DebitItem> = accounts
+            .iter()
+            .zip(keys)
+            .zip(after.into_iter().zip(available))
+            .map(
+                |((account, key), (amount_after, available_after))| DebitItem {
+                    account_id: account.clone(),
+                    key: key.clone(),
+                    request_hash: HASH.to_owned(),
+                    entry_id: 0,
+                    delta: -DEBIT_MICROS,
+                    amount_after,
+                    available_after,
+                    buffer: BUFFER_MICROS,
+                    reference: None,
+                    now,
+                    actor: "library".to_owned(),
+                    meter: Some("linux-small".to_owned()),
+                    seconds: Some(1),
+                },
+            )
+            .collect();
+        let changes: Vec<AccountChange> = state
+            .iter()
+            .map(|(account, s)| AccountChange {
+                account_id: account.clone(),
+                delta: -s.debits * DEBIT_MICROS,
+                spent: s.debits * DEBIT_MICROS,
+                suspended_at: s.suspended_at,
+                balance_after: s.balance,
+                buffer: BUFFER_MICROS,
+            })
+            .collect();
         let write = params! {
-            account_ids: Cell::column(accounts.iter().map(String::as_str)),
-            keys: Cell::column(keys.iter().map(String::as_str)),
-            request_hashes: Cell::column(std::iter::repeat_n(HASH, n)),
-            entry_ids: Cell::column(entry_ids.into_iter()),
-            deltas: Cell::column(std::iter::repeat_n(-DEBIT_MICROS, n)),
-            amounts_after: Cell::column(after.into_iter()),
-            availables_after: Cell::column(available.into_iter()),
-            buffers: Cell::column(std::iter::repeat_n(BUFFER_MICROS, n)),
-            refs: Cell::column(std::iter::repeat_n(None::<String>, n)),
-            nows: Cell::column(std::iter::repeat_n(now, n)),
-            actors: Cell::column(std::iter::repeat_n("library", n)),
-            meters: Cell::column(std::iter::repeat_n("linux-small", n)),
-            seconds: Cell::column(std::iter::repeat_n(1_i64, n)),
-            stale_accounts: Cell::column(state.iter().filter(|(_, s)| !s.pockets_read).map(|(a, _)| a.as_str())),
-            change_accounts: Cell::column(state.keys().map(String::as_str)),
-            change_deltas: Cell::column(state.values().map(|s| -s.debits * DEBIT_MICROS)),
-            change_spent: Cell::column(state.values().map(|s| s.debits * DEBIT_MICROS)),
-            change_suspended_at: Cell::column(state.values().map(|s| s.suspended_at)),
-            change_balances_after: Cell::column(state.values().map(|s| s.balance)),
-            change_buffers: Cell::column(std::iter::repeat_n(BUFFER_MICROS, state.len())),
+            items: Arg::records(items),
+            changes: Arg::records(changes),
         };
-        let rows = engine_query(&ENGINE_INGEST_WRITE, write)?
-            .fetch_all(&mut *tx)
+        let accounts = state.len() as i64;
+        let row = engine_query(&ENGINE_INGEST_WRITE, write)?
+            .fetch_one(&mut *tx)
             .await?;
-        let row = rows
-            .first()
-            .context("the engine's ingest write answered nothing")?;
-        let written: i64 = row.try_get("entries_written")?;
-        if written != n as i64 {
-            bail!("the engine's ingest write wrote {written} of {n} entries");
+        let changed: i64 = row.try_get("accounts_changed")?;
+        if changed != accounts {
+            bail!(
+                "the engine's ingest write changed {changed} of {accounts} accounts ({n} debits)"
+            );
         }
         tx.commit().await?;
         Ok(())
@@ -542,33 +531,24 @@ struct SoFar {
     held: i64,
     debits: i64,
     suspended_at: Option<i64>,
-    /// The lock statement read the account's pockets (its row version was the one seen).
-    pockets_read: bool,
 }
 
-/// What the engine's `ingest_lock_accounts` answered: the ledger ids it drew, each
-/// account's row, and the clock.
-fn ingest_locked(
-    rows: &[sqlx::postgres::PgRow],
-) -> anyhow::Result<(Vec<i64>, BTreeMap<String, SoFar>, i64)> {
-    let mut entry_ids = Vec::new();
+/// What the engine's `ingest_lock_accounts` answered: each account's row, and the
+/// clock.
+fn ingest_locked(rows: &[sqlx::postgres::PgRow]) -> anyhow::Result<(BTreeMap<String, SoFar>, i64)> {
     let mut state = BTreeMap::new();
     let mut now = 0;
     for row in rows {
-        if let Some(listed) = row.try_get::<Option<String>, _>("entry_ids")? {
-            entry_ids = holdfast_store::units::ingest::parse_ids(&listed)?;
-        }
         now = row.try_get("now")?;
         let account = SoFar {
             balance: row.try_get("balance")?,
             held: row.try_get("held")?,
             debits: 0,
             suspended_at: row.try_get("suspended_at")?,
-            pockets_read: row.try_get::<Option<String>, _>("allowances")?.is_some(),
         };
         state.insert(row.try_get::<String, _>("account_id")?, account);
     }
-    Ok((entry_ids, state, now))
+    Ok((state, now))
 }
 
 /// The set-based ingest floor on PostgreSQL: the accounts locked in sorted order, then

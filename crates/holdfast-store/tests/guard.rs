@@ -1,102 +1,109 @@
-//! Defense in depth: the money write carries the debit's buffer check in SQL too, so a
-//! debit the decision wrongly allowed writes no balance and no ledger entry. The
-//! statement is run here as a broken decision would run it, on both dialects.
+//! Defense in depth: the debit write carries the buffer check in SQL too, so a debit
+//! the decision wrongly allowed leaves the write's count of changed accounts short, and
+//! the unit of work rolls the transaction back as corrupt (units/ingest.rs `apply`):
+//! no balance, no entry. The statement is run here as a broken decision would run it,
+//! on both dialects.
 
-use holdfast_store::driver::db::{Dialect, Pool, PoolOptions};
+use holdfast_store::args;
+use holdfast_store::driver::db::{Dialect, Pool, PoolOptions, Sql};
 use holdfast_store::driver::statement::Statement;
-use holdfast_store::params;
+use holdfast_store::units::ingest::{AccountChange, DebitItem};
 use sqlx::{Connection, Executor};
 
-fn write_money(dialect: &str) -> &'static Statement {
+fn ingest_write(dialect: &str) -> &'static Statement {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/sql");
-    let text: &'static str = std::fs::read_to_string(format!("{dir}/{dialect}/write_money.sql"))
+    let text: &'static str = std::fs::read_to_string(format!("{dir}/{dialect}/ingest_write.sql"))
         .unwrap()
         .leak();
-    Box::leak(Box::new(Statement::load("write_money", text, text)))
+    Box::leak(Box::new(Statement::load("ingest_write", text, text)))
 }
 
-/// What the write answered and what the books then held.
+/// What the write counted, and the balance it left (before any rollback).
 struct Outcome {
-    guard_passed: bool,
-    entry_id: Option<i64>,
-    entries: i64,
+    entries_written: i64,
+    accounts_changed: i64,
     balance: i64,
 }
 
-/// A debit of 10.00 on an account with 0 balance and a 5.00 buffer, guarded (or not).
-async fn debit_past_the_buffer(pool: &Pool, guarded: bool) -> Outcome {
+/// A debit of 10.00 on an account with 0 balance, as a decision allowed it against
+/// `buffer` (a buffer of 5.00 should have refused it).
+async fn debit_of_ten(pool: &Pool, buffer: i64) -> Outcome {
     let dialect = match pool.dialect() {
         Dialect::Postgres => "postgres",
         Dialect::Sqlite => "sqlite",
     };
-    let stmt = write_money(dialect);
     let mut tx = pool.begin_write().await.unwrap();
-    let account = format!("acct-{guarded}");
+    let account = format!("acct-{buffer}");
     let insert = "INSERT INTO accounts (account_id, plan, created_at) VALUES ($1, 'free', 0)";
-    tx.execute(
-        holdfast_store::driver::db::Sql::both(insert),
-        holdfast_store::args![account.as_str()],
-    )
-    .await
-    .unwrap();
-    let params = params! {
-        account_id: account.as_str(), key: "k1", kind: "debit", request_hash: "h",
-        delta_micros: -10_000_000_i64, credited_micros: 0_i64, spent_micros: 10_000_000_i64,
-        suspended_at: None::<i64>, guard_micros: guarded.then_some(5_000_000_i64),
-        amount_after: -10_000_000_i64, available_after: Some(-10_000_000_i64),
-        buffer_micros: 5_000_000_i64, reference: None::<String>, now: 1_i64, actor: "library",
-        meter: None::<String>, seconds: None::<i64>,
-    };
-    // Both dialects answer one row (tests/statements.rs pins the columns).
-    let row = tx.row(stmt, params).await.unwrap();
-    let guard_passed = row.flag("guard_passed").unwrap();
-    let entry_id = row.opt_int("entry_id").unwrap();
-    let count = "SELECT COUNT(*) AS n FROM ledger WHERE account_id = $1";
-    let entries = tx
-        .fetch_one(
-            holdfast_store::driver::db::Sql::both(count),
-            holdfast_store::args![account.as_str()],
-        )
+    tx.execute(Sql::both(insert), args![account.as_str()])
         .await
-        .unwrap()
-        .int("n")
         .unwrap();
+    let item = DebitItem {
+        account_id: account.clone(),
+        key: "k1".into(),
+        request_hash: "h".into(),
+        entry_id: 1_000 + buffer,
+        delta: -10_000_000,
+        amount_after: -10_000_000,
+        available_after: -10_000_000,
+        buffer,
+        reference: None,
+        now: 1,
+        actor: "library".into(),
+        meter: None,
+        seconds: None,
+    };
+    let change = AccountChange {
+        account_id: account.clone(),
+        delta: -10_000_000,
+        spent: 10_000_000,
+        suspended_at: None,
+        balance_after: -10_000_000,
+        buffer,
+    };
+    let params = tx
+        .records("items", vec![item])
+        .unwrap()
+        .and(tx.records("changes", vec![change]).unwrap());
+    let row = tx.row(ingest_write(dialect), params).await.unwrap();
     let balance = "SELECT balance FROM accounts WHERE account_id = $1";
     let balance = tx
-        .fetch_one(
-            holdfast_store::driver::db::Sql::both(balance),
-            holdfast_store::args![account.as_str()],
-        )
+        .fetch_one(Sql::both(balance), args![account.as_str()])
         .await
         .unwrap()
         .int("balance")
         .unwrap();
-    tx.commit().await.unwrap();
-    Outcome {
-        guard_passed,
-        entry_id,
-        entries,
+    let outcome = Outcome {
+        entries_written: row.text("entry_ids").unwrap().split(',').count() as i64,
+        accounts_changed: row.int("accounts_changed").unwrap(),
         balance,
-    }
+    };
+    tx.rollback().await.unwrap();
+    outcome
 }
 
 async fn check(pool: &Pool) {
-    let refused = debit_past_the_buffer(pool, true).await;
-    assert!(!refused.guard_passed, "the guard said it passed");
+    let refused = debit_of_ten(pool, 5_000_000).await;
     assert_eq!(
-        refused.entry_id, None,
-        "the guarded write answered an entry"
+        (
+            refused.entries_written,
+            refused.accounts_changed,
+            refused.balance
+        ),
+        (1, 0, 0),
+        "past the buffer, the account must be left as it was and counted as not changed"
     );
+    // The same write within a larger buffer does change the account: the guard is what
+    // stopped it.
+    let written = debit_of_ten(pool, 20_000_000).await;
     assert_eq!(
-        (refused.entries, refused.balance),
-        (0, 0),
-        "the guarded write changed the books"
+        (
+            written.entries_written,
+            written.accounts_changed,
+            written.balance
+        ),
+        (1, 1, -10_000_000)
     );
-    // The same write without the guard does write: the guard is what stopped it.
-    let written = debit_past_the_buffer(pool, false).await;
-    assert!(written.guard_passed);
-    assert!(written.entry_id.is_some());
-    assert_eq!((written.entries, written.balance), (1, -10_000_000));
 }
 
 #[tokio::test]

@@ -2,17 +2,16 @@
 //! over a few streams by account (one stream on SQLite, whose writers take turns anyway). A
 //! debit whose stream has nothing in flight goes straight through, on its caller's task, as
 //! a transaction of its own: without contention batching adds no latency. So does, on
-//! PostgreSQL, a debit whose stream is busy, as long as its account has no transaction in
-//! flight and the pool has a connection for it (fewer such debits at once than the pool's
-//! connections beyond one per stream): a transaction of one costs less than its share of
-//! a small batch, so a debit is batched only where it would wait anyway, for its
-//! account's lock (a hot account) or for a connection (more callers than connections).
+//! PostgreSQL, a debit whose stream is busy while no debit waits in any stream and its
+//! account has no transaction in flight (at most one per stream at once,
+//! [`PassWhen::Idle`]); past that, a debit is batched: a small batch costs about what one
+//! debit costs (the same two statements), so under load debits share transactions.
 //! Those debits wait in their stream's queue and are applied together in its
 //! next transaction ([`Store::debit_many`]), set-based as a batch ingest is: two
 //! statements whatever the batch's size, each account's debits in arrival order, each
-//! debit with its own buffer check, ledger entry, idempotency key and result (a batch of
-//! one is applied as a single debit). A hot account's debits share one lock, one write
-//! and one commit; many accounts' debits share one commit.
+//! debit with its own buffer check, ledger entry, idempotency key and result (a debit
+//! alone is a call of one through the same statements). A hot account's debits share
+//! one lock, one write and one commit; many accounts' debits share one commit.
 //!
 //! Submits are batched the same way ([`SubmitBatcher`]), but pass a busy stream only
 //! while no submit waits (a burst of submits batches, [`PassWhen::Idle`]): a batch is applied by
@@ -102,11 +101,12 @@ pub struct Debits;
 impl Batched for Debits {
     type Req = DebitRequest;
     type Answer = MoneyResult;
-    /// A small set-based batch costs more than the single debits it replaces when they
-    /// run side by side: at 16 clients over 1,000 accounts the engine's debit went from
-    /// 0.65–0.69 of its floor ([`PassWhen::Idle`] with 2) to 0.77–0.79 (BENCHMARKS.md,
-    /// "passing while a connection is free").
-    const PASS_WHEN: PassWhen = PassWhen::ConnectionFree;
+    /// A call of one debit runs the same two statements as a batch (one debit path), so
+    /// a small batch costs about what one debit costs, and batching where a stream is
+    /// busy pays: at 16 clients over 1,000 accounts, 6 737 debits/s with one passer per
+    /// stream, 4 648–4 672 with four, 3 512–3 794 passing while a connection is free
+    /// (docs/bench-history.md, issue #43, "one debit path").
+    const PASS_WHEN: PassWhen = PassWhen::Idle(1);
 
     async fn one(
         store: &Store,

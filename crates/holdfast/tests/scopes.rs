@@ -310,7 +310,7 @@ async fn every_write_transaction_touches_one_account_or_is_marked() {
     assert_clean(e.store()).await;
 }
 
-/// What lets `ingest_lock_accounts` trust pockets and open jobs read before its locks
+/// What lets `lock_account_with_extras` trust pockets and open jobs read before its lock
 /// where the account's row version did not change (docs/DESIGN.md, "Account row
 /// versions"): every transaction that changed an account's allowance pockets or its set of
 /// open jobs also wrote that account's row.

@@ -1,31 +1,36 @@
--- ingest_write: the debits of a batch ingest that were decided to apply: each debit's
--- ledger entry, which carries its key (a key some earlier money change used fails the
--- insert with a unique violation, ledger_by_key; one a job submit used leaves
--- keys_claimed short: either way the caller rolls back and redoes the call reading its
--- keys first), and each account's row once (the sum of its debits). Every account row
--- carries its guard: it is written only when the balance it ends at is the one decided
--- and stays within the buffer, so a wrong decision leaves a count short, which the
--- caller reports as corruption (rolled back). The last statement counts what was written
--- (changes() is the row count of the UPDATE before it).
+-- ingest_write: the debits of a set-based call (one debit or a thousand) that were
+-- decided to apply: each debit's ledger entry, which carries its key (a key some earlier
+-- money change used fails the insert with a unique violation, ledger_by_key; one a job
+-- submit used leaves its debit out, so the entries come back short: either way the
+-- caller rolls back and redoes the call reading its keys first), and each account's row
+-- once (the sum of its debits). Every account row carries its guard: it is written only
+-- when the balance it ends at is the one decided and stays within the buffer, so a wrong
+-- decision leaves accounts_changed short, which the caller reports as corruption (rolled
+-- back). The last statement answers (changes() is the row count of the UPDATE before
+-- it) with the ids of the entries written, found by their keys (ledger_by_key), in the
+-- order of the items: the ids AUTOINCREMENT gave them, increasing.
 --
 -- :items    the debits, a JSON array of objects: account_id, key, request_hash,
---           entry_id, delta, amount_after, available_after, buffer, ref, now (the
---           database clock as the account was read, micros: the entry's time), actor
---           (who asked for it: a batch carries several callers' debits; see migration
---           0007), meter and seconds (what a metered debit used, or null)
+--           entry_id (unused: the ledger gives it), delta, amount_after,
+--           available_after, buffer, ref, now (the database clock as the account was
+--           read, micros: the entry's time), actor (who asked for it: a batch carries
+--           several callers' debits; see migration 0007), meter and seconds (what a
+--           metered debit used, or null)
 -- :changes  the accounts, a JSON array of objects: account_id, delta (the sum of its
 --           debits), spent, suspended_at (after the last), balance_after, buffer
-INSERT INTO ledger (entry_id, account_id, pocket, delta, kind, amount_after, available_after,
-                    buffer, ref, created_at, actor, idempotency_key, request_hash, meter,
-                    seconds)
-SELECT json_extract(value, '$.entry_id'), json_extract(value, '$.account_id'), 'money',
-       json_extract(value, '$.delta'), 'debit', json_extract(value, '$.amount_after'),
-       json_extract(value, '$.available_after'), json_extract(value, '$.buffer'),
-       json_extract(value, '$.ref'), json_extract(value, '$.now'),
-       json_extract(value, '$.actor'), json_extract(value, '$.key'),
-       json_extract(value, '$.request_hash'), json_extract(value, '$.meter'),
-       json_extract(value, '$.seconds')
-  FROM json_each(:items);
+INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer,
+                    ref, created_at, actor, idempotency_key, request_hash, meter, seconds)
+SELECT json_extract(value, '$.account_id'), 'money', json_extract(value, '$.delta'), 'debit',
+       json_extract(value, '$.amount_after'), json_extract(value, '$.available_after'),
+       json_extract(value, '$.buffer'), json_extract(value, '$.ref'),
+       json_extract(value, '$.now'), json_extract(value, '$.actor'),
+       json_extract(value, '$.key'), json_extract(value, '$.request_hash'),
+       json_extract(value, '$.meter'), json_extract(value, '$.seconds')
+  FROM json_each(:items)
+ WHERE NOT EXISTS (SELECT 1 FROM idempotency
+                    WHERE idempotency.account_id = json_extract(value, '$.account_id')
+                      AND idempotency.key = json_extract(value, '$.key'))
+ ORDER BY json_each.key;
 
 UPDATE accounts
    SET balance = balance + json_extract(change.value, '$.delta'),
@@ -36,12 +41,10 @@ UPDATE accounts
    AND accounts.balance + json_extract(change.value, '$.delta') = json_extract(change.value, '$.balance_after')
    AND accounts.balance - accounts.held + json_extract(change.value, '$.delta') >= -json_extract(change.value, '$.buffer');
 
-SELECT changes() AS accounts_changed,
-       (SELECT COUNT(*) FROM json_each(:items) AS item
-         WHERE NOT EXISTS (SELECT 1 FROM idempotency
-                            WHERE idempotency.account_id = json_extract(item.value, '$.account_id')
-                              AND idempotency.key = json_extract(item.value, '$.key'))) AS keys_claimed,
-       (SELECT COUNT(*) FROM ledger
-         WHERE entry_id IN (SELECT json_extract(value, '$.entry_id') FROM json_each(:items))) AS entries_written,
-       -- the lock read every account's pockets and open jobs current: none is stale
-       NULL AS account_id, NULL AS allowances, NULL AS open_jobs, NULL AS keys
+SELECT (SELECT COALESCE(group_concat(entry_id, ','), '')
+          FROM (SELECT ledger.entry_id
+                  FROM json_each(:items) AS item
+                  JOIN ledger ON ledger.account_id = json_extract(item.value, '$.account_id')
+                             AND ledger.idempotency_key = json_extract(item.value, '$.key')
+                 ORDER BY item.key)) AS entry_ids,
+       changes() AS accounts_changed

@@ -1,40 +1,34 @@
 -- write_money: one change of the money pocket under the client's key: the ledger entry
 -- that carries the key, then the account row from it — or nothing at all when the key
 -- is taken already, by a money change (the entry's insert meets ledger_by_key: ON
--- CONFLICT DO NOTHING) or a job submit (idempotency): entry_id is then NULL with
--- guard_passed 1, and the caller looks the key up. The account row is written only when
--- the entry was (changes() is the row count of the statement before). A guarded debit
--- carries its buffer check here too: a wrong decision writes no entry and no balance,
--- guard_passed is 0, and the caller reports it as corruption (rolled back). The last
+-- CONFLICT DO NOTHING) or a job submit (idempotency): entry_id is then NULL, and the
+-- caller looks the key up. The account row is written only when the entry was
+-- (changes() is the row count of the statement before). A debit is not written here:
+-- every debit goes through ingest_write, whose account update carries the buffer check
+-- (a credit or a refund of a top-up has none). The last
 -- statement answers, as PostgreSQL's one statement does: changes() is then the account
 -- row's count (1 exactly when the entry was written) and last_insert_rowid() the entry;
 -- the pockets and open jobs were read with the lock (lock_account), so they are NULL.
 --
 -- :account_id           the account
 -- :key                  the client's idempotency key
--- :kind                 the operation and the entry's kind: top_up, bonus, debit, refund
+-- :kind                 the operation and the entry's kind: top_up, bonus, refund
 -- :request_hash         the hash of the normalised request, for replays (16 hex digits)
 -- :delta_micros         the signed change of the balance
 -- :credited_micros      how much total_credited grows
 -- :spent_micros         how much total_spent grows
 -- :suspended_at         suspended_at after the change (the decision's)
--- :guard_micros         for a guarded debit the buffer (the row is written only while
---                       balance - held + delta >= -buffer); NULL for no guard
 -- :amount_after         the balance after, as decided
 -- :available_after      balance minus held after, as decided
 -- :buffer_micros        the buffer recorded on the entry
 -- :reference            the entry's reference (a job, a top-up's entry), or NULL
--- :meter, :seconds      what a metered debit used, or NULL
 -- :now                  the time (database clock, micros)
 -- :actor                who caused it (see migration 0007)
 INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref,
-                    created_at, actor, idempotency_key, request_hash, meter, seconds)
+                    created_at, actor, idempotency_key, request_hash)
 SELECT :account_id, 'money', :delta_micros, :kind, :amount_after, :available_after,
-       :buffer_micros, :reference, :now, :actor, :key, :request_hash, :meter, :seconds
- WHERE EXISTS (SELECT 1 FROM accounts
-                WHERE account_id = :account_id
-                  AND (:guard_micros IS NULL OR balance - held + :delta_micros >= -:guard_micros))
-   AND NOT EXISTS (SELECT 1 FROM idempotency WHERE account_id = :account_id AND key = :key)
+       :buffer_micros, :reference, :now, :actor, :key, :request_hash
+ WHERE NOT EXISTS (SELECT 1 FROM idempotency WHERE account_id = :account_id AND key = :key)
     ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING;
 
 UPDATE accounts
@@ -45,13 +39,7 @@ UPDATE accounts
  WHERE account_id = :account_id
    AND changes() = 1;
 
-SELECT CASE WHEN changes() = 1 THEN 1
-            ELSE EXISTS (SELECT 1 FROM accounts
-                          WHERE account_id = :account_id
-                            AND (:guard_micros IS NULL
-                                 OR balance - held + :delta_micros >= -:guard_micros))
-       END AS guard_passed,
-       CASE WHEN changes() = 1 THEN last_insert_rowid() END AS entry_id,
+SELECT CASE WHEN changes() = 1 THEN last_insert_rowid() END AS entry_id,
        CASE WHEN changes() = 1
             THEN (SELECT balance FROM accounts WHERE account_id = :account_id)
        END AS balance_after,

@@ -23,7 +23,7 @@ use crate::driver::failover::{Failover, MultiHost};
 use crate::driver::group::Unit;
 pub use crate::driver::group::WriteGate;
 use crate::driver::schema::SchemaMismatch;
-use crate::driver::statement::{Items, Params, Statement};
+use crate::driver::statement::{Items, Params, Records, Statement};
 use crate::error::StoreError;
 use crate::scope::CrossAccount;
 
@@ -69,9 +69,41 @@ pub enum Arg {
     Ints(Vec<Option<i64>>),
     /// A column of text: a `text[]` on PostgreSQL, a JSON array on SQLite.
     Texts(Vec<Option<String>>),
+    /// Items as one array of a composite type (PostgreSQL only: SQLite binds them as a
+    /// JSON array of text; see [`Records`]).
+    Records(RecordArray),
+}
+
+/// A [`Records`] array, bound as it is (copied only where its [`Arg`] was cloned).
+#[derive(Clone)]
+pub struct RecordArray(Arc<dyn BindPostgres>);
+
+impl std::fmt::Debug for RecordArray {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RecordArray")
+    }
+}
+
+/// Binds itself to a PostgreSQL query.
+trait BindPostgres: Send + Sync {
+    fn bind_to<'q>(self: Arc<Self>, q: PgQuery<'q>) -> PgQuery<'q>;
+}
+
+type PgQuery<'q> = sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments>;
+
+impl<T: Records> BindPostgres for Vec<T> {
+    fn bind_to<'q>(self: Arc<Self>, q: PgQuery<'q>) -> PgQuery<'q> {
+        q.bind(Arc::unwrap_or_clone(self))
+    }
 }
 
 impl Arg {
+    /// Items as one PostgreSQL array of their composite type (see [`Records`]; on SQLite
+    /// [`Tx::records`] binds them as JSON instead).
+    pub fn records<T: Records>(items: Vec<T>) -> Arg {
+        Arg::Records(RecordArray(Arc::new(items)))
+    }
+
     /// A column as SQLite binds it: a JSON array.
     fn json_array<T: serde::Serialize>(values: &[T]) -> String {
         // A list of integers or strings always serializes.
@@ -607,16 +639,14 @@ impl SqliteTx {
 
 /// Binds `args` in order to a PostgreSQL query (also for holdfast-bench's floors, which
 /// run the engine's statements as plain sqlx queries).
-pub fn bind_postgres<'q>(
-    mut q: sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments>,
-    args: Vec<Arg>,
-) -> sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments> {
+pub fn bind_postgres<'q>(mut q: PgQuery<'q>, args: Vec<Arg>) -> PgQuery<'q> {
     for a in args {
         q = match a {
             Arg::Int(v) => q.bind(v),
             Arg::Text(v) => q.bind(v),
             Arg::Ints(v) => q.bind(v),
             Arg::Texts(v) => q.bind(v),
+            Arg::Records(RecordArray(records)) => records.bind_to(q),
         };
     }
     q
@@ -633,6 +663,10 @@ fn bind_sqlite<'q>(
             Arg::Text(v) => q.bind(v),
             Arg::Ints(v) => q.bind(Arg::json_array(&v)),
             Arg::Texts(v) => q.bind(Arg::json_array(&v)),
+            // Never built for SQLite (Tx::records binds a JSON array of text there); were
+            // it, the statement would read no items and its counts come short: an error,
+            // nothing written.
+            Arg::Records(_) => q.bind(None::<String>),
         };
     }
     q
@@ -645,7 +679,8 @@ fn refuse_nul(args: &[Arg]) -> Result<(), StoreError> {
     args.iter().try_for_each(|a| match a {
         Arg::Text(t) => text(t),
         Arg::Texts(column) => column.iter().try_for_each(text),
-        Arg::Int(_) | Arg::Ints(_) => Ok(()),
+        // Tx::records checked its texts.
+        Arg::Int(_) | Arg::Ints(_) | Arg::Records(_) => Ok(()),
     })
 }
 
@@ -675,6 +710,29 @@ impl Tx {
             Dialect::Postgres => T::columns(items),
             Dialect::Sqlite => {
                 let json = serde_json::to_string(items)
+                    .map_err(|e| StoreError::Corrupt(format!("{name}: {e}")))?;
+                Params(vec![(name, Arg::from(json))])
+            }
+        })
+    }
+
+    /// A set-based write's items as the parameter `name` (see [`Records`]): on
+    /// PostgreSQL one array of their composite type, on SQLite one JSON array.
+    pub fn records<T: Records>(
+        &self,
+        name: &'static str,
+        items: Vec<T>,
+    ) -> Result<Params, StoreError> {
+        Ok(match self.dialect() {
+            Dialect::Postgres => {
+                items
+                    .iter()
+                    .flat_map(Records::texts)
+                    .try_for_each(refuse_nul_in)?;
+                Params(vec![(name, Arg::records(items))])
+            }
+            Dialect::Sqlite => {
+                let json = serde_json::to_string(&items)
                     .map_err(|e| StoreError::Corrupt(format!("{name}: {e}")))?;
                 Params(vec![(name, Arg::from(json))])
             }

@@ -194,6 +194,26 @@ pub trait Items: serde::Serialize + Sized {
     fn columns(items: &[Self]) -> Params;
 }
 
+/// The items of a set-based write bound as ONE PostgreSQL array of a composite type (a
+/// migration creates the type, named by `#[sqlx(type_name = …)]` on the item struct,
+/// whose fields are the type's attributes in order; [`crate::driver::db::Tx::records`]);
+/// on SQLite, as [`Items`], one JSON array of the items. One array is one sub-select and
+/// one `unnest` in the statement, however many fields an item has: what lets a call of
+/// one item cost about what a statement of scalars costs (docs/bench-history.md, #43).
+pub trait Records:
+    serde::Serialize
+    + Clone
+    + Send
+    + Sync
+    + 'static
+    + for<'q> sqlx::Encode<'q, sqlx::Postgres>
+    + sqlx::Type<sqlx::Postgres>
+    + sqlx::postgres::PgHasArrayType
+{
+    /// The item's texts, checked for NUL before they are bound (as every bound text is).
+    fn texts(&self) -> impl Iterator<Item = &str>;
+}
+
 /// A parameter struct: its fields bound by their names.
 pub trait BindByName {
     fn params(&self) -> Params;

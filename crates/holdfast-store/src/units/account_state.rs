@@ -55,8 +55,8 @@ fn parse_json<T: serde::de::DeserializeOwned>(col: &str, text: &str) -> Result<T
 
 /// The extras a row carries: every statement that reads an account's extras answers
 /// `allowances`, `open_jobs` and `keys`, each NULL where it was not read. `None` when
-/// the pockets were not read (as where `ingest_lock_accounts` could not read them
-/// current).
+/// the pockets were not read (as `lock_account` on PostgreSQL, which leaves them to
+/// `read_account_extras`).
 fn extras_from(row: &Row) -> Result<Option<AccountExtras>, StoreError> {
     let Some(pockets) = row.opt_text("allowances")? else {
         return Ok(None);
@@ -213,11 +213,6 @@ impl AccountState {
     }
 
     /// The open jobs, which must have been read.
-    /// Whether its pockets (and open jobs) were read.
-    pub fn pockets_read(&self) -> bool {
-        self.pockets_read
-    }
-
     pub fn open_jobs(&self) -> Result<i64, StoreError> {
         self.open_jobs
             .ok_or_else(|| StoreError::Corrupt("the open jobs were not read".into()))

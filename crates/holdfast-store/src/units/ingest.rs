@@ -1,29 +1,26 @@
-//! Batch ingest: the debits of many accounts in ONE transaction, set-based (also the
-//! debit batcher's group commit, [`Store::debit_many`]). Two statements per call
-//! whatever its size: lock the accounts (sorted) and read their rows with the locks,
-//! then, every lock held, the clock and the call's ledger ids (`ingest_lock_accounts`,
-//! which on PostgreSQL also reads the pockets and open jobs for the answers before its
-//! first lock, kept where the account's row version did not change meanwhile: docs/
-//! DESIGN.md, "Account row versions"); write everything (`ingest_write`: every key,
-//! every entry, each account row once, and the pockets and open jobs of the accounts
-//! whose row changed while the lock waited; on PostgreSQL the items bound as columns,
-//! one array per field). Between the two,
-//! `holdfast_core::decide` decides every debit in order, exactly as for a single debit:
+//! Debits: the one path of every debit — a single debit ([`Store::debit_one`], a call
+//! of one), the debit batcher's group commit ([`Store::debit_many`]) and a batch ingest
+//! ([`Store::ingest`]) — applied set-based in ONE transaction, so single and batched
+//! debits answer alike by construction. Two statements per call whatever its size: lock
+//! the accounts (sorted) and read their rows with the locks, then, every lock held, the
+//! clock and their pockets and open jobs (`ingest_lock_accounts`); write everything
+//! (`ingest_write`: every entry, which carries its key, and each account row once; on
+//! PostgreSQL the items bound as one array of a composite type per kind of row, see
+//! [`Records`]). Between the two, `holdfast_core::decide` decides every debit in order:
 //! each account's debits in the order given, each buffer check seeing the debits before
-//! it. The answers' account views are built after the commit, from each account's
-//! state and where each debit left it, so the locks are not held while they are built.
+//! it. The entries take their ids from the ledger as the write inserts them (under the
+//! locks, so the ledger's order is the order of application); until then a decided
+//! debit is known by its place in the call ([`Written`]). The answers' account views are
+//! built after the commit, from each account's state and where each debit left it, so
+//! the locks are not held while they are built.
 //!
-//! The keys are claimed optimistically, as a single debit's are: the call does not read
-//! them before deciding, and the write claims them: a plain `INSERT` on PostgreSQL,
-//! `ON CONFLICT DO NOTHING` on SQLite. A key used already (a retry, or a duplicate in
-//! flight) fails the write with a unique violation (PostgreSQL) or leaves its count of
-//! claimed keys short (SQLite): the attempt is rolled back and the call redone reading
-//! its keys first
-//! ([`Keys::ReadFirst`], a third statement), where a used key is a replay or a
-//! mismatch. A key repeated inside one call is a replay of its first use on either path
-//! (the decision remembers the keys it records).
-//!
-//! A call of one debit (an ingest of one item, a batch of one) runs as a single debit.
+//! The keys are claimed optimistically: the call does not read them before deciding,
+//! and the write claims them with its `INSERT`. A key used already (a retry, or a
+//! duplicate in flight) fails the write with a unique violation (a money change's key)
+//! or leaves its entry out (a submit's key): the attempt is rolled back and the call
+//! redone reading its keys first ([`Keys::ReadFirst`], a third statement), where a used
+//! key is a replay or a mismatch. A key repeated inside one call is a replay of its
+//! first use on either path (the decision remembers the keys it records).
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -34,7 +31,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::driver::db::Tx;
-use crate::driver::statement::{Cell, Items, Params, Stmt};
+use crate::driver::statement::{Cell, Params, Records, Stmt};
 use crate::error::StoreError;
 use crate::model::{AccountView, LedgerEntry, MoneyResult};
 use crate::scope::CrossAccount;
@@ -43,7 +40,7 @@ use crate::units::account_state::{AccountState, IdemRecord, account_id_of};
 use crate::units::jobs::{UsedJobs, used_jobs};
 use crate::units::money::{DebitRequest, PricedDebit};
 use crate::units::writes::{EntryFacts, crossing_events, emit, emit_suspension, read_entry};
-use crate::{columns, in_write_tx, params, statement};
+use crate::{in_write_tx, params, statement};
 
 static LOCK_ACCOUNTS: Stmt = statement!("ingest_lock_accounts");
 static READ_ACCOUNTS: Stmt = statement!("ingest_read_accounts");
@@ -103,8 +100,8 @@ impl Standing {
 /// What the call writes: the debits that apply, each account's sum, the suspensions.
 #[derive(Default)]
 struct IngestWrite {
-    items: Vec<Item>,
-    changes: Vec<Change>,
+    items: Vec<DebitItem>,
+    changes: Vec<AccountChange>,
     suspensions: Vec<(String, Suspension, AccountSnapshot, i64)>,
     /// Low-balance crossings: (account, event type, data, time).
     crossings: Vec<(String, &'static str, serde_json::Value, i64)>,
@@ -114,65 +111,69 @@ struct IngestWrite {
 }
 
 impl IngestWrite {
-    /// The parameters of `ingest_write` (see [`Items`]).
-    fn params(&self, tx: &Tx) -> Result<Params, StoreError> {
+    /// The parameters of `ingest_write` (see [`Records`]); the items and changes move
+    /// into them.
+    fn params(&mut self, tx: &Tx) -> Result<Params, StoreError> {
         Ok(tx
-            .items("items", &self.items)?
-            .and(tx.items("changes", &self.changes)?))
+            .records("items", std::mem::take(&mut self.items))?
+            .and(tx.records("changes", std::mem::take(&mut self.changes))?))
     }
 }
 
-impl Items for Item {
-    fn columns(items: &[Item]) -> Params {
-        columns!(items;
-            account_ids: account_id, keys: key, request_hashes: request_hash,
-            entry_ids: entry_id, deltas: delta, amounts_after: amount_after,
-            availables_after: available_after, buffers: buffer, refs: reference,
-            nows: now, actors: actor, meters: meter, seconds: seconds)
+impl Records for DebitItem {
+    fn texts(&self) -> impl Iterator<Item = &str> {
+        let named = [&self.account_id, &self.key, &self.request_hash, &self.actor];
+        let maybe = [&self.reference, &self.meter];
+        named
+            .into_iter()
+            .map(String::as_str)
+            .chain(maybe.into_iter().filter_map(Option::as_deref))
     }
 }
 
-impl Items for Change {
-    fn columns(changes: &[Change]) -> Params {
-        columns!(changes;
-            change_accounts: account_id, change_deltas: delta, change_spent: spent,
-            change_suspended_at: suspended_at, change_balances_after: balance_after,
-            change_buffers: buffer)
+impl Records for AccountChange {
+    fn texts(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.account_id.as_str())
     }
 }
 
-/// An applied debit as `ingest_write` reads it (`:items`): serialized as it is, not
-/// built as a `serde_json::Value` (fewer allocations per debit).
-#[derive(Serialize)]
-struct Item {
-    account_id: String,
-    key: String,
-    request_hash: String,
-    entry_id: i64,
-    delta: i64,
-    amount_after: i64,
-    available_after: i64,
-    buffer: i64,
+/// An applied debit as `ingest_write` reads it (`:items`): on PostgreSQL a `debit_item`
+/// (migration 0014: these fields in this order; sqlx derives its array type, `_debit_item`), on SQLite serialized as it is, not built
+/// as a `serde_json::Value` (fewer allocations per debit).
+#[derive(Clone, Serialize, sqlx::Type)]
+#[sqlx(type_name = "debit_item")]
+pub struct DebitItem {
+    pub account_id: String,
+    pub key: String,
+    pub request_hash: String,
+    pub entry_id: i64,
+    pub delta: i64,
+    pub amount_after: i64,
+    pub available_after: i64,
+    pub buffer: i64,
     #[serde(rename = "ref")]
-    reference: Option<String>,
-    now: i64,
+    pub reference: Option<String>,
+    pub now: i64,
     /// Who asked for it: a batch carries the debits of several callers (the batcher's
     /// group commit runs on a task of its own).
-    actor: String,
+    pub actor: String,
     /// What a metered debit used: its meter and seconds.
-    meter: Option<String>,
-    seconds: Option<i64>,
+    pub meter: Option<String>,
+    pub seconds: Option<i64>,
 }
 
-/// An account's row as `ingest_write` changes it (`:changes`): the sum of its debits.
-#[derive(Serialize)]
-struct Change {
-    account_id: String,
-    delta: i64,
-    spent: i64,
-    suspended_at: Option<i64>,
-    balance_after: i64,
-    buffer: i64,
+/// An account's row as `ingest_write` changes it (`:changes`): the sum of its debits;
+/// on PostgreSQL an `account_change` (migration 0014). Public, with [`DebitItem`], for
+/// the bench, which runs the engine's statements without the engine.
+#[derive(Clone, Serialize, sqlx::Type)]
+#[sqlx(type_name = "account_change")]
+pub struct AccountChange {
+    pub account_id: String,
+    pub delta: i64,
+    pub spent: i64,
+    pub suspended_at: Option<i64>,
+    pub balance_after: i64,
+    pub buffer: i64,
 }
 
 /// How an attempt of an ingest treats the keys the call names.
@@ -240,15 +241,6 @@ impl Store {
         items: &[(AccountId, DebitRequest)],
         why: CrossAccount,
     ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
-        // One debit: a single debit's two statements cost less than the set-based ones
-        // (docs/bench-history.md, issue #43).
-        if let [(account, req)] = items {
-            return match self.debit_one(account, req).await {
-                Ok(debited) => Ok(vec![Ok(debited)]),
-                Err(StoreError::Refused(r)) => Ok(vec![Err(r)]),
-                Err(e) => Err(e),
-            };
-        }
         let priced: Vec<Result<PricedDebit<'_>, Refusal>> =
             items.iter().map(|(_, r)| self.price_debit(r)).collect();
         let (answers, states) = match self
@@ -302,35 +294,36 @@ impl Store {
     ) -> Result<(Vec<Answer>, HashMap<AccountId, Ingesting>), AttemptFailed> {
         let mark = items.iter().any(|(a, _)| a != &items[0].0).then_some(why);
         in_write_tx!(self, across mark, fails AttemptFailed, |tx| async {
-            let wanted = priced.iter().filter(|p| p.is_ok()).count();
-            let (mut states, ids) = lock_and_read(tx, items, keys, wanted).await?;
+            let mut states = lock_and_read(tx, items, keys).await?;
             // Only the debits that passed their checks (a job_ref with a NUL does not).
             let refs = items.iter().zip(priced).filter_map(|((a, _), p)| {
                 Some((a.as_str(), p.as_ref().ok()?.req.job_ref.as_deref()?))
             });
             let jobs = used_jobs(tx, refs).await?;
-            let mut ids = ids.into_iter();
             let mut write = IngestWrite::default();
             let mut decided = Vec::with_capacity(items.len());
             for ((account, _), p) in items.iter().zip(priced) {
                 let state = states.get_mut(account);
-                decided.push(self.decide_one(state, p, &jobs, &mut ids, &mut write)?);
+                decided.push(self.decide_one(state, p, &jobs, &mut write)?);
             }
             if keys == Keys::Claimed && any_key_used(tx, &write.refused_keys).await? {
                 return Err(AttemptFailed::KeyTaken);
             }
             write.changes = states.values().filter_map(Ingesting::change).collect();
-            apply(tx, &write, keys, &mut states).await?;
+            let written = apply(tx, write, keys).await?;
             let mut out = Vec::with_capacity(decided.len());
             for d in decided {
                 out.push(match d {
-                    DebitOutcome::Applied(entry, standing) => Ok(Answered {
-                        entry,
-                        standing,
-                        replay: false,
-                    }),
+                    DebitOutcome::Applied(mut entry, standing) => {
+                        entry.entry_id = written.id_of(entry.entry_id)?;
+                        Ok(Answered {
+                            entry,
+                            standing,
+                            replay: false,
+                        })
+                    }
                     DebitOutcome::Replay(entry_id, standing) => Ok(Answered {
-                        entry: read_entry(tx, entry_id).await?,
+                        entry: read_entry(tx, written.id_of(entry_id)?).await?,
                         standing,
                         replay: true,
                     }),
@@ -354,7 +347,6 @@ impl Store {
         state: Option<&mut Ingesting>,
         p: &Result<PricedDebit<'_>, Refusal>,
         jobs: &UsedJobs,
-        ids: &mut impl Iterator<Item = i64>,
         write: &mut IngestWrite,
     ) -> Result<DebitOutcome, StoreError> {
         // As for a single debit: a 422 of the request before the account's 404.
@@ -390,9 +382,7 @@ impl Store {
                 return Ok(DebitOutcome::Refused(r));
             }
         };
-        let entry_id = ids
-            .next()
-            .ok_or_else(|| StoreError::Corrupt("fewer entry ids than debits".into()))?;
+        let entry_id = Written::provisional(write.items.len());
         let before = state.snap.available_money();
         state.snap.apply_money(&after);
         let now_available = state.snap.available_money();
@@ -432,11 +422,11 @@ struct Ingesting {
 
 impl Ingesting {
     /// The change of its row, once a debit applied.
-    fn change(&self) -> Option<Change> {
+    fn change(&self) -> Option<AccountChange> {
         let buffer = self.buffer?;
         let snap = &self.state.snap;
         let (balance, spent) = self.start;
-        Some(Change {
+        Some(AccountChange {
             account_id: self.state.account.to_string(),
             delta: snap.balance - balance,
             spent: snap.total_spent - spent,
@@ -459,7 +449,7 @@ impl Ingesting {
         let snap = &self.state.snap;
         let account = self.state.account.to_string();
         let available_after = snap.balance - snap.held;
-        write.items.push(Item {
+        write.items.push(DebitItem {
             account_id: account.clone(),
             key: p.req.key.as_str().to_owned(),
             request_hash: p.hash.clone(),
@@ -508,14 +498,13 @@ async fn lock_and_read(
     tx: &mut Tx,
     items: &[(AccountId, DebitRequest)],
     keys: Keys,
-    wanted: usize,
-) -> Result<(HashMap<AccountId, Ingesting>, Vec<i64>), StoreError> {
+) -> Result<HashMap<AccountId, Ingesting>, StoreError> {
     let named: Vec<[&str; 2]> = items
         .iter()
         .map(|(a, r)| [a.as_str(), r.key.as_str()])
         .collect();
     let read_keys = (keys == Keys::ReadFirst).then_some(named.as_slice());
-    let (states, entry_ids) = lock_accounts_and_read(tx, &named, read_keys, wanted).await?;
+    let states = lock_accounts_and_read(tx, &named, read_keys).await?;
     let states = states.into_iter().map(|(account, state)| {
         let start = (state.snap.balance, state.snap.total_spent);
         let ingesting = Ingesting {
@@ -525,35 +514,24 @@ async fn lock_and_read(
         };
         (account, ingesting)
     });
-    Ok((states.collect(), entry_ids))
+    Ok(states.collect())
 }
 
 /// Locks the accounts of `named` (`[account, key]` pairs) in sorted order, reading
-/// their rows with the locks, the clock and `wanted` ledger ids (in increasing order)
-/// once every lock is held; with `keys`, then also each account's pockets, open jobs
-/// and the records of those keys, read after the locks (so current); without, the
-/// pockets and open jobs of the accounts whose row did not change since the statement's
-/// snapshot (the others' are left unread). An account that does not exist is absent.
+/// their rows, the clock and their pockets and open jobs once every lock is held; with
+/// `keys`, then also the records of those keys. An account that does not exist is
+/// absent.
 pub(crate) async fn lock_accounts_and_read(
     tx: &mut Tx,
     named: &[[&str; 2]],
     keys: Option<&[[&str; 2]]>,
-    wanted: usize,
-) -> Result<(HashMap<AccountId, AccountState>, Vec<i64>), StoreError> {
+) -> Result<HashMap<AccountId, AccountState>, StoreError> {
     let mut ids: Vec<&str> = named.iter().map(|[a, _]| *a).collect();
     ids.sort_unstable();
     ids.dedup();
     let mut states = HashMap::with_capacity(ids.len());
-    // The pockets and open jobs with the lock when no other read follows (where they are
-    // current: see ingest_lock_accounts); the write reads the rest.
-    let locked = params! {
-        account_ids: Cell::column(ids.into_iter()), count: wanted as i64, extras: keys.is_none(),
-    };
-    let mut entry_ids = Vec::new();
+    let locked = params! { account_ids: Cell::column(ids.into_iter()) };
     for row in tx.rows(&LOCK_ACCOUNTS, locked).await? {
-        if let Some(listed) = row.opt_text("entry_ids")? {
-            entry_ids = parse_ids(&listed)?;
-        }
         let account = account_id_of(&row)?;
         let state = AccountState::from_row(&account, &row)?;
         states.insert(account, state);
@@ -575,7 +553,7 @@ pub(crate) async fn lock_accounts_and_read(
             state.fill_from(&row)?;
         }
     }
-    Ok((states, entry_ids))
+    Ok(states)
 }
 
 /// Whether any of these `[account, key]` names a stored record (read with the accounts'
@@ -599,86 +577,80 @@ async fn any_key_used(tx: &mut Tx, keys: &[[String; 2]]) -> Result<bool, StoreEr
     Ok(false)
 }
 
-/// The entry ids a read listed (`1,2,3`), in increasing order.
-pub fn parse_ids(listed: &str) -> Result<Vec<i64>, StoreError> {
-    let mut ids = listed
+/// The entry ids a write listed (`1,2,3`), in order.
+fn parse_ids(listed: &str) -> Result<Vec<i64>, StoreError> {
+    listed
         .split(',')
         .filter(|s| !s.is_empty())
         .map(|s| {
             s.parse::<i64>()
                 .map_err(|e| StoreError::Corrupt(format!("entry id {s:?}: {e}")))
         })
-        .collect::<Result<Vec<i64>, _>>()?;
-    ids.sort_unstable();
-    Ok(ids)
+        .collect()
 }
 
-/// Writes what was decided, checks every row was written, takes the pockets and open
-/// jobs the write read (PostgreSQL) into `states`, and emits the suspensions. With
-/// [`Keys::Claimed`], a key some earlier call used leaves the count of claimed keys
-/// short: [`AttemptFailed::KeyTaken`], and the caller rolls back and reads the keys.
-async fn apply(
-    tx: &mut Tx,
-    write: &IngestWrite,
-    keys: Keys,
-    states: &mut HashMap<AccountId, Ingesting>,
-) -> Result<(), AttemptFailed> {
-    if write.items.is_empty() {
-        return Ok(());
+/// The ledger ids of a call's entries. The ledger gives them as the write inserts the
+/// entries, in the order of the items; until then a debit decided in the call is known
+/// by a provisional id, its place among the items, negative (never a ledger id).
+struct Written {
+    ids: Vec<i64>,
+}
+
+impl Written {
+    fn provisional(index: usize) -> i64 {
+        -(index as i64) - 1
     }
-    // The accounts whose pockets and open jobs the lock statement could not read current.
-    let mut stale: Vec<&str> = states
-        .values()
-        .filter(|ing| !ing.state.pockets_read())
-        .map(|ing| ing.state.account.as_str())
-        .collect();
-    stale.sort_unstable();
-    let params = write
-        .params(tx)?
-        .and(params! { stale_accounts: Cell::column(stale.into_iter()) });
-    let rows = match tx.rows(&WRITE, params).await {
-        // PostgreSQL claims the keys with a plain INSERT (see ingest_write.sql).
+
+    /// The ledger id of `id`, provisional or not.
+    fn id_of(&self, id: i64) -> Result<i64, StoreError> {
+        if id > 0 {
+            return Ok(id);
+        }
+        usize::try_from(-id - 1)
+            .ok()
+            .and_then(|index| self.ids.get(index).copied())
+            .ok_or_else(|| StoreError::Corrupt(format!("entry {id}: not written")))
+    }
+}
+
+/// Writes what was decided and checks every row was written; returns the entries' ids
+/// and emits the suspensions and crossings. With [`Keys::Claimed`], a key some earlier
+/// call used fails the write or leaves its entries short:
+/// [`AttemptFailed::KeyTaken`], and the caller rolls back and reads the keys.
+async fn apply(tx: &mut Tx, mut write: IngestWrite, keys: Keys) -> Result<Written, AttemptFailed> {
+    if write.items.is_empty() {
+        return Ok(Written { ids: Vec::new() });
+    }
+    let items = write.items.len();
+    let changes = write.changes.len() as i64;
+    let params = write.params(tx)?;
+    let row = match tx.row(&WRITE, params).await {
+        // A key an earlier money change used (see ingest_write.sql).
         Err(e) if keys == Keys::Claimed && e.is_unique_violation() => {
             return Err(AttemptFailed::KeyTaken);
         }
-        rows => rows?,
+        row => row?,
     };
-    let row = rows
-        .first()
-        .ok_or_else(|| StoreError::Corrupt("an ingest's write answered nothing".into()))?;
-    for row in &rows {
-        // One row of counts alone when no account was stale (always on SQLite).
-        if row.opt_text("account_id")?.is_none() {
-            continue;
-        }
-        let account = account_id_of(row)?;
-        let ing = states
-            .get_mut(&account)
-            .ok_or_else(|| StoreError::Corrupt(format!("{account}: written, not locked")))?;
-        ing.state.fill_from(row)?;
-    }
-    let written = (
-        row.int("keys_claimed")?,
-        row.int("entries_written")?,
-        row.int("accounts_changed")?,
-    );
-    let n = write.items.len() as i64;
-    let expected = (n, n, write.changes.len() as i64);
-    if keys == Keys::Claimed && written.0 < n {
+    let ids = parse_ids(&row.text("entry_ids")?)?;
+    // A key a job submit used: its debit was not inserted.
+    if keys == Keys::Claimed && ids.len() < items {
         return Err(AttemptFailed::KeyTaken);
     }
-    if written != expected {
+    let written = (ids.len(), row.int("accounts_changed")?);
+    if written != (items, changes) {
         return Err(StoreError::Corrupt(format!(
-            "an ingest wrote (keys, entries, accounts) {written:?}, decided {expected:?}; \
+            "an ingest wrote (entries, accounts) {written:?}, decided ({items}, {changes}); \
              nothing was written"
         ))
         .into());
     }
+    let written = Written { ids };
     for (account, suspension, snap, entry_id) in &write.suspensions {
-        emit_suspension(tx, account, *suspension, snap, *entry_id).await?;
+        let entry_id = written.id_of(*entry_id)?;
+        emit_suspension(tx, account, *suspension, snap, entry_id).await?;
     }
     for (account, event, data, now) in &write.crossings {
         emit(tx, event, account, None, data.clone(), *now).await?;
     }
-    Ok(())
+    Ok(written)
 }

@@ -7,7 +7,6 @@ use holdfast_core::decide::{self, MoneyMove, RefundAsk, Usage};
 use holdfast_core::{AccountId, IdempotencyKey, Micros, Refusal};
 use serde_json::json;
 
-use crate::actor::acting_as;
 use crate::driver::db::Tx;
 use crate::driver::statement::Stmt;
 use crate::error::StoreError;
@@ -15,7 +14,7 @@ use crate::model::{LedgerEntry, MoneyResult, Page};
 use crate::scope::CrossAccount;
 use crate::store::{Store, TxFailure};
 use crate::units::account_state::{AccountState, lock_account, lock_account_row, read_account};
-use crate::units::jobs::{UsedJobs, used_jobs};
+use crate::units::jobs::UsedJobs;
 use crate::units::writes::{MoneyRequest, entry_from, read_entry, request_hash, write_money};
 use crate::{in_read_tx, in_write_tx, params, statement};
 
@@ -121,20 +120,13 @@ impl MoneyFailed {
 pub const MAX_PAGE: i64 = 1000;
 
 impl<'k> UseOfKey<'k> {
-    fn request(
-        self,
-        change: MoneyMove,
-        reference: Option<String>,
-        guarded: bool,
-    ) -> MoneyRequest<'k> {
+    fn request(self, change: MoneyMove, reference: Option<String>) -> MoneyRequest<'k> {
         MoneyRequest {
             change,
             kind: self.operation,
             reference,
-            guarded,
             key: self.key,
             request_hash: self.request_hash,
-            usage: None,
         }
     }
 }
@@ -162,7 +154,7 @@ impl Store {
                 return Ok(replay);
             }
             let buffer = state.snap.buffer(self.card());
-            let req = use_of_key.request(MoneyMove::Credit(amount), None, false);
+            let req = use_of_key.request(MoneyMove::Credit(amount), None);
             let written = write_money(tx, self.card(), &mut state, buffer, req).await?;
             self.written_or_replay(tx, &mut state, use_of_key, written)
                 .await
@@ -188,24 +180,22 @@ impl Store {
         self.debit_one(account, &req).await
     }
 
-    /// One debit as a request (the batcher's unit, and a call of one debit): priced, then
-    /// a transaction of its own that locks the account, lets the core decide and writes
-    /// (two statements).
+    /// One debit as a request (the batcher's unit): a call of one debit through the one
+    /// debit path ([`Store::ingest`]'s statements and decisions), so a single debit and a
+    /// batched one answer alike by construction.
     pub async fn debit_one(
         &self,
         account: &AccountId,
         req: &DebitRequest,
     ) -> Result<MoneyResult, StoreError> {
-        // 422s (an unknown meter, a bad amount) come before the account's 404.
-        let priced = self.price_debit(req)?;
-        in_write_tx!(self, fails MoneyFailed, |tx| async {
-            let mut state = lock_account_row(tx, account, &[req.key.as_str()]).await?;
-            let job = req.job_ref.as_deref().map(|r| (account.as_str(), r));
-            let jobs = used_jobs(tx, job.into_iter()).await?;
-            let debit = self.debit_in(tx, &mut state, &priced, &jobs);
-            acting_as(&req.actor, debit).await
-        })
-        .map_err(MoneyFailed::into_store)
+        let items = [(account.clone(), req.clone())];
+        let mut answers = self.apply_debits(&items, CrossAccount::DebitBatch).await?;
+        match (answers.pop(), answers.is_empty()) {
+            (Some(answer), true) => answer.map_err(StoreError::from),
+            _ => Err(StoreError::Corrupt(
+                "a call of one debit answered other than once".into(),
+            )),
+        }
     }
 
     /// Debits of any accounts in ONE transaction, answered in the order given: the debit
@@ -255,41 +245,6 @@ impl Store {
         Ok(PricedDebit { req, amount, hash })
     }
 
-    async fn debit_in(
-        &self,
-        tx: &mut Tx,
-        state: &mut AccountState,
-        p: &PricedDebit<'_>,
-        jobs: &UsedJobs,
-    ) -> Result<MoneyResult, MoneyFailed> {
-        let use_of_key = UseOfKey {
-            key: &p.req.key,
-            operation: "debit",
-            request_hash: &p.hash,
-        };
-        if let Some(replay) = self.known_replay(tx, state, use_of_key).await? {
-            return Ok(replay);
-        }
-        let buffer = state.snap.buffer(self.card());
-        if let Err(refusal) = self.may_debit(state, p, jobs, buffer) {
-            // The key may still name an earlier debit (PostgreSQL reads keys on demand):
-            // a replay is answered as such whatever the balance is now.
-            state.check_key(tx, p.req.key.as_str()).await?;
-            return match self.known_replay(tx, state, use_of_key).await? {
-                Some(replay) => Ok(replay),
-                None => Err(refusal.into()),
-            };
-        }
-        let req = MoneyRequest {
-            usage: Some(&p.req.usage),
-            ..use_of_key.request(MoneyMove::Debit(p.amount), p.req.job_ref.clone(), true)
-        };
-        // One statement: this debit whole, or nothing and a refusal (a result out of
-        // range), which rolls the transaction back and is the debit's answer.
-        let written = write_money(tx, self.card(), state, buffer, req).await?;
-        self.written_or_replay(tx, state, use_of_key, written).await
-    }
-
     /// A forced debit refunding (part of) a top-up: no buffer check, never more than the
     /// top-up has left to refund, `total_spent` untouched.
     pub async fn refund(
@@ -335,7 +290,7 @@ impl Store {
                 return Ok(None);
             };
             let buffer = state.snap.buffer(self.card());
-            let req = use_of_key.request(MoneyMove::Refund(amount), Some(reference), false);
+            let req = use_of_key.request(MoneyMove::Refund(amount), Some(reference));
             let written = write_money(tx, self.card(), &mut state, buffer, req).await?;
             self.written_or_replay(tx, &mut state, use_of_key, written)
                 .await
@@ -387,12 +342,9 @@ impl Store {
         let Some(record) = state.replay(key.as_str(), operation, request_hash)? else {
             return Ok(None);
         };
-        // A record of this transaction without its entry: the guarded write refused.
+        // A money change's key is its entry's: a record without one is not of this kind.
         let entry_id = record.entry_id.ok_or_else(|| {
-            StoreError::Corrupt(format!(
-                "key {key:?}: a money record without its entry (a guarded write refused \
-                 what the decision allowed)"
-            ))
+            StoreError::Corrupt(format!("key {key:?}: a money record without its entry"))
         })?;
         if state.open_jobs.is_none() {
             state.look_up(tx, &[]).await?;

@@ -95,7 +95,7 @@ impl Store {
                 .iter()
                 .map(|i| [i.req.account.as_str(), i.req.key.as_str()])
                 .collect();
-            let (mut states, _) = lock_accounts_and_read(tx, &named, Some(&named), 0).await?;
+            let mut states = lock_accounts_and_read(tx, &named, Some(&named)).await?;
             let mut writes = Vec::with_capacity(items.len());
             let mut effects = SideEffects::default();
             let mut decided = Vec::with_capacity(items.len());

@@ -2,7 +2,7 @@
 //! due refills, and a change of the money pocket under the client's key.
 
 use holdfast_core::decide::{
-    AccountSnapshot, MoneyAfter, MoneyMove, Refill, Suspension, Timestamp, Usage,
+    AccountSnapshot, MoneyAfter, MoneyMove, Refill, Suspension, Timestamp,
 };
 use holdfast_core::{IdempotencyKey, MONEY, Micros, RateCard, decide};
 use sha2::{Digest, Sha256};
@@ -224,12 +224,8 @@ pub(crate) struct MoneyRequest<'a> {
     /// The entry's kind and the key's operation (a credit is `top_up` or `bonus`).
     pub kind: &'a str,
     pub reference: Option<String>,
-    /// A debit that must stay within the buffer: the write checks it again.
-    pub guarded: bool,
     pub key: &'a IdempotencyKey,
     pub request_hash: &'a str,
-    /// What a debit used, recorded on its entry when it is metered.
-    pub usage: Option<&'a Usage>,
 }
 
 /// The parameters of `write_money.sql`.
@@ -242,15 +238,12 @@ struct MoneyWrite {
     credited_micros: i64,
     spent_micros: i64,
     suspended_at: Option<i64>,
-    guard_micros: Option<i64>,
     amount_after: i64,
     available_after: Option<i64>,
     buffer_micros: i64,
     reference: Option<String>,
     now: i64,
     actor: String,
-    meter: Option<String>,
-    seconds: Option<i64>,
 }
 
 bind_by_name!(MoneyWrite {
@@ -262,21 +255,17 @@ bind_by_name!(MoneyWrite {
     credited_micros,
     spent_micros,
     suspended_at,
-    guard_micros,
     amount_after,
     available_after,
     buffer_micros,
     reference,
     now,
     actor,
-    meter,
-    seconds,
 });
 
-/// What `write_money.sql` answered: whether the buffer check passed, the entry (none
-/// when the key was taken, or the check refused) and the balance it left.
+/// What `write_money.sql` answered: the entry (none when the key was taken) and the
+/// balance it left.
 struct MoneyWritten {
-    guard_passed: bool,
     balance_after: Option<i64>,
     entry_id: Option<i64>,
 }
@@ -298,22 +287,18 @@ impl MoneyWrite {
             credited_micros: req.change.credited_micros(),
             spent_micros: req.change.spent_micros(),
             suspended_at: after.suspended_at,
-            guard_micros: req.guarded.then_some(buffer.0),
             amount_after: after.balance_micros,
             available_after: Some(after.balance_micros - state.snap.held),
             buffer_micros: buffer.0,
             reference: req.reference.clone(),
             now: state.snap.now,
             actor: crate::actor::current(),
-            meter: req.usage.and_then(Usage::meter).map(str::to_owned),
-            seconds: req.usage.and_then(Usage::seconds),
         }
     }
 }
 
 fn money_written(row: &Row) -> Result<MoneyWritten, StoreError> {
     Ok(MoneyWritten {
-        guard_passed: row.int("guard_passed")? == 1,
         balance_after: row.opt_int("balance_after")?,
         entry_id: row.opt_int("entry_id")?,
     })
@@ -322,9 +307,8 @@ fn money_written(row: &Row) -> Result<MoneyWritten, StoreError> {
 /// Writes a money change under the client's key (the ledger entry carrying the key,
 /// balance, counters) and the suspension it causes, as `core::decide::change_money`
 /// decides it, updating `state`. Returns the ledger entry, or `None` (nothing written)
-/// when the key is taken already. A guarded debit that the write's own buffer check
-/// refuses, or a write that left another balance than decided, is corruption: the
-/// caller's transaction is rolled back. Emits the suspension and the
+/// when the key is taken already. A write that left another balance than decided is
+/// corruption: the caller's transaction is rolled back. Emits the suspension and the
 /// low-balance crossing the change causes.
 pub(crate) async fn write_money(
     tx: &mut Tx,
@@ -340,9 +324,6 @@ pub(crate) async fn write_money(
     let write = MoneyWrite::new(state, buffer, &req, &after);
     let row = tx.row(&WRITE_MONEY, write.params()).await?;
     let written = money_written(&row)?;
-    if !written.guard_passed {
-        return Err(guard_refused(account, &write));
-    }
     let Some(entry_id) = written.entry_id else {
         return Ok(None);
     };
@@ -374,19 +355,7 @@ pub(crate) async fn write_money(
         buffer: Some(buffer.0),
         reference: req.reference,
     };
-    Ok(Some(LedgerEntry {
-        meter: write.meter,
-        seconds: write.seconds,
-        ..facts.entry(entry_id, account, state.snap.now)
-    }))
-}
-
-fn guard_refused(account: &str, write: &MoneyWrite) -> StoreError {
-    StoreError::Corrupt(format!(
-        "account {account}: the guarded money write refused a change of {} micros \
-         (buffer {:?}) that the decision allowed; nothing was written",
-        write.delta_micros, write.guard_micros
-    ))
+    Ok(Some(facts.entry(entry_id, account, state.snap.now)))
 }
 
 /// The hash of a normalised request: the first 64 bits (16 hex digits) of the SHA-256 of
