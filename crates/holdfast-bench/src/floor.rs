@@ -8,6 +8,7 @@ use std::str::FromStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
+use holdfast_store::units::ingest::{AccountChange, DebitItem};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 use sqlx::{PgPool, Row as _, SqlitePool};
@@ -214,7 +215,6 @@ impl FloorPool {
         use holdfast_store::driver::db::Arg;
         use holdfast_store::driver::statement::Cell;
         use holdfast_store::params;
-        use holdfast_store::units::ingest::{AccountChange, DebitItem};
         let FloorPool::Postgres(pool) = self else {
             bail!("the engine's ingest statements are measured on PostgreSQL only");
         };
@@ -232,50 +232,8 @@ impl FloorPool {
             .fetch_all(&mut *tx)
             .await?;
         let (mut state, now) = ingest_locked(&rows)?;
-        let (mut after, mut available) = (Vec::new(), Vec::new());
-        for account in accounts {
-            let s = state
-                .get_mut(account)
-                .context("an account of the batch was not locked")?;
-            s.balance -= DEBIT_MICROS;
-            s.debits += 1;
-            after.push(s.balance);
-            available.push(s.balance - s.held);
-        }
-        let n = accounts.len();
-        let items: Vec<DebitItem> = accounts
-            .iter()
-            .zip(keys)
-            .zip(after.into_iter().zip(available))
-            .map(
-                |((account, key), (amount_after, available_after))| DebitItem {
-                    account_id: account.clone(),
-                    key: key.clone(),
-                    request_hash: HASH.to_owned(),
-                    entry_id: 0,
-                    delta: -DEBIT_MICROS,
-                    amount_after,
-                    available_after,
-                    buffer: BUFFER_MICROS,
-                    reference: None,
-                    now,
-                    actor: "library".to_owned(),
-                    meter: Some("linux-small".to_owned()),
-                    seconds: Some(1),
-                },
-            )
-            .collect();
-        let changes: Vec<AccountChange> = state
-            .iter()
-            .map(|(account, s)| AccountChange {
-                account_id: account.clone(),
-                delta: -s.debits * DEBIT_MICROS,
-                spent: s.debits * DEBIT_MICROS,
-                suspended_at: s.suspended_at,
-                balance_after: s.balance,
-                buffer: BUFFER_MICROS,
-            })
-            .collect();
+        let (items, changes) = engine_debits(accounts, keys, &mut state, now)?;
+        let n = items.len();
         let write = params! {
             items: Arg::records(items),
             changes: Arg::records(changes),
@@ -531,6 +489,51 @@ struct SoFar {
     held: i64,
     debits: i64,
     suspended_at: Option<i64>,
+}
+
+/// The engine's items of a batch of debits (one per account named, in order) and its
+/// account changes, each debit's balance arithmetic applied to `state` as it goes.
+fn engine_debits(
+    accounts: &[String],
+    keys: &[String],
+    state: &mut BTreeMap<String, SoFar>,
+    now: i64,
+) -> anyhow::Result<(Vec<DebitItem>, Vec<AccountChange>)> {
+    let mut items = Vec::with_capacity(accounts.len());
+    for (account, key) in accounts.iter().zip(keys) {
+        let s = state
+            .get_mut(account)
+            .context("an account of the batch was not locked")?;
+        s.balance -= DEBIT_MICROS;
+        s.debits += 1;
+        items.push(DebitItem {
+            account_id: account.clone(),
+            key: key.clone(),
+            request_hash: HASH.to_owned(),
+            entry_id: 0,
+            delta: -DEBIT_MICROS,
+            amount_after: s.balance,
+            available_after: s.balance - s.held,
+            buffer: BUFFER_MICROS,
+            reference: None,
+            now,
+            actor: "library".to_owned(),
+            meter: Some("linux-small".to_owned()),
+            seconds: Some(1),
+        });
+    }
+    let changes = state
+        .iter()
+        .map(|(account, s)| AccountChange {
+            account_id: account.clone(),
+            delta: -s.debits * DEBIT_MICROS,
+            spent: s.debits * DEBIT_MICROS,
+            suspended_at: s.suspended_at,
+            balance_after: s.balance,
+            buffer: BUFFER_MICROS,
+        })
+        .collect();
+    Ok((items, changes))
 }
 
 /// What the engine's `ingest_lock_accounts` answered: each account's row, and the
