@@ -4,7 +4,7 @@
 //! a transaction of its own: without contention batching adds no latency. So does, on
 //! PostgreSQL, a debit whose stream is busy while no debit waits in any stream and its
 //! account has no transaction in flight (at most one per stream at once,
-//! [`PassWhen::Idle`]); past that, a debit is batched: a small batch costs about what one
+//! [`Batched::PASSING_PER_STREAM`]); past that, a debit is batched: a small batch costs about what one
 //! debit costs (the same two statements), so under load debits share transactions.
 //! Those debits wait in their stream's queue and are applied together in its
 //! next transaction ([`Store::debit_many`]), set-based as a batch ingest is: two
@@ -14,7 +14,7 @@
 //! one lock, one write and one commit; many accounts' debits share one commit.
 //!
 //! Submits are batched the same way ([`SubmitBatcher`]), but pass a busy stream only
-//! while no submit waits (a burst of submits batches, [`PassWhen::Idle`]): a batch is applied by
+//! while no submit waits (a burst of submits batches, [`Batched::PASSING_PER_STREAM`]): a batch is applied by
 //! [`Store::submit_many`], set-based, each submit exactly as a single submit; each carries
 //! its caller's actor, since the batch runs on another task. The machinery is one
 //! [`Batcher`], generic over what it batches ([`Batched`]).
@@ -56,29 +56,18 @@ impl Default for BatchOptions {
     }
 }
 
-/// When a call whose stream is busy passes it on PostgreSQL (goes straight through, a
-/// transaction of its own beside the stream's) rather than wait for the stream's next
-/// batch. Either way it waits when its account has a transaction in flight: it would
-/// wait for the lock anyway, and batches with the account's other calls instead.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PassWhen {
-    /// While no call waits in any stream (light load), at most streams × this many at
-    /// once: a burst of calls batches.
-    Idle(usize),
-    /// While the pool has a connection for it (at most its connections beyond one per
-    /// stream at once): under a steady load over many accounts calls run side by side,
-    /// and only the calls beyond the pool batch.
-    ConnectionFree,
-}
-
 /// What a [`Batcher`] batches: a call on one account, applied alone (a transaction of
 /// its own) or with others in one transaction, each answered as if alone.
 pub trait Batched: Send + Sync + 'static {
     type Req: Clone + Send + Sync + 'static;
     type Answer: Send + 'static;
 
-    /// When a call passes a busy stream ([`PassWhen`]).
-    const PASS_WHEN: PassWhen;
+    /// On PostgreSQL, how many calls per stream may pass a busy stream at once (go
+    /// straight through, a transaction of their own beside the stream's) rather than
+    /// wait for its next batch: only while no call waits in any stream (light load; a
+    /// burst of calls batches), and never beside a transaction of the call's own account
+    /// (it would wait for the lock anyway, and batches with the account's other calls).
+    const PASSING_PER_STREAM: usize;
 
     /// The call alone.
     fn one(
@@ -106,7 +95,7 @@ impl Batched for Debits {
     /// busy pays: at 16 clients over 1,000 accounts, 6 737 debits/s with one passer per
     /// stream, 4 648–4 672 with four, 3 512–3 794 passing while a connection is free
     /// (docs/bench-history.md, issue #43, "one debit path").
-    const PASS_WHEN: PassWhen = PassWhen::Idle(1);
+    const PASSING_PER_STREAM: usize = 1;
 
     async fn one(
         store: &Store,
@@ -131,11 +120,11 @@ pub struct Submits;
 impl Batched for Submits {
     type Req = QueuedSubmit;
     type Answer = Submitted;
-    /// A burst of submits (50 at once) is cheaper batched: with
-    /// [`PassWhen::ConnectionFree`] the batched lifecycle fell from 5 663 to 4 446 jobs/s
-    /// while the single one stayed at 1 067–1 109 (BENCHMARKS.md). Up to 8 at once on 2
-    /// streams go straight through.
-    const PASS_WHEN: PassWhen = PassWhen::Idle(4);
+    /// A burst of submits (50 at once) is cheaper batched: passing while a connection
+    /// was free (a policy since removed) the batched lifecycle fell from 5 663 to 4 446
+    /// jobs/s while the single one stayed at 1 067–1 109 (docs/bench-history.md). Up to 8
+    /// at once on 2 streams go straight through.
+    const PASSING_PER_STREAM: usize = 4;
 
     async fn one(
         store: &Store,
@@ -188,7 +177,7 @@ impl<O: Batched> Default for Queues<O> {
 enum Turn<O: Batched> {
     /// Its stream had nothing in flight: straight through, and the stream is its own.
     Lead,
-    /// Its stream is busy, its account is not, and [`Batched::PASS_WHEN`] lets it pass:
+    /// Its stream is busy, its account is not, and [`Batched::PASSING_PER_STREAM`] lets it pass:
     /// straight through beside it, not waiting a transaction to be batched.
     Pass,
     /// Otherwise: into the stream's next batch.
@@ -259,8 +248,7 @@ impl<O: Batched> Batcher<O> {
                 q.writing.insert(stream, vec![account.clone()]);
                 Turn::Lead
             } else if q.passing.len() < self.passing_limit(store)
-                && (O::PASS_WHEN == PassWhen::ConnectionFree
-                    || q.waiting.values().all(Vec::is_empty))
+                && q.waiting.values().all(Vec::is_empty)
                 && !q.passing.contains(account)
                 // Not beside a transaction of the same account: that one would wait for
                 // the lock, and batch with it instead.
@@ -303,16 +291,13 @@ impl<O: Batched> Batcher<O> {
         }
     }
 
-    /// How many calls may pass busy streams at once ([`Batched::PASS_WHEN`]); none on
-    /// SQLite, whose writers queue at its write gate anyway.
+    /// How many calls may pass busy streams at once
+    /// ([`Batched::PASSING_PER_STREAM`]); none on SQLite, whose writers queue at its
+    /// write gate anyway.
     fn passing_limit(&self, store: &Store) -> usize {
-        let streams = self.opts.postgres_streams as usize;
-        match (store.dialect(), O::PASS_WHEN) {
-            (Dialect::Sqlite, _) => 0,
-            (Dialect::Postgres, PassWhen::Idle(per_stream)) => streams * per_stream,
-            (Dialect::Postgres, PassWhen::ConnectionFree) => {
-                (store.pool().max_connections() as usize).saturating_sub(streams)
-            }
+        match store.dialect() {
+            Dialect::Sqlite => 0,
+            Dialect::Postgres => self.opts.postgres_streams as usize * O::PASSING_PER_STREAM,
         }
     }
 

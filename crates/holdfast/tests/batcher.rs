@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use holdfast::batch::{BatchOptions, Batched, Batcher, PassWhen};
+use holdfast::batch::{BatchOptions, Batched, Batcher};
 use holdfast::testing::*;
 use holdfast::{AccountId, Refusal, StoreError, backend_test};
 use holdfast_store::Store;
@@ -16,7 +16,7 @@ struct Panicky;
 impl Batched for Panicky {
     type Req = u32;
     type Answer = u32;
-    const PASS_WHEN: PassWhen = PassWhen::Idle(0);
+    const PASSING_PER_STREAM: usize = 0;
 
     async fn one(_: &Store, _: &AccountId, req: &u32) -> Result<u32, StoreError> {
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -57,19 +57,15 @@ backend_test!(a_batch_that_panics_frees_its_stream, |b| async move {
     assert_eq!(answer.expect("answered").unwrap(), 9);
 });
 
-/// A call that takes a while alone and says whether it was batched; `IDLE` passes as
-/// [`PassWhen::Idle`] with 3, otherwise as [`PassWhen::ConnectionFree`].
-struct Tagged<const IDLE: bool>;
+/// A call that takes a while alone and says whether it was batched; three may pass a
+/// busy stream.
+struct Tagged;
 
-impl<const IDLE: bool> Batched for Tagged<IDLE> {
+impl Batched for Tagged {
     type Req = u32;
     /// The request, and whether it was applied in a batch.
     type Answer = (u32, bool);
-    const PASS_WHEN: PassWhen = if IDLE {
-        PassWhen::Idle(3)
-    } else {
-        PassWhen::ConnectionFree
-    };
+    const PASSING_PER_STREAM: usize = 3;
 
     async fn one(_: &Store, _: &AccountId, req: &u32) -> Result<(u32, bool), StoreError> {
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -88,12 +84,12 @@ impl<const IDLE: bool> Batched for Tagged<IDLE> {
 /// of one stream: which of them were batched (their indexes). Each call is polled once
 /// before the next is made: that first poll decides its turn (lead, pass or wait) before
 /// it awaits anything, and none ends (so none stops passing) until all are awaited.
-async fn batched_of<const IDLE: bool>(store: &Store, accounts: &[String]) -> Vec<usize> {
+async fn batched_of(store: &Store, accounts: &[String]) -> Vec<usize> {
     let one_stream = BatchOptions {
         max_batch: 64,
         postgres_streams: 1,
     };
-    let batcher = Batcher::<Tagged<IDLE>>::new(one_stream);
+    let batcher = Batcher::<Tagged>::new(one_stream);
     let ids: Vec<AccountId> = accounts.iter().map(|a| acct(a)).collect();
     let mut calls = Vec::new();
     for (i, id) in ids.iter().enumerate() {
@@ -120,34 +116,6 @@ async fn batched_of<const IDLE: bool>(store: &Store, accounts: &[String]) -> Vec
 }
 
 backend_test!(
-    calls_pass_a_busy_stream_while_their_account_and_a_connection_are_free,
-    |b| async move {
-        let Some((_db, e)) = engine(b).await else {
-            return;
-        };
-        let connections = e.store().pool().max_connections() as usize;
-        // A call on u0 holds the stream; one more on u0 waits for it; then a call on
-        // each of `connections + 1` other accounts, although a call waits.
-        let others = (1..=connections + 1).map(|i| format!("u{i}"));
-        let accounts: Vec<String> = ["u0".to_owned(), "u0".to_owned()]
-            .into_iter()
-            .chain(others)
-            .collect();
-        let last = accounts.len() - 1;
-        let want: Vec<usize> = match b {
-            // One writer at a time: everything behind the first call is batched.
-            Backend::Sqlite => (1..=last).collect(),
-            // The second call on u0 is batched; of the others, as many pass as the pool
-            // has connections beyond the stream's (its own call holds one), and the two
-            // after them are batched.
-            Backend::Postgres => vec![1, last - 1, last],
-        };
-        let batched = batched_of::<false>(e.store(), &accounts).await;
-        assert_eq!(batched, want, "{connections} connections");
-    }
-);
-
-backend_test!(
     calls_pass_a_busy_stream_only_while_nothing_waits,
     |b| async move {
         let Some((_db, e)) = engine(b).await else {
@@ -160,6 +128,6 @@ backend_test!(
             Backend::Sqlite => vec![1, 2, 3, 4],
             Backend::Postgres => vec![2, 3, 4],
         };
-        assert_eq!(batched_of::<true>(e.store(), &accounts).await, want);
+        assert_eq!(batched_of(e.store(), &accounts).await, want);
     }
 );
