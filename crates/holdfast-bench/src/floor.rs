@@ -510,7 +510,6 @@ fn engine_debits(
             account_id: account.clone(),
             key: key.clone(),
             request_hash: HASH.to_owned(),
-            entry_id: 0,
             delta: -DEBIT_MICROS,
             amount_after: s.balance,
             available_after: s.balance - s.held,

@@ -42,7 +42,6 @@ async fn debit_of_ten(pool: &Pool, buffer: i64) -> Outcome {
         account_id: account.clone(),
         key: "k1".into(),
         request_hash: "h".into(),
-        entry_id: 1_000 + buffer,
         delta: -10_000_000,
         amount_after: -10_000_000,
         available_after: -10_000_000,

@@ -22,9 +22,8 @@
 -- issue #43). The changes also pass `LIMIT (SELECT NULL::bigint)`: no limit, but the
 -- planner, not seeing it, estimates a row or so and probes accounts_pkey per change
 -- whatever the statistics say.
--- :items    the debits, in the order decided: account_id, key, request_hash, entry_id
---           (unused here: SQLite's), delta, amount_after, available_after, buffer, ref,
---           now (the database clock as the account was read, micros: the entry's time),
+-- :items    the debits, in the order decided: account_id, key, request_hash, delta,
+--           amount_after, available_after, buffer, ref, now (the database clock as the account was read, micros: the entry's time),
 --           actor (who asked for it: a batch carries several callers' debits; see
 --           migration 0007), meter and seconds (what a metered debit used, or NULL)
 -- :changes  the accounts: account_id, delta (the sum of its debits), spent, suspended_at

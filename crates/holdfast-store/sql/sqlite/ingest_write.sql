@@ -11,11 +11,10 @@
 -- order of the items: the ids AUTOINCREMENT gave them, increasing.
 --
 -- :items    the debits, a JSON array of objects: account_id, key, request_hash,
---           entry_id (unused: the ledger gives it), delta, amount_after,
---           available_after, buffer, ref, now (the database clock as the account was
---           read, micros: the entry's time), actor (who asked for it: a batch carries
---           several callers' debits; see migration 0007), meter and seconds (what a
---           metered debit used, or null)
+--           delta, amount_after, available_after, buffer, ref, now (the database clock
+--           as the account was read, micros: the entry's time), actor (who asked for
+--           it: a batch carries several callers' debits; see migration 0007), meter and
+--           seconds (what a metered debit used, or null)
 -- :changes  the accounts, a JSON array of objects: account_id, delta (the sum of its
 --           debits), spent, suspended_at (after the last), balance_after, buffer
 INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer,
