@@ -695,6 +695,14 @@ pub(crate) fn refuse_nul_in(text: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Items as SQLite takes a set-based write's: one JSON array under `name`, for
+/// `json_each` ([`Tx::items`], [`Tx::records`]).
+fn json_items<T: serde::Serialize>(name: &'static str, items: &[T]) -> Result<Params, StoreError> {
+    let json =
+        serde_json::to_string(items).map_err(|e| StoreError::Corrupt(format!("{name}: {e}")))?;
+    Ok(Params(vec![(name, Arg::from(json))]))
+}
+
 impl Tx {
     pub fn dialect(&self) -> Dialect {
         match self {
@@ -706,14 +714,10 @@ impl Tx {
     /// A set-based write's items as the parameter `name` (see [`Items`]): on PostgreSQL
     /// each column under its own name, on SQLite one JSON array under `name`.
     pub fn items<T: Items>(&self, name: &'static str, items: &[T]) -> Result<Params, StoreError> {
-        Ok(match self.dialect() {
-            Dialect::Postgres => T::columns(items),
-            Dialect::Sqlite => {
-                let json = serde_json::to_string(items)
-                    .map_err(|e| StoreError::Corrupt(format!("{name}: {e}")))?;
-                Params(vec![(name, Arg::from(json))])
-            }
-        })
+        match self.dialect() {
+            Dialect::Postgres => Ok(T::columns(items)),
+            Dialect::Sqlite => json_items(name, items),
+        }
     }
 
     /// A set-based write's items as the parameter `name` (see [`Records`]): on
@@ -731,11 +735,7 @@ impl Tx {
                     .try_for_each(refuse_nul_in)?;
                 Params(vec![(name, Arg::records(items))])
             }
-            Dialect::Sqlite => {
-                let json = serde_json::to_string(&items)
-                    .map_err(|e| StoreError::Corrupt(format!("{name}: {e}")))?;
-                Params(vec![(name, Arg::from(json))])
-            }
+            Dialect::Sqlite => json_items(name, &items)?,
         })
     }
 
