@@ -5,6 +5,7 @@
 pub mod account_state;
 pub mod accounts;
 pub mod bans;
+pub mod claim;
 pub mod ingest;
 pub mod job_batch;
 pub mod jobs;
@@ -12,5 +13,5 @@ pub mod keys;
 pub mod money;
 pub mod payments;
 pub mod refunds;
-pub mod submit_batch;
+pub mod submit;
 pub mod writes;

@@ -132,11 +132,11 @@ async fn sqlite_key_reads_scan_no_table() {
     let mut scans = Vec::new();
     for name in [
         "lock_account",
-        "lock_account_with_extras",
         "read_account_extras",
         "ingest_read_accounts",
+        "ingest_write",
         "write_money",
-        "submit_job",
+        "submit_jobs",
     ] {
         let path = Path::new(DIR).join("sqlite").join(format!("{name}.sql"));
         let stmt = load(&path);

@@ -310,10 +310,10 @@ async fn every_write_transaction_touches_one_account_or_is_marked() {
     assert_clean(e.store()).await;
 }
 
-/// What lets `lock_account_with_extras` trust pockets and open jobs read before its lock
-/// where the account's row version did not change (docs/DESIGN.md, "Account row
-/// versions"): every transaction that changed an account's allowance pockets or its set of
-/// open jobs also wrote that account's row.
+/// What lets `ingest_lock_accounts` trust the pockets and open jobs of its snapshot
+/// where the account's row version did not change while it waited for the lock
+/// (docs/DESIGN.md, "Account row versions"): every transaction that changed an
+/// account's allowance pockets or its set of open jobs also wrote that account's row.
 async fn every_change_of_pockets_or_open_jobs_writes_the_account_row(c: &mut sqlx::PgConnection) {
     let changes = sqlx::query_as::<_, (i64, String, Vec<String>)>(
         "SELECT txid, account_id, array_agg(DISTINCT tbl ORDER BY tbl) FROM extras_log

@@ -1,15 +1,19 @@
--- ingest_lock_accounts: locks the accounts of a set-based debit call (one debit or a
--- thousand; also a submit batch) in the order given, which the caller sorts (the lock
--- order of every multi-account transaction, so two never deadlock), and reads them with
--- the locks. Under READ COMMITTED a row locked FOR UPDATE comes back as its newest
+-- ingest_lock_accounts: locks the accounts of a set-based call (debits: one or a
+-- thousand; submits: one or a batch) in the order given, which the caller sorts (the
+-- lock order of every multi-account transaction, so two never deadlock), and reads them
+-- with the locks. Under READ COMMITTED a row locked FOR UPDATE comes back as its newest
 -- committed version (a row changed while this waited is fetched again), so the rows
 -- are current without a second read.
 --
--- Once EVERY lock is held (`held` counts the locked rows, so it runs after the last
--- lock), the same statement reads the database clock (the time of the call's entries
--- and decisions) and each account's allowance pockets and open jobs (the answers' views
--- and the decisions need them): the select list is computed per row of the join with
--- `held`, so after the last lock, and a row locked is current, so is what is read for it.
+-- The same statement reads the database clock once every lock is held (`held` counts
+-- the locked rows, so it runs after the last lock), and each account's allowance
+-- pockets and open jobs. Those come from the statement's snapshot, taken before any
+-- wait for a lock, so they may predate a transaction that committed meanwhile: `stale`
+-- says so, where the locked row is not the version the snapshot saw (its ctid moved).
+-- Every transaction that changes an account's pockets or open jobs also writes its row
+-- (docs/DESIGN.md, "Account row versions"), so a row version that did not move means
+-- the snapshot's pockets and open jobs are current; for a stale account the caller reads
+-- them again (ingest_read_accounts, a statement with a snapshot after every lock).
 --
 -- The same statement serves a call of one and a call of a thousand, so it is shaped to
 -- be planned once per connection and to reach every row by its key whatever the
@@ -22,7 +26,10 @@
 WITH locked AS MATERIALIZED (
     SELECT account.*
       FROM unnest((SELECT :account_ids::text[])) AS wanted(id)
-     CROSS JOIN LATERAL (SELECT accounts.*
+     CROSS JOIN LATERAL (SELECT accounts.*,
+                                (accounts.ctid <> (SELECT seen.ctid FROM accounts AS seen
+                                                    WHERE seen.account_id = wanted.id))::int::bigint
+                                    AS stale
                            FROM accounts
                           WHERE accounts.account_id = wanted.id
                          OFFSET 0

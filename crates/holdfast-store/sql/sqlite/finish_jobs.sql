@@ -1,17 +1,18 @@
--- finish_jobs: the jobs of a worker's batched complete or fail end, each exactly as
--- finish_job ends one: the account rows (money holds released, captures taken; each
--- account once, the sum of its jobs), the allowance pockets (each pocket once), each
--- capture's ledger entry and each job's end event in the order given (so entry ids and
--- event ids follow the order the jobs were decided in), and the job rows. Returns the
--- jobs as written, each with the number of capture entries its job now has (1 when it
--- was charged, else 0), which the caller checks.
+-- finish_jobs: jobs end — one job (a worker's complete or fail, a cancel, the
+-- sweeper's expiry, a ban's cancel) or a worker's batch: the account rows (money holds
+-- released, captures taken, suspension; each account once, the sum of its jobs), the
+-- allowance pockets (each pocket once), each capture's ledger entry and each job's end
+-- event in the order given (so entry ids and event ids follow the order the jobs were
+-- decided in), and the job rows (a sweep also drops the lease token). Returns the jobs
+-- as written, each with the number of capture entries its job now has (1 when it was
+-- charged, else 0), which the caller checks, and that entry's id.
 --
--- :items  the jobs, a JSON array of objects with finish_job's parameters by name:
---         account_id, balance_delta_micros, money_held_delta_micros, spent_micros,
---         suspended_at (after this job), pocket, pocket_held_delta,
---         pocket_remaining_delta, entry_pocket, entry_delta, entry_amount_after,
---         entry_available_after, entry_buffer_micros, job_id, now, status, charged,
---         finished_by, failure_reason, event_type, event_data, actor
+-- :items  the jobs, a JSON array of objects, in the order decided: account_id,
+--         balance_delta_micros, money_held_delta_micros, spent_micros, suspended_at
+--         (after this job), pocket, pocket_held_delta, pocket_remaining_delta,
+--         entry_pocket, entry_delta, entry_amount_after, entry_available_after,
+--         entry_buffer_micros, job_id, now, status, charged, finished_by,
+--         failure_reason, event_type, event_data, actor (see the PostgreSQL statement)
 UPDATE accounts
    SET balance = balance + account_change.balance_delta,
        held = held + account_change.held_delta,
@@ -66,10 +67,15 @@ UPDATE jobs
        finished_at = json_extract(item.value, '$.now'),
        finished_by = json_extract(item.value, '$.finished_by'),
        failure_reason = json_extract(item.value, '$.failure_reason'),
-       finished_by_actor = json_extract(item.value, '$.actor')
+       finished_by_actor = json_extract(item.value, '$.actor'),
+       lease_token = CASE WHEN json_extract(item.value, '$.finished_by') = 'sweep' THEN NULL
+                          ELSE lease_token END
   FROM json_each(:items) AS item
  WHERE jobs.job_id = json_extract(item.value, '$.job_id')
 RETURNING *,
           (SELECT COUNT(*) FROM ledger
             WHERE ledger.account_id = jobs.account_id AND ledger.ref = jobs.job_id
-              AND ledger.kind = 'capture') AS captures;
+              AND ledger.kind = 'capture') AS captures,
+          (SELECT MAX(entry_id) FROM ledger
+            WHERE ledger.account_id = jobs.account_id AND ledger.ref = jobs.job_id
+              AND ledger.kind = 'capture') AS entry_id;

@@ -8,7 +8,7 @@
 //! IMMEDIATE`, so one statement reads it all. Both dialects' statements answer the same
 //! columns (tests/statements.rs): what one did not read is NULL.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use holdfast_core::decide::{AccountSnapshot, AllowancePocket, Recharge};
 use holdfast_core::{AccountId, Micros, RateCard, Refusal};
@@ -20,7 +20,6 @@ use crate::model::{AccountView, AllowanceView};
 use crate::{params, statement};
 
 static LOCK_ACCOUNT: Stmt = statement!("lock_account");
-static LOCK_ACCOUNT_WITH_EXTRAS: Stmt = statement!("lock_account_with_extras");
 static LOCK_ACCOUNT_OF_JOB: Stmt = statement!("lock_account_of_job");
 static LOCK_ACCOUNT_AND_JOB: Stmt = statement!("lock_account_and_job");
 static READ_ACCOUNT_EXTRAS: Stmt = statement!("read_account_extras");
@@ -92,15 +91,6 @@ fn extras_from(row: &Row) -> Result<Option<AccountExtras>, StoreError> {
     }))
 }
 
-/// The open jobs and the pockets (as the statement wrote them) read with the lock on
-/// PostgreSQL, from a snapshot that may predate it: a write that decides on them checks
-/// they are still so, or they are read again first ([`AccountState::confirm`]).
-#[derive(Debug, Clone)]
-pub(crate) struct ReadBeforeLock {
-    pub open_jobs: i64,
-    pub pockets_json: String,
-}
-
 /// An account as a unit of work holds it: the snapshot with the database clock, its open
 /// jobs (their count changes only under the account lock), and the idempotency records
 /// of the keys the operation named, kept current as the operation records keys. The
@@ -112,52 +102,35 @@ pub(crate) struct AccountState {
     pub open_jobs: Option<i64>,
     pockets_read: bool,
     keys: HashMap<String, IdemRecord>,
-    /// The keys whose records were read (a key read and not in `keys` is free).
-    checked: HashSet<String>,
-    pub unconfirmed: Option<ReadBeforeLock>,
 }
 
 impl AccountState {
     /// The account of a row that reads it (its columns as the table's).
     pub(crate) fn from_row(account: &AccountId, row: &Row) -> Result<AccountState, StoreError> {
-        Self::read(account, row, "created_at", &[])
+        Self::read(account, row, "created_at")
     }
 
     /// The account of a row that reads a job with it: the job's own `created_at` is
     /// there, the account's is `account_created_at`.
     pub(crate) fn from_job_row(account: &AccountId, row: &Row) -> Result<AccountState, StoreError> {
-        Self::read(account, row, "account_created_at", &[])
+        Self::read(account, row, "account_created_at")
     }
 
-    /// The account of `row`, its creation under `created_at`; where the row read the
-    /// records of the keys `asked`, those keys are checked.
-    fn read(
-        account: &AccountId,
-        row: &Row,
-        created_at: &str,
-        asked: &[&str],
-    ) -> Result<AccountState, StoreError> {
+    /// The account of `row`, its creation under `created_at`, with what else it read.
+    fn read(account: &AccountId, row: &Row, created_at: &str) -> Result<AccountState, StoreError> {
         let mut state = AccountState {
             account: account.clone(),
             snap: snapshot_from(row, created_at)?,
             open_jobs: None,
             pockets_read: false,
             keys: HashMap::new(),
-            checked: HashSet::new(),
-            unconfirmed: None,
         };
-        state.fill_asked(row, asked)?;
+        state.fill_from(row)?;
         Ok(state)
     }
 
-    /// Fills in what a write statement read for the answer (its pockets and open jobs).
+    /// Fills in the extras `row` read: pockets, open jobs, records of keys.
     pub fn fill_from(&mut self, row: &Row) -> Result<(), StoreError> {
-        self.fill_asked(row, &[])
-    }
-
-    /// Fills in the extras `row` read; where it read the records of the keys `asked`,
-    /// those keys are checked (a key checked and without a record is free).
-    fn fill_asked(&mut self, row: &Row, asked: &[&str]) -> Result<(), StoreError> {
         let Some(extras) = extras_from(row)? else {
             return Ok(());
         };
@@ -165,7 +138,6 @@ impl AccountState {
         self.pockets_read = true;
         self.open_jobs = extras.open_jobs.or(self.open_jobs);
         if let Some(keys) = extras.keys {
-            self.checked.extend(asked.iter().map(|k| k.to_string()));
             self.keys.extend(keys);
         }
         Ok(())
@@ -186,7 +158,7 @@ impl AccountState {
                 params! { account_id: account_id, first_key: first_key, second_key: second_key },
             )
             .await?;
-        self.fill_asked(&row, keys)
+        self.fill_from(&row)
     }
 
     /// Reads the pockets (and open jobs) unless a statement read them with the lock.
@@ -195,21 +167,6 @@ impl AccountState {
             return Ok(());
         }
         self.look_up(tx, &[]).await
-    }
-
-    /// Reads the pockets and open jobs again, after the lock, so that they are current.
-    pub async fn confirm(&mut self, tx: &mut Tx) -> Result<(), StoreError> {
-        self.look_up(tx, &[]).await?;
-        self.unconfirmed = None;
-        Ok(())
-    }
-
-    /// Reads the record of `key` unless it was read already.
-    pub async fn check_key(&mut self, tx: &mut Tx, key: &str) -> Result<(), StoreError> {
-        if self.checked.contains(key) {
-            return Ok(());
-        }
-        self.look_up(tx, &[key]).await
     }
 
     /// The open jobs, which must have been read.
@@ -341,7 +298,7 @@ pub(crate) async fn lock_account_row(
         .maybe_row(&LOCK_ACCOUNT, params)
         .await?
         .ok_or(Refusal::AccountNotFound)?;
-    AccountState::read(account, &row, "created_at", keys)
+    AccountState::read(account, &row, "created_at")
 }
 
 /// Locks the account row and reads it with its pockets, its open jobs and the records
@@ -354,29 +311,6 @@ pub(crate) async fn lock_account(
     let mut state = lock_account_row(tx, account, keys).await?;
     if state.open_jobs.is_none() {
         state.look_up(tx, keys).await?;
-    }
-    Ok(state)
-}
-
-/// Locks the account row and reads its pockets and open jobs in ONE statement; where
-/// the statement says they may predate the lock, they are marked
-/// [`AccountState::unconfirmed`], to be checked by the write or confirmed before a
-/// decision stands on them.
-pub(crate) async fn lock_account_with_extras(
-    tx: &mut Tx,
-    account: &AccountId,
-) -> Result<AccountState, StoreError> {
-    let params = params! { account_id: account.as_str(), keys: "[]" };
-    let row = tx
-        .maybe_row(&LOCK_ACCOUNT_WITH_EXTRAS, params)
-        .await?
-        .ok_or(Refusal::AccountNotFound)?;
-    let mut state = AccountState::from_row(account, &row)?;
-    if row.flag("read_before_lock")? {
-        state.unconfirmed = Some(ReadBeforeLock {
-            open_jobs: state.open_jobs()?,
-            pockets_json: row.text("allowances")?,
-        });
     }
     Ok(state)
 }

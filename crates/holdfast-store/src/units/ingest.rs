@@ -14,13 +14,10 @@
 //! built after the commit, from each account's state and where each debit left it, so
 //! the locks are not held while they are built.
 //!
-//! The keys are claimed optimistically: the call does not read them before deciding,
-//! and the write claims them with its `INSERT`. A key used already (a retry, or a
-//! duplicate in flight) fails the write with a unique violation (a money change's key)
-//! or leaves its entry out (a submit's key): the attempt is rolled back and the call
-//! redone reading its keys first ([`Keys::ReadFirst`], a third statement), where a used
-//! key is a replay or a mismatch. A key repeated inside one call is a replay of its
-//! first use on either path (the decision remembers the keys it records).
+//! The keys are claimed as [`crate::units::claim`] says: unread, by the write's
+//! `INSERT` (a key some earlier money change used fails it with a unique violation; one
+//! a submit used leaves its entry out), the call redone reading them where one was
+//! taken.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -28,22 +25,22 @@ use std::collections::hash_map::Entry;
 use holdfast_core::decide::{self, MoneyMove, Suspension};
 use holdfast_core::{AccountId, AccountSnapshot, MONEY, Micros, Refusal};
 use serde::Serialize;
-use serde_json::json;
 
 use crate::driver::db::Tx;
-use crate::driver::statement::{Cell, Params, Records, Stmt};
+use crate::driver::statement::{Params, Records, Stmt};
 use crate::error::StoreError;
 use crate::model::{AccountView, LedgerEntry, MoneyResult};
 use crate::scope::CrossAccount;
-use crate::store::{Store, TxFailure};
-use crate::units::account_state::{AccountState, IdemRecord, account_id_of};
+use crate::store::Store;
+use crate::units::account_state::{AccountState, IdemRecord};
+use crate::units::claim::{
+    AttemptFailed, Keys, any_key_used, claimed_then_read, lock_accounts_and_read,
+};
 use crate::units::jobs::{UsedJobs, used_jobs};
 use crate::units::money::{DebitRequest, PricedDebit};
 use crate::units::writes::{EntryFacts, crossing_events, emit, emit_suspension, read_entry};
-use crate::{in_write_tx, params, statement};
+use crate::{in_write_tx, statement};
 
-static LOCK_ACCOUNTS: Stmt = statement!("ingest_lock_accounts");
-static READ_ACCOUNTS: Stmt = statement!("ingest_read_accounts");
 static WRITE: Stmt = statement!("ingest_write");
 
 /// What the decision gave one debit of the call.
@@ -175,53 +172,6 @@ pub struct AccountChange {
     pub buffer: i64,
 }
 
-/// How an attempt of an ingest treats the keys the call names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Keys {
-    /// Not read: the write claims them, and a key used already fails the attempt
-    /// ([`AttemptFailed::KeyTaken`]), to be redone with [`Keys::ReadFirst`].
-    Claimed,
-    /// Read with the pockets before deciding: a key used already is a replay or a
-    /// mismatch, as for a single debit.
-    ReadFirst,
-}
-
-/// How an attempt of an ingest fails: the store's error, or a key it claimed without
-/// reading turned out taken — a signal to this module alone: the attempt is rolled back
-/// and the call redone reading its keys first ([`Keys`]).
-enum AttemptFailed {
-    Store(StoreError),
-    KeyTaken,
-}
-
-impl From<StoreError> for AttemptFailed {
-    fn from(e: StoreError) -> AttemptFailed {
-        AttemptFailed::Store(e)
-    }
-}
-
-impl TxFailure for AttemptFailed {
-    fn is_retryable(&self) -> bool {
-        match self {
-            AttemptFailed::Store(e) => e.is_retryable(),
-            AttemptFailed::KeyTaken => false,
-        }
-    }
-}
-
-impl AttemptFailed {
-    /// The error the caller of an ingest sees: a key taken is never one (an attempt
-    /// that read its keys first does not claim one blind).
-    fn into_store(self) -> StoreError {
-        match self {
-            AttemptFailed::Store(e) => e,
-            AttemptFailed::KeyTaken => {
-                StoreError::Corrupt("an ingest that read its keys first found one taken".into())
-            }
-        }
-    }
-}
-
 impl Store {
     /// Debits of any accounts in ONE transaction, answered in the order given, each
     /// exactly as a single debit would be answered (see the module). The outer error
@@ -242,17 +192,8 @@ impl Store {
     ) -> Result<Vec<Result<MoneyResult, Refusal>>, StoreError> {
         let priced: Vec<Result<PricedDebit<'_>, Refusal>> =
             items.iter().map(|(_, r)| self.price_debit(r)).collect();
-        let (answers, states) = match self
-            .ingest_attempt(items, &priced, Keys::Claimed, why)
-            .await
-        {
-            Err(AttemptFailed::KeyTaken) => {
-                self.ingest_attempt(items, &priced, Keys::ReadFirst, why)
-                    .await
-            }
-            other => other,
-        }
-        .map_err(AttemptFailed::into_store)?;
+        let (answers, states) =
+            claimed_then_read(|keys| self.ingest_attempt(items, &priced, keys, why)).await?;
         // Committed: each account's view after the call (once), then each answer's.
         let mut after: HashMap<&AccountId, AccountView> = HashMap::new();
         let mut out = Vec::with_capacity(answers.len());
@@ -305,7 +246,7 @@ impl Store {
                 let state = states.get_mut(account);
                 decided.push(self.decide_one(state, p, &jobs, &mut write)?);
             }
-            if keys == Keys::Claimed && any_key_used(tx, &write.refused_keys).await? {
+            if any_key_used(tx, keys, &write.refused_keys).await? {
                 return Err(AttemptFailed::KeyTaken);
             }
             write.changes = states.values().filter_map(Ingesting::change).collect();
@@ -501,8 +442,7 @@ async fn lock_and_read(
         .iter()
         .map(|(a, r)| [a.as_str(), r.key.as_str()])
         .collect();
-    let read_keys = (keys == Keys::ReadFirst).then_some(named.as_slice());
-    let states = lock_accounts_and_read(tx, &named, read_keys).await?;
+    let states = lock_accounts_and_read(tx, &named, keys).await?;
     let states = states.into_iter().map(|(account, state)| {
         let start = (state.snap.balance, state.snap.total_spent);
         let ingesting = Ingesting {
@@ -513,66 +453,6 @@ async fn lock_and_read(
         (account, ingesting)
     });
     Ok(states.collect())
-}
-
-/// Locks the accounts of `named` (`[account, key]` pairs) in sorted order, reading
-/// their rows, the clock and their pockets and open jobs once every lock is held; with
-/// `keys`, then also the records of those keys. An account that does not exist is
-/// absent.
-pub(crate) async fn lock_accounts_and_read(
-    tx: &mut Tx,
-    named: &[[&str; 2]],
-    keys: Option<&[[&str; 2]]>,
-) -> Result<HashMap<AccountId, AccountState>, StoreError> {
-    let mut ids: Vec<&str> = named.iter().map(|[a, _]| *a).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let mut states = HashMap::with_capacity(ids.len());
-    let locked = params! { account_ids: Cell::column(ids.into_iter()) };
-    for row in tx.rows(&LOCK_ACCOUNTS, locked).await? {
-        let account = account_id_of(&row)?;
-        let state = AccountState::from_row(&account, &row)?;
-        states.insert(account, state);
-    }
-    if let Some(keys) = keys
-        && !states.is_empty()
-    {
-        let mut locked: Vec<&str> = states.keys().map(AccountId::as_str).collect();
-        locked.sort_unstable();
-        let read = params! {
-            account_ids: json!(locked).to_string(),
-            keys: json!(keys).to_string(),
-        };
-        for row in tx.rows(&READ_ACCOUNTS, read).await? {
-            let account = account_id_of(&row)?;
-            let state = states
-                .get_mut(&account)
-                .ok_or_else(|| StoreError::Corrupt(format!("{account}: read, not locked")))?;
-            state.fill_from(&row)?;
-        }
-    }
-    Ok(states)
-}
-
-/// Whether any of these `[account, key]` names a stored record (read with the accounts'
-/// pockets and open jobs).
-async fn any_key_used(tx: &mut Tx, keys: &[[String; 2]]) -> Result<bool, StoreError> {
-    if keys.is_empty() {
-        return Ok(false);
-    }
-    let mut accounts: Vec<&str> = keys.iter().map(|[a, _]| a.as_str()).collect();
-    accounts.sort_unstable();
-    accounts.dedup();
-    let read = params! {
-        account_ids: json!(accounts).to_string(),
-        keys: json!(keys).to_string(),
-    };
-    for row in tx.rows(&READ_ACCOUNTS, read).await? {
-        if row.text("keys")? != "[]" {
-            return Ok(true);
-        }
-    }
-    Ok(false)
 }
 
 /// The entry ids a write listed (`1,2,3`), in order.

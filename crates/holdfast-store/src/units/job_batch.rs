@@ -8,17 +8,17 @@
 //! A batched complete or fail is set-based: one statement locks every account and job
 //! (`lock_jobs_and_accounts`), `holdfast_core::decide` decides each item in request order
 //! on its account's state as the items before it left it (the single call's decision,
-//! [`complete_step`] / [`fail_step`] and [`plan_finish_write`]), and one statement writes
-//! every job, entry, event and account row (`finish_jobs`). A job named again later in
-//! the batch is decided on the job as the earlier item left it (a repeat answers the job
-//! as written). Where an item's finish causes an event besides the job's own (a
-//! suspension, a low-balance crossing), the items are instead written one by one in the
-//! same transaction, as the single calls write them, so those events keep their order.
+//! [`complete_step`] / [`fail_step`] and [`decide_finish`]), and the single call's write
+//! ([`write_finishes`]) writes every job, entry, event and account row in one statement
+//! (`finish_jobs`), or, where a finish causes an event besides the job's own (a
+//! suspension, a low-balance crossing), in one statement up to it, then its events, and
+//! so on, so the events keep their order. A job named again later in the batch is
+//! decided on the job as the earlier item left it (a repeat answers the job as written).
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
-use holdfast_core::decide::{PocketAmount, Suspension};
+use holdfast_core::decide::PocketAmount;
 use holdfast_core::{AccountId, JobId, MONEY, RateCard, Refusal, WorkerId};
 use serde_json::json;
 
@@ -30,15 +30,13 @@ use crate::scope::CrossAccount;
 use crate::store::Store;
 use crate::units::account_state::{AccountState, account_id_of};
 use crate::units::jobs::{
-    Finish, FinishWrite, JobRow, complete_step, fail_step, job_from, lease_from, new_lease_token,
-    plan_finish_write,
+    DecidedFinish, Finish, JobRow, complete_step, decide_finish, fail_step, job_from, lease_from,
+    new_lease_token, write_finishes,
 };
-use crate::units::writes::crossing_events;
 use crate::{in_write_tx, params, statement};
 
 static LEASE_JOBS: Stmt = statement!("lease_jobs");
 static LOCK_JOBS_AND_ACCOUNTS: Stmt = statement!("lock_jobs_and_accounts");
-static FINISH_JOBS: Stmt = statement!("finish_jobs");
 
 /// Most jobs one batched call leases, completes or fails.
 pub const MAX_JOB_BATCH: usize = 100;
@@ -202,10 +200,9 @@ impl Store {
 
     /// One transaction: every job and its account locked in one statement (accounts
     /// first, in sorted order, so two batches never deadlock), each item decided in
-    /// request order, then everything written in one statement (or, where that would
-    /// reorder events, one by one: see the module). A refusal is decided before its item
-    /// writes anything, so it is that item's answer and the transaction goes on; any
-    /// other error fails it all.
+    /// request order, then everything written (see the module). A refusal is decided
+    /// before its item writes anything, so it is that item's answer and the transaction
+    /// goes on; any other error fails it all.
     async fn finish_batch<T: FinishItem>(
         &self,
         items: &[T],
@@ -218,28 +215,9 @@ impl Store {
         let mark = (items.len() > 1).then_some(CrossAccount::FinishJobs);
         in_write_tx!(self, across mark, |tx| async {
             let mut locked = LockedJobs::read(tx, &job_ids).await?;
-            match decide_batch(self.card(), items, &mut locked)? {
-                BatchDecision::Write(plan) => write_batch(tx, plan).await,
-                BatchDecision::OneByOne => self.finish_one_by_one(tx, items).await,
-            }
+            let decided = decide_batch(self.card(), items, &mut locked)?;
+            write_batch(tx, decided).await
         })
-    }
-
-    /// Each item as its single call, in request order, in the batch's transaction.
-    async fn finish_one_by_one<T: FinishItem>(
-        &self,
-        tx: &mut Tx,
-        items: &[T],
-    ) -> Result<Vec<Result<Job, Refusal>>, StoreError> {
-        let mut answers = Vec::with_capacity(items.len());
-        for item in items {
-            answers.push(match item.finish_in(self, tx).await {
-                Ok(job) => Ok(job),
-                Err(StoreError::Refused(r)) => Err(r),
-                Err(e) => return Err(e),
-            });
-        }
-        Ok(answers)
     }
 }
 
@@ -296,30 +274,22 @@ enum FinishAnswer {
     Written(String),
 }
 
-/// How a batch is written: in one statement as planned, or item by item (a finish
-/// causes an event besides the job's own, and one statement would reorder the events).
-enum BatchDecision {
-    Write(FinishPlan),
-    OneByOne,
-}
-
 /// Every item decided, in request order, and what the finished ones write.
 struct FinishPlan {
     answers: Vec<FinishAnswer>,
-    writes: Vec<FinishWrite>,
+    finishes: Vec<DecidedFinish>,
 }
 
 /// Decides each item on its account's state, and its job, as the items before it left
-/// them, exactly as its single call decides; or [`BatchDecision::OneByOne`] as soon as
-/// a finish causes an event besides the job's own.
+/// them, exactly as its single call decides.
 fn decide_batch<T: FinishItem>(
     card: &RateCard,
     items: &[T],
     locked: &mut LockedJobs,
-) -> Result<BatchDecision, StoreError> {
+) -> Result<FinishPlan, StoreError> {
     let mut decided = FinishPlan {
         answers: Vec::with_capacity(items.len()),
-        writes: Vec::with_capacity(items.len()),
+        finishes: Vec::with_capacity(items.len()),
     };
     for item in items {
         let Some(row) = locked.jobs.get_mut(item.job().as_str()) else {
@@ -332,19 +302,23 @@ fn decide_batch<T: FinishItem>(
         let answer = match decide_item(card, item, row, state)? {
             ItemDecision::Refused(refused) => FinishAnswer::Answered(Err(refused)),
             // A repeat of an item before it in this batch: the job as that one wrote it.
-            ItemDecision::Repeat if decided.writes.iter().any(|w| w.job_id == row.job.job_id) => {
+            ItemDecision::Repeat
+                if decided
+                    .finishes
+                    .iter()
+                    .any(|f| f.job_id() == row.job.job_id) =>
+            {
                 FinishAnswer::Written(row.job.job_id.clone())
             }
             ItemDecision::Repeat => FinishAnswer::Answered(Ok(row.job.clone())),
-            ItemDecision::Finish(write) => {
-                decided.writes.push(write);
+            ItemDecision::Finish(finish) => {
+                decided.finishes.push(finish);
                 FinishAnswer::Written(row.job.job_id.clone())
             }
-            ItemDecision::OneByOne => return Ok(BatchDecision::OneByOne),
         };
         decided.answers.push(answer);
     }
-    Ok(BatchDecision::Write(decided))
+    Ok(decided)
 }
 
 /// What one item does.
@@ -353,9 +327,7 @@ enum ItemDecision {
     Refused(Refusal),
     Repeat,
     /// Its write.
-    Finish(FinishWrite),
-    /// It causes an event besides the job's own: the batch goes one by one.
-    OneByOne,
+    Finish(DecidedFinish),
 }
 
 /// Decides one item as its single call does; a finish is applied to the account's state
@@ -371,61 +343,28 @@ fn decide_item<T: FinishItem>(
         Ok(None) => return Ok(ItemDecision::Repeat),
         Ok(Some(finish)) => finish,
     };
-    let (plan, write) = match plan_finish_write(card, state, &row.job, &finish) {
+    let decided = match decide_finish(card, state, &row.job, &finish) {
         Err(StoreError::Refused(refused)) => return Ok(ItemDecision::Refused(refused)),
         Err(e) => return Err(e),
-        Ok(planned) => planned,
+        Ok(decided) => decided,
     };
-    let before = state.snap.available_money();
-    let after = plan.after.available_money();
-    let suspends = plan
-        .money
-        .as_ref()
-        .is_some_and(|m| m.suspension != Suspension::Unchanged);
-    if suspends || !crossing_events(card, &plan.after, before, after).is_empty() {
-        return Ok(ItemDecision::OneByOne);
-    }
-    state.snap = plan.after;
     row.job.status = finish.status;
     row.finished_by = Some(finish.finished_by.as_str().to_owned());
-    Ok(ItemDecision::Finish(write))
+    Ok(ItemDecision::Finish(decided))
 }
 
-/// Writes the finished jobs in one statement and checks each was written as decided
-/// (its row, and one capture entry when it was charged); answers in request order.
+/// Writes the finished jobs ([`write_finishes`]); answers in request order.
 async fn write_batch(
     tx: &mut Tx,
     decided: FinishPlan,
 ) -> Result<Vec<Result<Job, Refusal>>, StoreError> {
-    let mut written = HashMap::with_capacity(decided.writes.len());
-    if !decided.writes.is_empty() {
-        let writes = &decided.writes;
-        let params = tx.items("items", writes)?;
-        for row in tx.rows(&FINISH_JOBS, params).await? {
-            let captures = row.int("captures")?;
-            let job = job_from(&row)?.job;
-            written.insert(job.job_id.clone(), (job, captures));
-        }
-    }
-    for write in &decided.writes {
-        let charged = i64::from(write.entry_delta != 0);
-        match written.get(&write.job_id) {
-            Some((_, captures)) if *captures == charged => {}
-            other => {
-                return Err(StoreError::Corrupt(format!(
-                    "finishing job {} in a batch wrote {:?} (captures), decided {charged}",
-                    write.job_id,
-                    other.map(|(_, c)| c)
-                )));
-            }
-        }
-    }
+    let written = write_finishes(tx, decided.finishes).await?;
     let mut answers = Vec::with_capacity(decided.answers.len());
     for answer in decided.answers {
         answers.push(match answer {
             FinishAnswer::Answered(answer) => answer,
             FinishAnswer::Written(job_id) => match written.get(&job_id) {
-                Some((job, _)) => Ok(job.clone()),
+                Some(job) => Ok(job.clone()),
                 None => return Err(StoreError::Corrupt(format!("job {job_id}: not written"))),
             },
         });

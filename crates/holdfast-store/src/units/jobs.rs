@@ -2,25 +2,26 @@
 //! cancel (release). Each operation is one unit of work: lock, read, let
 //! `holdfast_core::decide` decide, apply, commit.
 
+use std::collections::HashMap;
+
 use holdfast_core::decide::{
-    self, CancelDecision, FinishCall, FinishError, FinishedBy, JobStatus, LeaseState, PocketAmount,
-    SubmitDecision,
+    self, AccountSnapshot, CancelDecision, FinishCall, FinishError, FinishedBy, JobStatus,
+    LeaseState, PocketAmount, Suspension,
 };
-use holdfast_core::{IdempotencyKey, JobId, MONEY, Micros, RateCard, Refusal, WorkerId};
+use holdfast_core::{JobId, MONEY, Micros, RateCard, Refusal, WorkerId};
 use serde_json::json;
 
 use crate::driver::db::{Row, Tx};
-use crate::driver::statement::{BindByName, Items, Params, Stmt};
+use crate::driver::statement::{Records, Stmt};
 use crate::error::StoreError;
-use crate::model::{Heartbeat, Job, JobActors, Lease, Submitted};
+use crate::model::{Heartbeat, Job, JobActors, Lease};
 use crate::store::Store;
-use crate::units::account_state::{AccountState, lock_account_with_extras, lock_job_with_account};
-use crate::units::writes::{apply_refills, emit_crossing, emit_suspension, request_hash};
-use crate::{bind_by_name, columns, in_read_tx, in_write_tx, params, statement};
+use crate::units::account_state::{AccountState, lock_job_with_account};
+use crate::units::writes::{crossing_events, emit, emit_suspension};
+use crate::{in_read_tx, in_write_tx, params, statement};
 
 static READ_JOB: Stmt = statement!(shared "read_job");
-static FINISH_JOB: Stmt = statement!("finish_job");
-static SUBMIT_JOB: Stmt = statement!("submit_job");
+static FINISH_JOBS: Stmt = statement!("finish_jobs");
 static LEASE_JOB: Stmt = statement!("lease_job");
 static LOCK_JOB_LEASE: Stmt = statement!("lock_job_lease");
 static EXTEND_LEASE: Stmt = statement!(shared "extend_lease");
@@ -170,9 +171,10 @@ pub(crate) struct Finish<'a> {
     pub reason: Option<&'a str>,
 }
 
-/// The parameters of `finish_job.sql`, and one item of `finish_jobs.sql` (by the same
-/// names).
-#[derive(serde::Serialize)]
+/// A job's end as `finish_jobs` reads it (`:items`): on PostgreSQL a `finish_item`
+/// (migration 0015: these fields in this order), on SQLite serialized as it is.
+#[derive(Clone, serde::Serialize, sqlx::Type)]
+#[sqlx(type_name = "finish_item")]
 pub(crate) struct FinishWrite {
     account_id: String,
     balance_delta_micros: i64,
@@ -183,61 +185,40 @@ pub(crate) struct FinishWrite {
     pocket_held_delta: i64,
     pocket_remaining_delta: i64,
     entry_pocket: Option<String>,
-    pub(crate) entry_delta: i64,
+    entry_delta: i64,
     entry_amount_after: i64,
     entry_available_after: Option<i64>,
     entry_buffer_micros: Option<i64>,
-    pub(crate) job_id: String,
+    job_id: String,
     now: i64,
-    status: &'static str,
+    status: String,
     charged: String,
-    finished_by: &'static str,
+    finished_by: String,
     failure_reason: Option<String>,
     event_type: String,
     event_data: String,
     actor: String,
 }
 
-impl Items for FinishWrite {
-    /// Finishes as `finish_jobs` takes them on PostgreSQL: one array per field.
-    fn columns(writes: &[FinishWrite]) -> Params {
-        columns!(writes;
-            account_ids: account_id, balance_deltas: balance_delta_micros,
-            money_held_deltas: money_held_delta_micros, spent: spent_micros,
-            suspended_ats: suspended_at, pockets: pocket, pocket_held_deltas: pocket_held_delta,
-            pocket_remaining_deltas: pocket_remaining_delta, entry_pockets: entry_pocket,
-            entry_deltas: entry_delta, entry_amounts_after: entry_amount_after,
-            entry_availables_after: entry_available_after, entry_buffers: entry_buffer_micros,
-            job_ids: job_id, nows: now, statuses: status, charged: charged,
-            finished_by: finished_by, failure_reasons: failure_reason,
-            event_types: event_type, event_data: event_data, actors: actor)
+impl Records for FinishWrite {
+    fn texts(&self) -> impl Iterator<Item = &str> {
+        let named = [
+            &self.account_id,
+            &self.job_id,
+            &self.status,
+            &self.charged,
+            &self.finished_by,
+            &self.event_type,
+            &self.event_data,
+            &self.actor,
+        ];
+        let maybe = [&self.pocket, &self.entry_pocket, &self.failure_reason];
+        named
+            .into_iter()
+            .map(String::as_str)
+            .chain(maybe.into_iter().filter_map(Option::as_deref))
     }
 }
-
-bind_by_name!(FinishWrite {
-    account_id,
-    balance_delta_micros,
-    money_held_delta_micros,
-    spent_micros,
-    suspended_at,
-    pocket,
-    pocket_held_delta,
-    pocket_remaining_delta,
-    entry_pocket,
-    entry_delta,
-    entry_amount_after,
-    entry_available_after,
-    entry_buffer_micros,
-    job_id,
-    now,
-    status,
-    charged,
-    finished_by,
-    failure_reason,
-    event_type,
-    event_data,
-    actor,
-});
 
 impl FinishWrite {
     fn new(
@@ -272,10 +253,10 @@ impl FinishWrite {
             entry_buffer_micros: entry.and_then(|e| e.buffer_micros),
             job_id: job.job_id.clone(),
             now: plan.after.now,
-            status: f.status.as_str(),
+            status: f.status.as_str().to_owned(),
             charged: serde_json::to_string(&plan.charged)
                 .map_err(|e| StoreError::Corrupt(e.to_string()))?,
-            finished_by: f.finished_by.as_str(),
+            finished_by: f.finished_by.as_str().to_owned(),
             failure_reason: f.reason.map(str::to_owned),
             event_type: format!("job.{}", f.status.as_str()),
             event_data: data.to_string(),
@@ -284,14 +265,35 @@ impl FinishWrite {
     }
 }
 
-/// What finishing `job` writes, as `core::decide::plan_finish` decides it on the
-/// account's state: releases its hold, takes the capture.
-pub(crate) fn plan_finish_write(
+/// A job's end as decided: its write, and the events besides the job's own that it
+/// causes (a suspension's, a low-balance crossing's), emitted after its write.
+pub(crate) struct DecidedFinish {
+    write: FinishWrite,
+    events: Option<FinishEvents>,
+}
+
+impl DecidedFinish {
+    pub(crate) fn job_id(&self) -> &str {
+        &self.write.job_id
+    }
+}
+
+/// The events a finish causes besides its job's own, and the account they stand on.
+struct FinishEvents {
+    suspension: Suspension,
+    crossings: Vec<(&'static str, serde_json::Value)>,
+    snap: AccountSnapshot,
+}
+
+/// How `job` ends, as `core::decide::plan_finish` decides it on the account's state
+/// (releases its hold, takes the capture), applied to the state: the finishes after it
+/// see it.
+pub(crate) fn decide_finish(
     card: &RateCard,
-    state: &AccountState,
+    state: &mut AccountState,
     job: &Job,
     f: &Finish<'_>,
-) -> Result<(decide::FinishPlan, FinishWrite), StoreError> {
+) -> Result<DecidedFinish, StoreError> {
     let buffer = state.snap.buffer(card);
     let plan =
         decide::plan_finish(&state.snap, &job.hold, f.capture, buffer).map_err(|e| match e {
@@ -301,12 +303,28 @@ pub(crate) fn plan_finish_write(
             }
         })?;
     let write = FinishWrite::new(job, &plan, f)?;
-    Ok((plan, write))
+    let before = state.snap.available_money();
+    let after = plan.after.available_money();
+    let suspension = plan.money.map_or(Suspension::Unchanged, |m| m.suspension);
+    let crossings = crossing_events(card, &plan.after, before, after);
+    let events =
+        (suspension != Suspension::Unchanged || !crossings.is_empty()).then(|| FinishEvents {
+            suspension,
+            crossings,
+            snap: plan.after.clone(),
+        });
+    state.snap = plan.after;
+    if let Some(open) = state.open_jobs.as_mut()
+        && job.status.is_open()
+        && !f.status.is_open()
+    {
+        *open -= 1;
+    }
+    Ok(DecidedFinish { write, events })
 }
 
-/// Finishes a job under its account's lock, as [`plan_finish_write`] decides: writes
-/// status, charge, who finished it and the event in one statement, then the suspension
-/// and low-balance events it causes. Returns the job as written.
+/// Finishes a job under its account's lock, as [`decide_finish`] decides; returns the
+/// job as written.
 pub(crate) async fn finish_job(
     tx: &mut Tx,
     card: &RateCard,
@@ -314,39 +332,80 @@ pub(crate) async fn finish_job(
     job: &Job,
     f: Finish<'_>,
 ) -> Result<Job, StoreError> {
-    let (plan, write) = plan_finish_write(card, state, job, &f)?;
-    let rows = tx.rows(&FINISH_JOB, write.params()).await?;
-    let [row] = rows.as_slice() else {
-        return Err(StoreError::Corrupt(format!(
-            "finishing job {} wrote {} job rows",
-            job.job_id,
-            rows.len()
-        )));
-    };
-    let before = state.snap.available_money();
-    state.snap = plan.after;
-    if let Some(money) = plan.money {
-        let entry_id = row.int("entry_id")?;
-        emit_suspension(tx, &job.account_id, money.suspension, &state.snap, entry_id).await?;
-    }
-    let after = state.snap.available_money();
-    emit_crossing(tx, card, &job.account_id, &state.snap, before, after).await?;
-    if let Some(open) = state.open_jobs.as_mut()
-        && job.status.is_open()
-        && !f.status.is_open()
-    {
-        *open -= 1;
-    }
-    Ok(job_from(row)?.job)
+    let decided = decide_finish(card, state, job, &f)?;
+    let mut written = write_finishes(tx, vec![decided]).await?;
+    written
+        .remove(&job.job_id)
+        .ok_or_else(|| StoreError::Corrupt(format!("job {}: not written", job.job_id)))
 }
 
-/// Submit request.
-#[derive(Debug, Clone)]
-pub struct Submit {
-    pub account: holdfast_core::AccountId,
-    pub kind: String,
-    pub payload: Option<serde_json::Value>,
-    pub key: IdempotencyKey,
+/// Writes finishes in the order decided, in as few statements of `finish_jobs` as keep
+/// the events in order: the finishes up to one that causes events besides its job's
+/// own in one statement, then those events, and so on. Checks each job was written as
+/// decided (its row, and one capture entry when it was charged); the jobs as written, by
+/// id (a job finished twice: as last written).
+pub(crate) async fn write_finishes(
+    tx: &mut Tx,
+    finishes: Vec<DecidedFinish>,
+) -> Result<HashMap<String, Job>, StoreError> {
+    let mut written = HashMap::with_capacity(finishes.len());
+    let mut pending = Vec::with_capacity(finishes.len());
+    for finish in finishes {
+        let account = finish.write.account_id.clone();
+        let job_id = finish.write.job_id.clone();
+        pending.push(finish.write);
+        if let Some(events) = finish.events {
+            let entry_id = write_finish_rows(tx, std::mem::take(&mut pending), &mut written)
+                .await?
+                .remove(&job_id)
+                .flatten();
+            if events.suspension != Suspension::Unchanged {
+                let entry_id = entry_id.ok_or_else(|| {
+                    StoreError::Corrupt(format!("job {job_id}: a suspension without its entry"))
+                })?;
+                emit_suspension(tx, &account, events.suspension, &events.snap, entry_id).await?;
+            }
+            for (event, data) in events.crossings {
+                emit(tx, event, &account, None, data, events.snap.now).await?;
+            }
+        }
+    }
+    write_finish_rows(tx, pending, &mut written).await?;
+    Ok(written)
+}
+
+/// One statement of [`write_finishes`]: adds the jobs written to `written`; answers the
+/// capture entry of each (`None`: not charged).
+async fn write_finish_rows(
+    tx: &mut Tx,
+    writes: Vec<FinishWrite>,
+    written: &mut HashMap<String, Job>,
+) -> Result<HashMap<String, Option<i64>>, StoreError> {
+    if writes.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let charged: Vec<(String, i64)> = writes
+        .iter()
+        .map(|w| (w.job_id.clone(), i64::from(w.entry_delta != 0)))
+        .collect();
+    let params = tx.records("items", writes)?;
+    let mut entries = HashMap::with_capacity(charged.len());
+    let mut captures = HashMap::with_capacity(charged.len());
+    for row in tx.rows(&FINISH_JOBS, params).await? {
+        let job = job_from(&row)?.job;
+        captures.insert(job.job_id.clone(), row.int("captures")?);
+        entries.insert(job.job_id.clone(), row.opt_int("entry_id")?);
+        written.insert(job.job_id.clone(), job);
+    }
+    for (job_id, charged) in charged {
+        if captures.get(&job_id) != Some(&charged) {
+            return Err(StoreError::Corrupt(format!(
+                "finishing job {job_id} wrote {:?} (captures), decided {charged}",
+                captures.get(&job_id)
+            )));
+        }
+    }
+    Ok(entries)
 }
 
 /// How a cancel was answered.
@@ -358,224 +417,7 @@ pub enum CancelOutcome {
     Requested,
 }
 
-/// One try of a submit under the account lock.
-#[allow(clippy::large_enum_variant)] // returned once per try, never stored
-enum Attempt {
-    /// The answer: the job (new or a replay), or a refusal.
-    Done(Result<Submitted, Refusal>),
-    /// What the decision stood on was read before the lock and may be stale (a refill or
-    /// a refusal would stand on it, or the write found it changed): read it again after
-    /// the lock and decide again. Nothing was written.
-    ReadAgain,
-}
-
-/// The parameters of `submit_job.sql`, and one item of `submit_jobs.sql` (by the same
-/// names).
-#[derive(serde::Serialize)]
-pub(crate) struct SubmitWrite {
-    account_id: String,
-    key: String,
-    request_hash: String,
-    pub(crate) job_id: String,
-    kind: String,
-    lane: String,
-    payload: Option<String>,
-    hold: String,
-    pub(crate) money_hold_micros: i64,
-    pocket: Option<String>,
-    pocket_hold: i64,
-    now: i64,
-    notice_at: i64,
-    limit_at_submit: i64,
-    open_at_submit: i64,
-    seen_open_jobs: Option<i64>,
-    seen_pockets: Option<String>,
-    pub(crate) actor: String,
-    currency: String,
-}
-
-impl Items for SubmitWrite {
-    /// Submits as `submit_jobs` takes them on PostgreSQL: one array per field.
-    fn columns(writes: &[SubmitWrite]) -> Params {
-        columns!(writes;
-            account_ids: account_id, keys: key, request_hashes: request_hash, job_ids: job_id,
-            kinds: kind, lanes: lane, payloads: payload, holds: hold,
-            money_hold_micros: money_hold_micros, pockets: pocket, pocket_holds: pocket_hold,
-            nows: now, notice_ats: notice_at, limits_at_submit: limit_at_submit,
-            open_at_submit: open_at_submit, actors: actor, currencies: currency)
-    }
-}
-
-bind_by_name!(SubmitWrite {
-    account_id,
-    key,
-    request_hash,
-    job_id,
-    kind,
-    lane,
-    payload,
-    hold,
-    money_hold_micros,
-    pocket,
-    pocket_hold,
-    now,
-    notice_at,
-    limit_at_submit,
-    open_at_submit,
-    seen_open_jobs,
-    seen_pockets,
-    actor,
-    currency,
-});
-
-impl SubmitWrite {
-    pub(crate) fn new(
-        card: &RateCard,
-        state: &AccountState,
-        req: &Submit,
-        hash: &str,
-        decision: SubmitDecision,
-    ) -> Result<SubmitWrite, StoreError> {
-        let (money_hold, pocket_hold) = match decision.hold.as_slice() {
-            [] => (0, None),
-            [h] if h.pocket == MONEY => (h.amount, None),
-            [h] => (0, Some(h)),
-            _ => return Err(StoreError::Corrupt("a hold of more than one pocket".into())),
-        };
-        let snap = &state.snap;
-        let open = state.open_jobs()?;
-        let unconfirmed = state.unconfirmed.as_ref();
-        Ok(SubmitWrite {
-            account_id: req.account.to_string(),
-            key: req.key.as_str().to_owned(),
-            request_hash: hash.to_owned(),
-            job_id: uuid::Uuid::now_v7().to_string(),
-            kind: req.kind.clone(),
-            lane: decision.lane.clone(),
-            payload: req.payload.as_ref().map(|p| p.to_string()),
-            hold: serde_json::to_string(&decision.hold)
-                .map_err(|e| StoreError::Corrupt(e.to_string()))?,
-            money_hold_micros: money_hold,
-            pocket: pocket_hold.map(|h| h.pocket.clone()),
-            pocket_hold: pocket_hold.map_or(0, |h| h.amount),
-            now: snap.now,
-            notice_at: snap.now + card.timeouts.notice_delay_seconds * decide::MICROS_PER_SECOND,
-            limit_at_submit: snap.concurrency_limit(card),
-            open_at_submit: open + 1,
-            seen_open_jobs: unconfirmed.map(|s| s.open_jobs),
-            seen_pockets: unconfirmed.map(|s| s.pockets_json.clone()),
-            actor: crate::actor::current(),
-            currency: card.currency.clone(),
-        })
-    }
-}
-
 impl Store {
-    /// Submits a job: hold its price and queue it, in one transaction. Idempotent by key.
-    /// A refusal still commits the due refill and the activity: time passing is not the
-    /// request's change.
-    pub async fn submit(&self, req: &Submit) -> Result<Submitted, StoreError> {
-        let kind = self.card().kind(&req.kind)?;
-        let hash = submit_hash(req);
-        let answer: Result<Submitted, Refusal> = in_write_tx!(self, |tx| async {
-            let mut state = lock_account_with_extras(tx, &req.account).await?;
-            loop {
-                match self.try_submit(tx, &mut state, req, kind, &hash).await? {
-                    Attempt::Done(answer) => return Ok(answer),
-                    Attempt::ReadAgain => state.confirm(tx).await?,
-                }
-            }
-        })?;
-        Ok(answer?)
-    }
-
-    /// A submit under the account lock: a replay is answered as such; otherwise due
-    /// refills are written, the core decides, and the hold and the job are written.
-    async fn try_submit(
-        &self,
-        tx: &mut Tx,
-        state: &mut AccountState,
-        req: &Submit,
-        kind: &holdfast_core::ratecard::Kind,
-        hash: &str,
-    ) -> Result<Attempt, StoreError> {
-        let key = req.key.as_str();
-        let refills = state.snap.due_refills(self.card());
-        if !refills.is_empty() {
-            if state.unconfirmed.is_some() {
-                return Ok(Attempt::ReadAgain);
-            }
-            // A replay changes nothing: its key is looked up before a refill is written.
-            state.check_key(tx, key).await?;
-        }
-        if let Some(replay) = submit_replay(tx, state, key, hash).await? {
-            return Ok(Attempt::Done(Ok(replay)));
-        }
-        let open = state.open_jobs()?;
-        apply_refills(tx, &req.account, &mut state.snap, &refills).await?;
-        match decide::decide_submit(&state.snap, open, kind, self.card()) {
-            Ok(decision) => self.write_submit(tx, state, req, hash, decision).await,
-            Err(_) if state.unconfirmed.is_some() => Ok(Attempt::ReadAgain),
-            Err(refusal) => self.refuse_submit(tx, state, req, hash, refusal).await,
-        }
-    }
-
-    /// A refused submit: still a replay when its key names an earlier submit (a new
-    /// key's first use needs no look-up: the write claims it); else the activity is
-    /// stamped and the refusal answered.
-    async fn refuse_submit(
-        &self,
-        tx: &mut Tx,
-        state: &mut AccountState,
-        req: &Submit,
-        hash: &str,
-        refusal: Refusal,
-    ) -> Result<Attempt, StoreError> {
-        state.check_key(tx, req.key.as_str()).await?;
-        if let Some(replay) = submit_replay(tx, state, req.key.as_str(), hash).await? {
-            return Ok(Attempt::Done(Ok(replay)));
-        }
-        self.stamp_activity(tx, &req.account, &mut state.snap)
-            .await?;
-        Ok(Attempt::Done(Err(refusal)))
-    }
-
-    /// Writes the hold and the job as decided, under the client's key.
-    async fn write_submit(
-        &self,
-        tx: &mut Tx,
-        state: &mut AccountState,
-        req: &Submit,
-        hash: &str,
-        decision: SubmitDecision,
-    ) -> Result<Attempt, StoreError> {
-        let write = SubmitWrite::new(self.card(), state, req, hash, decision)?;
-        let rows = tx.rows(&SUBMIT_JOB, write.params()).await?;
-        match rows.as_slice() {
-            [row] if row.int("fresh")? == 0 => Ok(Attempt::ReadAgain),
-            [row] if row.opt_text("job_id")?.is_some() => {
-                let job = job_from(row)?.job;
-                let before = state.snap.available_money();
-                let after = before - write.money_hold_micros;
-                let account = req.account.as_str();
-                emit_crossing(tx, self.card(), account, &state.snap, before, after).await?;
-                Ok(Attempt::Done(Ok(Submitted { job, replay: false })))
-            }
-            // Nothing written: the key is taken, by the earlier submit or another operation.
-            [] | [_] => {
-                let key = req.key.as_str();
-                state.look_up(tx, &[key]).await?;
-                match submit_replay(tx, state, key, hash).await? {
-                    Some(replay) => Ok(Attempt::Done(Ok(replay))),
-                    None => Err(StoreError::Corrupt("a taken key without its record".into())),
-                }
-            }
-            _ => Err(StoreError::Corrupt(
-                "a submit wrote more than one job".into(),
-            )),
-        }
-    }
-
     pub async fn get_job(&self, job: &JobId) -> Result<Job, StoreError> {
         in_read_tx!(self, |tx| async {
             Ok(read_job(tx, job.as_str()).await?.job)
@@ -768,11 +610,6 @@ pub(crate) fn fail_step<'a>(
     }))
 }
 
-/// The hash a submit's key records: its kind and payload.
-pub(crate) fn submit_hash(req: &Submit) -> String {
-    request_hash(&json!({ "op": "submit", "kind": req.kind, "payload": req.payload }))
-}
-
 /// The core's verdict on a finishing call's lease.
 fn check_lease(
     row: &JobRow,
@@ -781,27 +618,6 @@ fn check_lease(
     state: &AccountState,
 ) -> Result<FinishCall, Refusal> {
     decide::check_finish_call(&row.lease(), token, call, state.snap.now)
-}
-
-/// The answer to an earlier submit under `key`, if the account knows one: the job as it
-/// is now for the same request, `idempotency_mismatch` for another.
-async fn submit_replay(
-    tx: &mut Tx,
-    state: &AccountState,
-    key: &str,
-    hash: &str,
-) -> Result<Option<Submitted>, StoreError> {
-    let Some(record) = state.replay(key, "submit", hash)? else {
-        return Ok(None);
-    };
-    let job_id = record
-        .job_id
-        .clone()
-        .ok_or_else(|| StoreError::Corrupt("submit record without job".into()))?;
-    Ok(Some(Submitted {
-        job: read_job(tx, &job_id).await?.job,
-        replay: true,
-    }))
 }
 
 /// The lease a leasing statement wrote: the job as it is now, its token and expiry.
