@@ -213,7 +213,6 @@ impl FloorPool {
         keys: &[String],
     ) -> anyhow::Result<()> {
         use holdfast_store::driver::db::Arg;
-        use holdfast_store::driver::statement::Cell;
         use holdfast_store::params;
         let FloorPool::Postgres(pool) = self else {
             bail!("the engine's ingest statements are measured on PostgreSQL only");
@@ -226,7 +225,7 @@ impl FloorPool {
         };
         let mut tx = pool.begin_with(begin).await?;
         let lock = params! {
-            account_ids: Cell::column(ids.iter().copied()),
+            account_ids: Arg::texts(ids.iter().copied()),
         };
         let rows = engine_query(&ENGINE_INGEST_LOCK, lock)?
             .fetch_all(&mut *tx)

@@ -26,7 +26,7 @@ UPDATE accounts
                -- the account's last job's suspended_at
                MAX(key) AS last,
                json_extract(value, '$.suspended_at') AS suspended_at
-          FROM json_each(:items)
+          FROM jsonb_each(:items)
          WHERE json_extract(value, '$.balance_delta_micros') <> 0
             OR json_extract(value, '$.money_held_delta_micros') <> 0
          GROUP BY 1) AS account_change
@@ -39,7 +39,7 @@ UPDATE allowances
                json_extract(value, '$.pocket') AS pocket,
                SUM(json_extract(value, '$.pocket_held_delta')) AS held_delta,
                SUM(json_extract(value, '$.pocket_remaining_delta')) AS remaining_delta
-          FROM json_each(:items)
+          FROM jsonb_each(:items)
          WHERE json_extract(value, '$.pocket') IS NOT NULL
          GROUP BY 1, 2) AS pocket_change
  WHERE allowances.account_id = pocket_change.account_id
@@ -50,7 +50,7 @@ SELECT json_extract(value, '$.account_id'), json_extract(value, '$.entry_pocket'
        json_extract(value, '$.entry_delta'), 'capture', json_extract(value, '$.entry_amount_after'),
        json_extract(value, '$.entry_available_after'), json_extract(value, '$.entry_buffer_micros'),
        json_extract(value, '$.job_id'), json_extract(value, '$.now'), json_extract(value, '$.actor')
-  FROM json_each(:items)
+  FROM jsonb_each(:items)
  WHERE json_extract(value, '$.entry_delta') <> 0
  ORDER BY key;
 
@@ -58,7 +58,7 @@ INSERT INTO events (type, account_id, job_id, data, created_at, actor)
 SELECT json_extract(value, '$.event_type'), json_extract(value, '$.account_id'),
        json_extract(value, '$.job_id'), json_extract(value, '$.event_data'),
        json_extract(value, '$.now'), json_extract(value, '$.actor')
-  FROM json_each(:items)
+  FROM jsonb_each(:items)
  ORDER BY key;
 
 UPDATE jobs
@@ -70,7 +70,7 @@ UPDATE jobs
        finished_by_actor = json_extract(item.value, '$.actor'),
        lease_token = CASE WHEN json_extract(item.value, '$.finished_by') = 'sweep' THEN NULL
                           ELSE lease_token END
-  FROM json_each(:items) AS item
+  FROM jsonb_each(:items) AS item
  WHERE jobs.job_id = json_extract(item.value, '$.job_id')
 RETURNING *,
           (SELECT COUNT(*) FROM ledger

@@ -25,24 +25,24 @@ SELECT json_extract(value, '$.account_id'), 'money', json_extract(value, '$.delt
        json_extract(value, '$.now'), json_extract(value, '$.actor'),
        json_extract(value, '$.key'), json_extract(value, '$.request_hash'),
        json_extract(value, '$.meter'), json_extract(value, '$.seconds')
-  FROM json_each(:items)
+  FROM jsonb_each(:items)
  WHERE NOT EXISTS (SELECT 1 FROM idempotency
                     WHERE idempotency.account_id = json_extract(value, '$.account_id')
                       AND idempotency.key = json_extract(value, '$.key'))
- ORDER BY json_each.key;
+ ORDER BY jsonb_each.key;
 
 UPDATE accounts
    SET balance = balance + json_extract(change.value, '$.delta'),
        total_spent = total_spent + json_extract(change.value, '$.spent'),
        suspended_at = json_extract(change.value, '$.suspended_at')
-  FROM json_each(:changes) AS change
+  FROM jsonb_each(:changes) AS change
  WHERE accounts.account_id = json_extract(change.value, '$.account_id')
    AND accounts.balance + json_extract(change.value, '$.delta') = json_extract(change.value, '$.balance_after')
    AND accounts.balance - accounts.held + json_extract(change.value, '$.delta') >= -json_extract(change.value, '$.buffer');
 
 SELECT (SELECT COALESCE(group_concat(entry_id, ','), '')
           FROM (SELECT ledger.entry_id
-                  FROM json_each(:items) AS item
+                  FROM jsonb_each(:items) AS item
                   JOIN ledger ON ledger.account_id = json_extract(item.value, '$.account_id')
                              AND ledger.idempotency_key = json_extract(item.value, '$.key')
                  ORDER BY item.key)) AS entry_ids,

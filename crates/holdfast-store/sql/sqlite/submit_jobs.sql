@@ -18,7 +18,7 @@ INSERT INTO idempotency (account_id, key, operation, request_hash, entry_id, job
 SELECT json_extract(value, '$.account_id'), json_extract(value, '$.key'), 'submit',
        json_extract(value, '$.request_hash'), NULL, json_extract(value, '$.job_id'),
        json_extract(value, '$.now')
-  FROM json_each(:items)
+  FROM jsonb_each(:items)
  WHERE NOT EXISTS (SELECT 1 FROM ledger
                     WHERE ledger.account_id = json_extract(value, '$.account_id')
                       AND ledger.idempotency_key = json_extract(value, '$.key'));
@@ -29,7 +29,7 @@ UPDATE accounts
   FROM (SELECT json_extract(value, '$.account_id') AS account_id,
                SUM(json_extract(value, '$.money_hold_micros')) AS held_delta,
                MAX(json_extract(value, '$.now')) AS now
-          FROM json_each(:items)
+          FROM jsonb_each(:items)
          GROUP BY 1) AS account_hold
  WHERE accounts.account_id = account_hold.account_id;
 
@@ -38,7 +38,7 @@ UPDATE allowances
   FROM (SELECT json_extract(value, '$.account_id') AS account_id,
                json_extract(value, '$.pocket') AS pocket,
                SUM(json_extract(value, '$.pocket_hold')) AS held_delta
-          FROM json_each(:items)
+          FROM jsonb_each(:items)
          WHERE json_extract(value, '$.pocket') IS NOT NULL
          GROUP BY 1, 2) AS pocket_hold
  WHERE allowances.account_id = pocket_hold.account_id
@@ -52,7 +52,7 @@ SELECT json_extract(value, '$.job_id'), json_extract(value, '$.account_id'),
        json_extract(value, '$.notice_at'), json_extract(value, '$.limit_at_submit'),
        json_extract(value, '$.open_at_submit'), json_extract(value, '$.now'),
        json_extract(value, '$.actor'), json_extract(value, '$.currency')
-  FROM json_each(:items)
+  FROM jsonb_each(:items)
  WHERE EXISTS (SELECT 1 FROM idempotency
                 WHERE idempotency.account_id = json_extract(value, '$.account_id')
                   AND idempotency.key = json_extract(value, '$.key')

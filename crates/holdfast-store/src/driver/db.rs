@@ -23,7 +23,7 @@ use crate::driver::failover::{Failover, MultiHost};
 use crate::driver::group::Unit;
 pub use crate::driver::group::WriteGate;
 use crate::driver::schema::SchemaMismatch;
-use crate::driver::statement::{Items, Params, Records, Statement};
+use crate::driver::statement::{Params, Records, Statement};
 use crate::error::StoreError;
 use crate::scope::CrossAccount;
 
@@ -63,12 +63,10 @@ impl Sql {
 pub enum Arg {
     Int(Option<i64>),
     Text(Option<String>),
-    /// A column of integers for a set-based statement: a `bigint[]` on PostgreSQL, bound
-    /// as it is (nothing for the server to parse); SQLite has no arrays, so there it
-    /// binds as a JSON array, for `json_each`.
-    Ints(Vec<Option<i64>>),
-    /// A column of text: a `text[]` on PostgreSQL, a JSON array on SQLite.
-    Texts(Vec<Option<String>>),
+    /// A column of text for a set-based statement: a `text[]` on PostgreSQL, bound as it
+    /// is (nothing for the server to parse); SQLite has no arrays, so there it binds as a
+    /// JSON array, for `json_each`.
+    Texts(Vec<String>),
     /// Items as one array of a composite type (PostgreSQL only: SQLite binds them as a
     /// JSON array of text; see [`Records`]).
     Records(RecordArray),
@@ -98,6 +96,11 @@ impl<T: Records> BindPostgres for Vec<T> {
 }
 
 impl Arg {
+    /// A column of text (see [`Arg::Texts`]).
+    pub fn texts<'a>(cells: impl IntoIterator<Item = &'a str>) -> Arg {
+        Arg::Texts(cells.into_iter().map(str::to_owned).collect())
+    }
+
     /// Items as one PostgreSQL array of their composite type (see [`Records`]; on SQLite
     /// [`Tx::records`] binds them as JSON instead).
     pub fn records<T: Records>(items: Vec<T>) -> Arg {
@@ -644,7 +647,6 @@ pub fn bind_postgres<'q>(mut q: PgQuery<'q>, args: Vec<Arg>) -> PgQuery<'q> {
         q = match a {
             Arg::Int(v) => q.bind(v),
             Arg::Text(v) => q.bind(v),
-            Arg::Ints(v) => q.bind(v),
             Arg::Texts(v) => q.bind(v),
             Arg::Records(RecordArray(records)) => records.bind_to(q),
         };
@@ -661,7 +663,6 @@ fn bind_sqlite<'q>(
         q = match a {
             Arg::Int(v) => q.bind(v),
             Arg::Text(v) => q.bind(v),
-            Arg::Ints(v) => q.bind(Arg::json_array(&v)),
             Arg::Texts(v) => q.bind(Arg::json_array(&v)),
             // Never built for SQLite (Tx::records binds a JSON array of text there); were
             // it, the statement would read no items and its counts come short: an error,
@@ -678,9 +679,9 @@ fn refuse_nul(args: &[Arg]) -> Result<(), StoreError> {
     let text = |t: &Option<String>| refuse_nul_in(t.as_deref().unwrap_or(""));
     args.iter().try_for_each(|a| match a {
         Arg::Text(t) => text(t),
-        Arg::Texts(column) => column.iter().try_for_each(text),
+        Arg::Texts(column) => column.iter().try_for_each(|t| refuse_nul_in(t)),
         // Tx::records checked its texts.
-        Arg::Int(_) | Arg::Ints(_) | Arg::Records(_) => Ok(()),
+        Arg::Int(_) | Arg::Records(_) => Ok(()),
     })
 }
 
@@ -696,7 +697,7 @@ pub(crate) fn refuse_nul_in(text: &str) -> Result<(), StoreError> {
 }
 
 /// Items as SQLite takes a set-based write's: one JSON array under `name`, for
-/// `json_each` ([`Tx::items`], [`Tx::records`]).
+/// `json_each` ([`Tx::records`]).
 fn json_items<T: serde::Serialize>(name: &'static str, items: &[T]) -> Result<Params, StoreError> {
     let json =
         serde_json::to_string(items).map_err(|e| StoreError::Corrupt(format!("{name}: {e}")))?;
@@ -708,15 +709,6 @@ impl Tx {
         match self {
             Tx::Postgres(_) => Dialect::Postgres,
             Tx::Sqlite(_) => Dialect::Sqlite,
-        }
-    }
-
-    /// A set-based write's items as the parameter `name` (see [`Items`]): on PostgreSQL
-    /// each column under its own name, on SQLite one JSON array under `name`.
-    pub fn items<T: Items>(&self, name: &'static str, items: &[T]) -> Result<Params, StoreError> {
-        match self.dialect() {
-            Dialect::Postgres => Ok(T::columns(items)),
-            Dialect::Sqlite => json_items(name, items),
         }
     }
 

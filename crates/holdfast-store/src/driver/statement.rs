@@ -133,71 +133,11 @@ impl Params {
     }
 }
 
-/// A value that a set-based statement takes as a column of its items (one array per
-/// field, see [`crate::driver::db::Arg::Ints`]): integers and text, either maybe absent.
-pub trait Cell: Sized {
-    fn column(cells: impl Iterator<Item = Self>) -> Arg;
-}
-
-impl Cell for i64 {
-    fn column(cells: impl Iterator<Item = i64>) -> Arg {
-        Arg::Ints(cells.map(Some).collect())
-    }
-}
-
-impl Cell for Option<i64> {
-    fn column(cells: impl Iterator<Item = Option<i64>>) -> Arg {
-        Arg::Ints(cells.collect())
-    }
-}
-
-impl Cell for String {
-    fn column(cells: impl Iterator<Item = String>) -> Arg {
-        Arg::Texts(cells.map(Some).collect())
-    }
-}
-
-impl Cell for Option<String> {
-    fn column(cells: impl Iterator<Item = Option<String>>) -> Arg {
-        Arg::Texts(cells.collect())
-    }
-}
-
-impl<'a> Cell for &'a str {
-    fn column(cells: impl Iterator<Item = &'a str>) -> Arg {
-        Arg::Texts(cells.map(|c| Some(c.to_owned())).collect())
-    }
-}
-
-/// The fields of a slice of items, each bound as one column named by the parameter:
-/// `columns!(items; account_ids: account_id, keys: key)` binds `:account_ids` (every
-/// item's `account_id`, in order) and `:keys`. A statement reads them back as rows with
-/// `unnest(:account_ids::text[], :keys::text[])` (PostgreSQL only: SQLite has none).
-#[macro_export]
-macro_rules! columns {
-    ($items:expr; $($name:ident : $field:ident),* $(,)?) => {{
-        let items = &$items;
-        $crate::driver::statement::Params(vec![$((
-            stringify!($name),
-            $crate::driver::statement::Cell::column(items.iter().map(|item| item.$field.clone())),
-        )),*])
-    }};
-}
-
-/// The items of a set-based write (one struct per item), bound as the statement's
-/// dialect reads them ([`crate::driver::db::Tx::items`]): on PostgreSQL as columns, one
-/// array per field (nothing for the server to parse); on SQLite, which has no arrays, as
-/// one JSON array of the items, serialized as they are (fewer allocations than a
-/// `serde_json::Value` per item).
-pub trait Items: serde::Serialize + Sized {
-    /// The columns PostgreSQL's statement takes: `columns!(items; param: field, …)`.
-    fn columns(items: &[Self]) -> Params;
-}
-
 /// The items of a set-based write bound as ONE PostgreSQL array of a composite type (a
 /// migration creates the type, named by `#[sqlx(type_name = …)]` on the item struct,
 /// whose fields are the type's attributes in order; [`crate::driver::db::Tx::records`]);
-/// on SQLite, as [`Items`], one JSON array of the items. One array is one sub-select and
+/// on SQLite, which has no such types, as one JSON array of the items, serialized as
+/// they are (fewer allocations than a `serde_json::Value` per item). One array is one sub-select and
 /// one `unnest` in the statement, however many fields an item has: what lets a call of
 /// one item cost about what a statement of scalars costs (docs/bench-history.md, #43).
 pub trait Records:

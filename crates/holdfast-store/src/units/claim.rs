@@ -18,8 +18,8 @@ use std::future::Future;
 use holdfast_core::AccountId;
 use serde_json::json;
 
-use crate::driver::db::Tx;
-use crate::driver::statement::{Cell, Stmt};
+use crate::driver::db::{Arg, Tx};
+use crate::driver::statement::Stmt;
 use crate::error::StoreError;
 use crate::store::TxFailure;
 use crate::units::account_state::{AccountState, account_id_of};
@@ -97,7 +97,7 @@ pub(crate) async fn lock_accounts_and_read(
     ids.dedup();
     let mut states = HashMap::with_capacity(ids.len());
     let mut stale = Vec::new();
-    let locked = params! { account_ids: Cell::column(ids.into_iter()) };
+    let locked = params! { account_ids: Arg::texts(ids) };
     for row in tx.rows(&LOCK_ACCOUNTS, locked).await? {
         let account = account_id_of(&row)?;
         if row.flag("stale")? {
