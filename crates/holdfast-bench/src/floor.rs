@@ -204,7 +204,7 @@ impl FloorPool {
     /// The engine's own statements of a batch ingest on PostgreSQL, driven by plain
     /// sqlx: its `BEGIN` with the cross-account mark, `ingest_lock_accounts` (with the
     /// pockets and open jobs the answers need), the balance arithmetic of each debit in
-    /// order, `ingest_write`, `COMMIT`. No pricing, no request hash, no replay check, no
+    /// order, `ingest_write` (no account stale), `COMMIT`. No pricing, no request hash, no replay check, no
     /// decision beyond the arithmetic, no answer built: beside the engine and the floor
     /// it tells what the engine's SQL costs from what the engine's code around it costs.
     pub async fn ingest_engine_sql(
@@ -236,6 +236,7 @@ impl FloorPool {
         let write = params! {
             items: Arg::records(items),
             changes: Arg::records(changes),
+            answered: Arg::texts([]),
         };
         let accounts = state.len() as i64;
         let row = engine_query(&ENGINE_INGEST_WRITE, write)?

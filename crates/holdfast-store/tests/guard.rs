@@ -4,10 +4,10 @@
 //! no balance, no entry. The statement is run here as a broken decision would run it,
 //! on both dialects.
 
-use holdfast_store::args;
-use holdfast_store::driver::db::{Dialect, Pool, PoolOptions, Sql};
+use holdfast_store::driver::db::{Arg, Dialect, Pool, PoolOptions, Sql};
 use holdfast_store::driver::statement::Statement;
 use holdfast_store::units::ingest::{AccountChange, DebitItem};
+use holdfast_store::{args, params};
 use sqlx::{Connection, Executor};
 
 fn ingest_write(dialect: &str) -> &'static Statement {
@@ -63,7 +63,8 @@ async fn debit_of_ten(pool: &Pool, buffer: i64) -> Outcome {
     let params = tx
         .records("items", vec![item])
         .unwrap()
-        .and(tx.records("changes", vec![change]).unwrap());
+        .and(tx.records("changes", vec![change]).unwrap())
+        .and(params! { answered: Arg::texts([account.as_str()]) });
     let row = tx.row(ingest_write(dialect), params).await.unwrap();
     let balance = "SELECT balance FROM accounts WHERE account_id = $1";
     let balance = tx

@@ -12,8 +12,10 @@
 -- says so, where the locked row is not the version the snapshot saw (its ctid moved).
 -- Every transaction that changes an account's pockets or open jobs also writes its row
 -- (docs/DESIGN.md, "Account row versions"), so a row version that did not move means
--- the snapshot's pockets and open jobs are current; for a stale account the caller reads
--- them again (ingest_read_accounts, a statement with a snapshot after every lock).
+-- the snapshot's pockets and open jobs are current; for a stale account they are read
+-- again by a statement whose snapshot postdates every lock (a submit, which decides on
+-- them: ingest_read_accounts; a debit, whose answers show them: its write,
+-- ingest_write's :answered).
 --
 -- The same statement serves a call of one and a call of a thousand, so it is shaped to
 -- be planned once per connection and to reach every row by its key whatever the

@@ -28,6 +28,10 @@
 --           migration 0007), meter and seconds (what a metered debit used, or NULL)
 -- :changes  the accounts: account_id, delta (the sum of its debits), spent, suspended_at
 --           (after the last), balance_after, buffer
+-- :answered the accounts whose pockets and open jobs the lock could not read current
+--           (ingest_lock_accounts' `stale`), an array of text: `extras` lists them as
+--           this statement reads them (its snapshot postdates every lock, so they are
+--           current; a debit changes neither), for the answers' views
 WITH new_entry AS (
     INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer,
                         ref, created_at, actor, idempotency_key, request_hash, meter, seconds)
@@ -53,4 +57,12 @@ changed_account AS (
     RETURNING 1
 )
 SELECT (SELECT COALESCE(string_agg(entry_id::text, ',' ORDER BY entry_id), '') FROM new_entry) AS entry_ids,
-       (SELECT COUNT(*) FROM changed_account) AS accounts_changed
+       (SELECT COUNT(*) FROM changed_account) AS accounts_changed,
+       (SELECT COALESCE(json_agg(json_build_array(
+                   answered.id,
+                   (SELECT COALESCE(json_agg(json_build_array(pocket, remaining, held, cycle_started_at)), '[]')
+                      FROM allowances WHERE allowances.account_id = answered.id),
+                   (SELECT COUNT(*) FROM jobs
+                     WHERE jobs.account_id = answered.id
+                       AND status IN ('queued', 'in_progress')))), '[]')::text
+          FROM unnest((SELECT :answered::text[])) AS answered(id)) AS extras

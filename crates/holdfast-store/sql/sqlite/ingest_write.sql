@@ -17,6 +17,9 @@
 --           seconds (what a metered debit used, or null)
 -- :changes  the accounts, a JSON array of objects: account_id, delta (the sum of its
 --           debits), spent, suspended_at (after the last), balance_after, buffer
+-- :answered the accounts whose pockets and open jobs the lock could not read current (on
+--           SQLite none: see ingest_lock_accounts), a JSON array of strings: `extras`
+--           lists them, [account, pockets, open jobs] each
 INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer,
                     ref, created_at, actor, idempotency_key, request_hash, meter, seconds)
 SELECT json_extract(value, '$.account_id'), 'money', json_extract(value, '$.delta'), 'debit',
@@ -46,4 +49,12 @@ SELECT (SELECT COALESCE(group_concat(entry_id, ','), '')
                   JOIN ledger ON ledger.account_id = json_extract(item.value, '$.account_id')
                              AND ledger.idempotency_key = json_extract(item.value, '$.key')
                  ORDER BY item.key)) AS entry_ids,
-       changes() AS accounts_changed
+       changes() AS accounts_changed,
+       (SELECT json_group_array(json_array(
+                   answered.value,
+                   json((SELECT json_group_array(json_array(pocket, remaining, held, cycle_started_at))
+                           FROM allowances WHERE allowances.account_id = answered.value)),
+                   (SELECT COUNT(*) FROM jobs
+                     WHERE jobs.account_id = answered.value
+                       AND status IN ('queued', 'in_progress'))))
+          FROM json_each(:answered) AS answered) AS extras

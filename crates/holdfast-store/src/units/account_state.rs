@@ -52,6 +52,37 @@ fn parse_json<T: serde::de::DeserializeOwned>(col: &str, text: &str) -> Result<T
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("{col}: {e}")))
 }
 
+fn pockets_of(pockets: Vec<PocketColumns>) -> BTreeMap<String, AllowancePocket> {
+    let pocket = |(pocket, remaining, held, cycle_started_at): PocketColumns| {
+        let p = AllowancePocket {
+            remaining,
+            held,
+            cycle_started_at,
+        };
+        (pocket, p)
+    };
+    pockets.into_iter().map(pocket).collect()
+}
+
+/// An account's pockets and open jobs as a write lists them (see [`listed_extras`]).
+pub(crate) struct ListedExtras {
+    pub account: String,
+    pockets: Vec<PocketColumns>,
+    open_jobs: i64,
+}
+
+/// The pockets and open jobs of accounts as a write answers them (`extras`: a JSON
+/// array of `[account, pockets, open jobs]`, the pockets as the statements list them).
+pub(crate) fn listed_extras(text: &str) -> Result<Vec<ListedExtras>, StoreError> {
+    let listed: Vec<(String, Vec<PocketColumns>, i64)> = parse_json("extras", text)?;
+    let extras = |(account, pockets, open_jobs)| ListedExtras {
+        account,
+        pockets,
+        open_jobs,
+    };
+    Ok(listed.into_iter().map(extras).collect())
+}
+
 /// The extras a row carries: every statement that reads an account's extras answers
 /// `allowances`, `open_jobs` and `keys`, each NULL where it was not read. `None` when
 /// the pockets were not read (as `lock_account` on PostgreSQL, which leaves them to
@@ -65,16 +96,6 @@ fn extras_from(row: &Row) -> Result<Option<AccountExtras>, StoreError> {
         .map(|keys| parse_json("keys", &keys))
         .transpose()?;
     let open_jobs = row.opt_int("open_jobs")?;
-    let allowances = pockets
-        .into_iter()
-        .map(|(pocket, remaining, held, cycle_started_at)| {
-            let p = AllowancePocket {
-                remaining,
-                held,
-                cycle_started_at,
-            };
-            (pocket, p)
-        });
     let record = |(key, operation, request_hash, entry_id, job_id): KeyColumns| {
         let r = IdemRecord {
             operation,
@@ -85,7 +106,7 @@ fn extras_from(row: &Row) -> Result<Option<AccountExtras>, StoreError> {
         (key, r)
     };
     Ok(Some(AccountExtras {
-        allowances: allowances.collect(),
+        allowances: pockets_of(pockets),
         open_jobs,
         keys: keys.map(|keys| keys.into_iter().map(record).collect()),
     }))
@@ -127,6 +148,20 @@ impl AccountState {
         };
         state.fill_from(row)?;
         Ok(state)
+    }
+
+    /// Forgets the pockets and open jobs read, for a statement to read them again.
+    pub(crate) fn forget_extras(&mut self) {
+        self.snap.allowances.clear();
+        self.pockets_read = false;
+        self.open_jobs = None;
+    }
+
+    /// Fills in the pockets and open jobs a write listed.
+    pub(crate) fn fill_listed(&mut self, listed: ListedExtras) {
+        self.snap.allowances = pockets_of(listed.pockets);
+        self.pockets_read = true;
+        self.open_jobs = Some(listed.open_jobs);
     }
 
     /// Fills in the extras `row` read: pockets, open jobs, records of keys.

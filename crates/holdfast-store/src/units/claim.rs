@@ -18,7 +18,7 @@ use std::future::Future;
 use holdfast_core::AccountId;
 use serde_json::json;
 
-use crate::driver::db::{Arg, Tx};
+use crate::driver::db::{Arg, Row, Tx};
 use crate::driver::statement::Stmt;
 use crate::error::StoreError;
 use crate::store::TxFailure;
@@ -81,16 +81,30 @@ where
     })
 }
 
+/// Where a call gets the pockets and open jobs of the accounts whose rows changed while
+/// its lock waited (`stale`: the lock statement's snapshot predates them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stale {
+    /// Read again before deciding, by a statement of their own (a submit decides on
+    /// them).
+    ReadBeforeDeciding,
+    /// Left unread (`None`) for the call's write to read, whose snapshot postdates every
+    /// lock (a debit's answers show them; its decision does not stand on them): no
+    /// statement more while the locks are held.
+    ReadByTheWrite,
+}
+
 /// Locks the accounts of `named` (`[account, key]` pairs) in sorted order, reading
 /// their rows, the clock and their pockets and open jobs once every lock is held. Where
-/// the lock statement's snapshot may predate them (`stale`: the account's row changed
-/// while it waited), and for every account with [`Keys::ReadFirst`] (then with the
-/// records of the keys named), they are read again by a statement of their own. An
-/// account that does not exist is absent.
+/// the lock statement's snapshot may predate the pockets and open jobs (`stale`: the
+/// account's row changed while it waited), `stale` says what is done; with
+/// [`Keys::ReadFirst`] they are read again for every account, with the records of the
+/// keys named, by a statement of their own. An account that does not exist is absent.
 pub(crate) async fn lock_accounts_and_read(
     tx: &mut Tx,
     named: &[[&str; 2]],
     keys: Keys,
+    on_stale: Stale,
 ) -> Result<HashMap<AccountId, AccountState>, StoreError> {
     let mut ids: Vec<&str> = named.iter().map(|[a, _]| *a).collect();
     ids.sort_unstable();
@@ -100,26 +114,21 @@ pub(crate) async fn lock_accounts_and_read(
     let locked = params! { account_ids: Arg::texts(ids) };
     for row in tx.rows(&LOCK_ACCOUNTS, locked).await? {
         let account = account_id_of(&row)?;
+        let mut state = AccountState::from_row(&account, &row)?;
         if row.flag("stale")? {
+            if on_stale == Stale::ReadByTheWrite {
+                state.forget_extras();
+            }
             stale.push(account.clone());
         }
-        let state = AccountState::from_row(&account, &row)?;
         states.insert(account, state);
     }
-    let (again, keys): (Vec<&AccountId>, &[[&str; 2]]) = match keys {
-        Keys::ReadFirst => (states.keys().collect(), named),
-        Keys::Claimed => (stale.iter().collect(), &[]),
+    let (again, keys): (Vec<AccountId>, &[[&str; 2]]) = match (keys, on_stale) {
+        (Keys::ReadFirst, _) => (states.keys().cloned().collect(), named),
+        (Keys::Claimed, Stale::ReadBeforeDeciding) => (stale, &[]),
+        (Keys::Claimed, Stale::ReadByTheWrite) => (Vec::new(), &[]),
     };
-    if again.is_empty() {
-        return Ok(states);
-    }
-    let mut again: Vec<&str> = again.into_iter().map(AccountId::as_str).collect();
-    again.sort_unstable();
-    let read = params! {
-        account_ids: json!(again).to_string(),
-        keys: json!(keys).to_string(),
-    };
-    for row in tx.rows(&READ_ACCOUNTS, read).await? {
+    for row in read_again(tx, again, keys).await? {
         let account = account_id_of(&row)?;
         let state = states
             .get_mut(&account)
@@ -127,6 +136,26 @@ pub(crate) async fn lock_accounts_and_read(
         state.fill_from(&row)?;
     }
     Ok(states)
+}
+
+/// Reads the pockets and open jobs of the locked accounts `again` (and the records of
+/// `keys`) by a statement of their own, after every lock: a row per account, for
+/// [`AccountState::fill_from`].
+pub(crate) async fn read_again(
+    tx: &mut Tx,
+    mut again: Vec<AccountId>,
+    keys: &[[&str; 2]],
+) -> Result<Vec<Row>, StoreError> {
+    if again.is_empty() {
+        return Ok(Vec::new());
+    }
+    again.sort_unstable();
+    let again: Vec<&str> = again.iter().map(AccountId::as_str).collect();
+    let read = params! {
+        account_ids: json!(again).to_string(),
+        keys: json!(keys).to_string(),
+    };
+    tx.rows(&READ_ACCOUNTS, read).await
 }
 
 /// Whether any of these `[account, key]` names a stored record: with

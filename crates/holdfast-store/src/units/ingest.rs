@@ -26,20 +26,20 @@ use holdfast_core::decide::{self, MoneyMove, Suspension};
 use holdfast_core::{AccountId, AccountSnapshot, MONEY, Micros, Refusal};
 use serde::Serialize;
 
-use crate::driver::db::Tx;
+use crate::driver::db::{Arg, Tx};
 use crate::driver::statement::{Params, Records, Stmt};
 use crate::error::StoreError;
 use crate::model::{AccountView, LedgerEntry, MoneyResult};
 use crate::scope::CrossAccount;
 use crate::store::Store;
-use crate::units::account_state::{AccountState, IdemRecord};
+use crate::units::account_state::{AccountState, IdemRecord, account_id_of, listed_extras};
 use crate::units::claim::{
-    AttemptFailed, Keys, any_key_used, claimed_then_read, lock_accounts_and_read,
+    AttemptFailed, Keys, Stale, any_key_used, claimed_then_read, lock_accounts_and_read, read_again,
 };
 use crate::units::jobs::{UsedJobs, used_jobs};
 use crate::units::money::{DebitRequest, PricedDebit};
 use crate::units::writes::{EntryFacts, crossing_events, emit, emit_suspension, read_entry};
-use crate::{in_write_tx, statement};
+use crate::{in_write_tx, params, statement};
 
 static WRITE: Stmt = statement!("ingest_write");
 
@@ -110,10 +110,12 @@ struct IngestWrite {
 impl IngestWrite {
     /// The parameters of `ingest_write` (see [`Records`]); the items and changes move
     /// into them.
-    fn params(&mut self, tx: &Tx) -> Result<Params, StoreError> {
+    fn params(&mut self, tx: &Tx, answered: &[AccountId]) -> Result<Params, StoreError> {
+        let answered = params! { answered: Arg::texts(answered.iter().map(AccountId::as_str)) };
         Ok(tx
             .records("items", std::mem::take(&mut self.items))?
-            .and(tx.records("changes", std::mem::take(&mut self.changes))?))
+            .and(tx.records("changes", std::mem::take(&mut self.changes))?)
+            .and(answered))
     }
 }
 
@@ -250,7 +252,7 @@ impl Store {
                 return Err(AttemptFailed::KeyTaken);
             }
             write.changes = states.values().filter_map(Ingesting::change).collect();
-            let written = apply(tx, write, keys).await?;
+            let written = apply(tx, write, keys, &mut states).await?;
             let mut out = Vec::with_capacity(decided.len());
             for d in decided {
                 out.push(match d {
@@ -351,6 +353,17 @@ fn read_state<'s>(
         .ok_or_else(|| StoreError::Corrupt(format!("{account}: answered, not read")))
 }
 
+/// The state of an account the call locked.
+fn read_state_mut<'s>(
+    states: &'s mut HashMap<AccountId, Ingesting>,
+    account: &AccountId,
+) -> Result<&'s mut AccountState, StoreError> {
+    states
+        .get_mut(account)
+        .map(|ing| &mut ing.state)
+        .ok_or_else(|| StoreError::Corrupt(format!("{account}: read, not locked")))
+}
+
 /// An account of the call: its state as the decisions move it, and its row's change.
 struct Ingesting {
     state: AccountState,
@@ -442,7 +455,7 @@ async fn lock_and_read(
         .iter()
         .map(|(a, r)| [a.as_str(), r.key.as_str()])
         .collect();
-    let states = lock_accounts_and_read(tx, &named, keys).await?;
+    let states = lock_accounts_and_read(tx, &named, keys, Stale::ReadByTheWrite).await?;
     let states = states.into_iter().map(|(account, state)| {
         let start = (state.snap.balance, state.snap.total_spent);
         let ingesting = Ingesting {
@@ -491,17 +504,32 @@ impl Written {
     }
 }
 
-/// Writes what was decided and checks every row was written; returns the entries' ids
-/// and emits the suspensions and crossings. With [`Keys::Claimed`], a key some earlier
-/// call used fails the write or leaves its entries short:
+/// Writes what was decided and checks every row was written; returns the entries' ids,
+/// fills in the pockets and open jobs of the accounts read without them (for the
+/// answers: the write reads them, or, when nothing is written, a statement of their
+/// own), and emits the suspensions and crossings. With [`Keys::Claimed`], a key some
+/// earlier call used fails the write or leaves its entries short:
 /// [`AttemptFailed::KeyTaken`], and the caller rolls back and reads the keys.
-async fn apply(tx: &mut Tx, mut write: IngestWrite, keys: Keys) -> Result<Written, AttemptFailed> {
+async fn apply(
+    tx: &mut Tx,
+    mut write: IngestWrite,
+    keys: Keys,
+    states: &mut HashMap<AccountId, Ingesting>,
+) -> Result<Written, AttemptFailed> {
+    let unread: Vec<AccountId> = states
+        .iter()
+        .filter(|(_, ing)| ing.state.open_jobs.is_none())
+        .map(|(account, _)| account.clone())
+        .collect();
     if write.items.is_empty() {
+        for row in read_again(tx, unread, &[]).await? {
+            read_state_mut(states, &account_id_of(&row)?)?.fill_from(&row)?;
+        }
         return Ok(Written { ids: Vec::new() });
     }
     let items = write.items.len();
     let changes = write.changes.len() as i64;
-    let params = write.params(tx)?;
+    let params = write.params(tx, &unread)?;
     let row = match tx.row(&WRITE, params).await {
         // A key an earlier money change used (see ingest_write.sql).
         Err(e) if keys == Keys::Claimed && e.is_unique_violation() => {
@@ -509,6 +537,11 @@ async fn apply(tx: &mut Tx, mut write: IngestWrite, keys: Keys) -> Result<Writte
         }
         row => row?,
     };
+    for listed in listed_extras(&row.text("extras")?)? {
+        let account =
+            AccountId::parse(&listed.account).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        read_state_mut(states, &account)?.fill_listed(listed);
+    }
     let ids = parse_ids(&row.text("entry_ids")?)?;
     // A key a job submit used: its debit was not inserted.
     if keys == Keys::Claimed && ids.len() < items {

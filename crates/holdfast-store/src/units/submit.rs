@@ -31,7 +31,7 @@ use crate::scope::CrossAccount;
 use crate::store::Store;
 use crate::units::account_state::{AccountState, IdemRecord};
 use crate::units::claim::{
-    AttemptFailed, Keys, any_key_used, claimed_then_read, lock_accounts_and_read,
+    AttemptFailed, Keys, Stale, any_key_used, claimed_then_read, lock_accounts_and_read,
 };
 use crate::units::jobs::{job_from, read_job};
 use crate::units::writes::{apply_refills, crossing_events, emit, request_hash};
@@ -217,7 +217,7 @@ impl Store {
                 .iter()
                 .map(|i| [i.req.account.as_str(), i.req.key.as_str()])
                 .collect();
-            let mut states = lock_accounts_and_read(tx, &named, keys).await?;
+            let mut states = lock_accounts_and_read(tx, &named, keys, Stale::ReadBeforeDeciding).await?;
             let mut call = SubmitCall::default();
             let mut decided = Vec::with_capacity(items.len());
             for (item, hash) in items.iter().zip(hashes) {
