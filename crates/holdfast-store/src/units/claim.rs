@@ -123,12 +123,15 @@ pub(crate) async fn lock_accounts_and_read(
         }
         states.insert(account, state);
     }
-    let (again, keys): (Vec<AccountId>, &[[&str; 2]]) = match (keys, on_stale) {
-        (Keys::ReadFirst, _) => (states.keys().cloned().collect(), named),
-        (Keys::Claimed, Stale::ReadBeforeDeciding) => (stale, &[]),
+    let (again, keys): (Vec<&str>, &[[&str; 2]]) = match (keys, on_stale) {
+        (Keys::ReadFirst, _) => (states.keys().map(AccountId::as_str).collect(), named),
+        (Keys::Claimed, Stale::ReadBeforeDeciding) => {
+            (stale.iter().map(AccountId::as_str).collect(), &[])
+        }
         (Keys::Claimed, Stale::ReadByTheWrite) => (Vec::new(), &[]),
     };
-    for row in read_again(tx, again, keys).await? {
+    let rows = read_again(tx, again, keys).await?;
+    for row in rows {
         let account = account_id_of(&row)?;
         let state = states
             .get_mut(&account)
@@ -143,14 +146,14 @@ pub(crate) async fn lock_accounts_and_read(
 /// [`AccountState::fill_from`].
 pub(crate) async fn read_again(
     tx: &mut Tx,
-    mut again: Vec<AccountId>,
+    mut again: Vec<&str>,
     keys: &[[&str; 2]],
 ) -> Result<Vec<Row>, StoreError> {
     if again.is_empty() {
         return Ok(Vec::new());
     }
     again.sort_unstable();
-    let again: Vec<&str> = again.iter().map(AccountId::as_str).collect();
+    again.dedup();
     let read = params! {
         account_ids: json!(again).to_string(),
         keys: json!(keys).to_string(),
@@ -165,17 +168,15 @@ pub(crate) async fn any_key_used(
     keys: Keys,
     named: &[[String; 2]],
 ) -> Result<bool, StoreError> {
-    if keys == Keys::ReadFirst || named.is_empty() {
+    if keys == Keys::ReadFirst {
         return Ok(false);
     }
-    let mut accounts: Vec<&str> = named.iter().map(|[a, _]| a.as_str()).collect();
-    accounts.sort_unstable();
-    accounts.dedup();
-    let read = params! {
-        account_ids: json!(accounts).to_string(),
-        keys: json!(named).to_string(),
-    };
-    for row in tx.rows(&READ_ACCOUNTS, read).await? {
+    let named: Vec<[&str; 2]> = named
+        .iter()
+        .map(|[a, k]| [a.as_str(), k.as_str()])
+        .collect();
+    let accounts = named.iter().map(|[a, _]| *a).collect();
+    for row in read_again(tx, accounts, &named).await? {
         if row.text("keys")? != "[]" {
             return Ok(true);
         }

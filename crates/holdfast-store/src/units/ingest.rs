@@ -522,7 +522,8 @@ async fn apply(
         .map(|(account, _)| account.clone())
         .collect();
     if write.items.is_empty() {
-        for row in read_again(tx, unread, &[]).await? {
+        let unread_ids = unread.iter().map(AccountId::as_str).collect();
+        for row in read_again(tx, unread_ids, &[]).await? {
             read_state_mut(states, &account_id_of(&row)?)?.fill_from(&row)?;
         }
         return Ok(Written { ids: Vec::new() });
