@@ -11,7 +11,7 @@
 //!   reactivation, reconciliation, retention, webhooks, the audit);
 //! - [`reads`]: read-only listings, export, overview, metrics and the event feed;
 //! - [`units`]: the units of work, one module per aggregate ([`units::money`],
-//!   [`units::ingest`], [`units::jobs`], [`units::job_batch`], [`units::submit`],
+//!   [`units::ingest`], [`units::jobs`], [`units::finish`], [`units::submit`],
 //!   [`units::refunds`], [`units::accounts`], [`units::bans`], [`units::keys`]) over the
 //!   lock layer [`units::account_state`] and the shared writes [`units::writes`];
 //! - [`store`]: the transaction and its retries, which every unit and pass runs in;
@@ -49,7 +49,7 @@ pub use scope::CrossAccount;
 pub use store::Store;
 pub use units::accounts::PutAccount;
 pub use units::bans::Banned;
-pub use units::job_batch::{CompleteJob, FailJob, JobAnswers, MAX_JOB_BATCH};
+pub use units::finish::{CompleteJob, FailJob, JobAnswers, MAX_JOB_BATCH};
 pub use units::jobs::CancelOutcome;
 pub use units::keys::key_hash;
 pub use units::money::{CreditKind, DebitRequest, MAX_PAGE};

@@ -8,8 +8,8 @@ use holdfast_store::driver::statement::Statement;
 use holdfast_store::params;
 use sqlx::{Connection, Executor, Row};
 
-const LEASE_POSTGRES: &str = include_str!("../sql/postgres/lease_job.sql");
-const LEASE_SQLITE: &str = include_str!("../sql/sqlite/lease_job.sql");
+const LEASE_POSTGRES: &str = include_str!("../sql/postgres/lease_jobs.sql");
+const LEASE_SQLITE: &str = include_str!("../sql/sqlite/lease_jobs.sql");
 
 /// An account with 10,000 queued video jobs and one queued text job.
 fn flood_sql(series: &str) -> String {
@@ -26,8 +26,11 @@ fn flood_sql(series: &str) -> String {
 
 /// The lease statement for lane `text`, with its arguments inlined as literals.
 fn lease_text(dialect: Dialect) -> String {
-    let stmt = Statement::load("lease_job", LEASE_POSTGRES, LEASE_SQLITE);
-    let params = params! { lane: "text", lease_token: "tok", lease_seconds: 60, worker_id: "w", actor: "key:w" };
+    let stmt = Statement::load("lease_jobs", LEASE_POSTGRES, LEASE_SQLITE);
+    let params = params! {
+        lane: "text", lease_tokens: "tok", max_jobs: 1, lease_seconds: 60, worker_id: "w",
+        actor: "key:w",
+    };
     let (text, _) = stmt.bind(dialect, params).unwrap();
     let mut sql = text.to_owned();
     // Markers are numbered in the order of the statement's names; replace from the last
@@ -35,11 +38,13 @@ fn lease_text(dialect: Dialect) -> String {
     for (i, name) in stmt.names(dialect).iter().enumerate().rev() {
         let value = match *name {
             "lane" => "'text'",
-            "lease_token" => "'tok'",
+            "lease_tokens" if dialect == Dialect::Postgres => "'{tok}'",
+            "lease_tokens" => "'[\"tok\"]'",
+            "max_jobs" => "1",
             "lease_seconds" => "60",
             "worker_id" => "'w'",
             "actor" => "'key:w'",
-            other => panic!("lease_job has a parameter {other}"),
+            other => panic!("lease_jobs has a parameter {other}"),
         };
         sql = sql.replace(&format!("${}", i + 1), value);
     }

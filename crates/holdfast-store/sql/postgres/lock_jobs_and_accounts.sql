@@ -1,37 +1,49 @@
--- lock_jobs_and_accounts: a worker's batched complete or fail locks its jobs and their
--- accounts in ONE statement, in the lock order of every transaction: the accounts
--- first, in sorted order of id (so two batches never deadlock), then the jobs. Each
--- job comes back with its account's columns, as lock_account_and_job returns one job;
--- the database clock is read once every lock is held. Under READ COMMITTED a row
--- locked FOR UPDATE comes back as its newest committed version, so the rows are
--- current. A job's account never changes, so the accounts are found by an unlocked
--- read of the jobs. Jobs that do not exist are absent. The pockets are not read: the
--- caller reads them for the accounts whose jobs hold one.
+-- lock_jobs_and_accounts: a finishing call (complete, fail, cancel; one job or a
+-- worker's batch) and a job refund lock their jobs and the jobs' accounts in ONE
+-- statement, in the lock order of every transaction: the accounts first, in sorted
+-- order of id (so two calls never deadlock), then the jobs. Each job comes back with
+-- its account's columns; the database clock is read once every lock is held. Under
+-- READ COMMITTED a row locked FOR UPDATE comes back as its newest committed version,
+-- so the rows are current. A job's account never changes, so the accounts are found by
+-- an unlocked read of the jobs. Jobs that do not exist are absent. The pockets are not
+-- read: the caller reads them for the accounts whose jobs hold one.
 --
--- :job_ids  the jobs, as a JSON array of strings
-WITH named_job AS (
-    SELECT job_id, account_id
-      FROM jobs
-     WHERE job_id = ANY (ARRAY(SELECT jsonb_array_elements_text(:job_ids::jsonb)))
+-- Shaped as ingest_lock_accounts, to be planned once per connection for a call of one
+-- and of a hundred: the array through a sub-select, each row locked by its own probe of
+-- its primary key (`LATERAL … OFFSET 0`).
+--
+-- :job_ids  the jobs, an array of text
+WITH named_account AS (
+    SELECT DISTINCT jobs.account_id
+      FROM unnest((SELECT :job_ids::text[])) AS wanted(id)
+      JOIN jobs ON jobs.job_id = wanted.id
+     ORDER BY jobs.account_id
 ),
 locked_account AS MATERIALIZED (
-    SELECT accounts.*
-      FROM accounts
-     WHERE account_id = ANY (ARRAY(SELECT DISTINCT account_id FROM named_job))
-     ORDER BY account_id
-       FOR UPDATE
+    SELECT account.*
+      FROM named_account
+     CROSS JOIN LATERAL (SELECT accounts.*
+                           FROM accounts
+                          WHERE accounts.account_id = named_account.account_id
+                         OFFSET 0
+                            FOR UPDATE) AS account
 ),
 -- Counting the locked accounts makes the jobs wait until every account is locked.
 accounts_locked AS (
     SELECT COUNT(*) AS accounts FROM locked_account
 ),
 locked_job AS MATERIALIZED (
-    SELECT jobs.*
-      FROM jobs, accounts_locked
-     WHERE jobs.job_id = ANY (ARRAY(SELECT job_id FROM named_job))
-       AND accounts_locked.accounts > 0
-     ORDER BY jobs.job_id
-       FOR UPDATE OF jobs
+    SELECT job.*
+      FROM accounts_locked
+     CROSS JOIN (SELECT DISTINCT wanted.id
+                   FROM unnest((SELECT :job_ids::text[])) AS wanted(id)
+                  ORDER BY wanted.id) AS wanted
+     CROSS JOIN LATERAL (SELECT jobs.*
+                           FROM jobs
+                          WHERE jobs.job_id = wanted.id
+                            AND accounts_locked.accounts > 0
+                         OFFSET 0
+                            FOR UPDATE) AS job
 ),
 all_locked AS (
     SELECT COUNT(*) AS jobs,

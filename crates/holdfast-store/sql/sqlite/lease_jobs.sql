@@ -1,12 +1,12 @@
 -- lease_jobs: hands up to :max_jobs of the oldest queued jobs of a lane, whose accounts
 -- are neither suspended, blocked nor banned, to a worker in ONE statement: each
--- in_progress with a fresh lease token of its own and an expiry. The same rules as
--- lease_job; one guarded UPDATE in BEGIN IMMEDIATE: workers never get the same job.
+-- in_progress with a fresh lease token of its own and an expiry. A single lease is a
+-- call of one. One guarded UPDATE in BEGIN IMMEDIATE: workers never get the same job.
 -- The tokens are paired with the jobs by rank (oldest first).
 --
 -- :lane           the lane
 -- :lease_tokens   a fresh token per job that may be handed out, as a JSON array of
---                 strings (at least :max_jobs of them)
+--                 strings (a column bound on SQLite; at least :max_jobs of them)
 -- :max_jobs       the most jobs to hand out
 -- :lease_seconds  each lease's length
 -- :worker_id      the worker

@@ -1,9 +1,9 @@
--- lock_jobs_and_accounts: a worker's batched complete or fail reads its jobs, each with
--- its account's columns and allowance pockets, and the database clock, as
--- lock_account_and_job reads one job (the write lock is held from BEGIN IMMEDIATE).
--- Jobs that do not exist are absent.
+-- lock_jobs_and_accounts: a finishing call (one job or a batch) or a job refund reads
+-- its jobs, each with its account's columns and allowance pockets, and the database
+-- clock (the write lock is held from BEGIN IMMEDIATE). Jobs that do not exist are
+-- absent.
 --
--- :job_ids  the jobs, as a JSON array of strings
+-- :job_ids  the jobs, as a JSON array of strings (a column bound on SQLite)
 SELECT job.*,
        account.plan, account.plan_until, account.max_concurrent_jobs, account.balance,
        account.held, account.total_credited, account.total_spent, account.suspended_at,

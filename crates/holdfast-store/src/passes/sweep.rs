@@ -10,15 +10,11 @@ use crate::error::StoreError;
 use crate::model::PassReport;
 use crate::scope::CrossAccount;
 use crate::store::Store;
-use crate::units::account_state::lock_account_of_job;
-use crate::units::jobs::{Finish, finish_job, job_from};
+use crate::units::finish::LockedJobs;
+use crate::units::jobs::{Finish, finish_job};
 use crate::units::writes::emit;
 use crate::{in_read_tx, in_write_tx, params, statement};
 use holdfast_core::decide::FinishedBy;
-
-/// The job, unless a worker holds it right now (then the next pass takes it), with the
-/// account's pockets where they are read after the account lock.
-static LOCK_JOB_IF_FREE: Stmt = statement!("lock_job_if_free");
 
 /// How many jobs one chunk of a pass takes.
 pub const CHUNK: i64 = 100;
@@ -104,27 +100,23 @@ impl Store {
         }
     }
 
-    /// Expires one job if it still qualifies (`core::decide::expiry`, under the locks).
-    /// Another sweeper holding it is skipped.
+    /// Expires one job if it still qualifies (`core::decide::expiry`, under the locks of
+    /// its account and itself, taken as a finish takes them): a job another sweeper or
+    /// a worker finished meanwhile no longer qualifies.
     async fn expire_one(&self, job: &JobId) -> Result<bool, StoreError> {
         in_write_tx!(self, |tx| async {
-            let (mut locked, Some(row)) =
-                lock_account_of_job(tx, job.as_str(), &LOCK_JOB_IF_FREE).await?
-            else {
-                return Ok(false);
-            };
-            let queued_since = row.opt_int("queued_since")?;
-            let row = job_from(&row)?;
+            let mut locked = LockedJobs::read(tx, &[job.as_str()]).await?;
+            let (row, state) = locked.only(job)?;
             let j = &row.job;
             let facts = SweepFacts {
                 status: j.status,
                 created_at: j.created_at,
-                queued_since: queued_since.unwrap_or(j.created_at),
+                queued_since: row.queued_since.unwrap_or(j.created_at),
                 lease_expires_at: j.lease_expires_at,
-                account_suspended: locked.snap.suspended_at.is_some(),
+                account_suspended: state.snap.suspended_at.is_some(),
             };
             let timeouts = self.card().kind_timeouts(&j.kind);
-            let Some(why) = decide::expiry(&facts, &timeouts, locked.snap.now) else {
+            let Some(why) = decide::expiry(&facts, &timeouts, state.snap.now) else {
                 return Ok(false);
             };
             let finish = Finish {
@@ -133,7 +125,7 @@ impl Store {
                 finished_by: FinishedBy::Sweep,
                 reason: Some(why.reason()),
             };
-            finish_job(tx, self.card(), &mut locked, j, finish).await?;
+            finish_job(tx, self.card(), state, j, finish).await?;
             Ok(true)
         })
     }

@@ -14,14 +14,12 @@ use holdfast_core::decide::{AccountSnapshot, AllowancePocket, Recharge};
 use holdfast_core::{AccountId, Micros, RateCard, Refusal};
 
 use crate::driver::db::{Row, Tx};
-use crate::driver::statement::{Statement, Stmt};
+use crate::driver::statement::Stmt;
 use crate::error::StoreError;
 use crate::model::{AccountView, AllowanceView};
 use crate::{params, statement};
 
 static LOCK_ACCOUNT: Stmt = statement!("lock_account");
-static LOCK_ACCOUNT_OF_JOB: Stmt = statement!("lock_account_of_job");
-static LOCK_ACCOUNT_AND_JOB: Stmt = statement!("lock_account_and_job");
 static READ_ACCOUNT_EXTRAS: Stmt = statement!("read_account_extras");
 static READ_ACCOUNT: Stmt = statement!("read_account");
 
@@ -364,53 +362,4 @@ pub(crate) async fn read_account(
 
 pub(crate) fn account_id_of(row: &Row) -> Result<AccountId, StoreError> {
     AccountId::parse(&row.text("account_id")?).map_err(|e| StoreError::Corrupt(e.to_string()))
-}
-
-/// Locks the account of a job, then fetches the job row by `lock_job`, which is given
-/// the job id (`:job_id`) and the account id (`:account_id`) and may read the account's
-/// pockets after the lock. The open jobs are not read (finishing a job does not need
-/// them). Without a job row (`lock_job` skipped a locked one) the account is not to be
-/// used.
-pub(crate) async fn lock_account_of_job(
-    tx: &mut Tx,
-    job: &str,
-    lock_job: &'static Statement,
-) -> Result<(AccountState, Option<Row>), StoreError> {
-    let row = tx
-        .maybe_row(&LOCK_ACCOUNT_OF_JOB, params! { job_id: job })
-        .await?
-        .ok_or(Refusal::JobNotFound)?;
-    let account = account_id_of(&row)?;
-    let job_row = tx
-        .maybe_row(
-            lock_job,
-            params! { job_id: job, account_id: account.as_str() },
-        )
-        .await?;
-    let mut state = AccountState::from_row(&account, &row)?;
-    if let Some(j) = &job_row {
-        state.fill_from(j)?;
-    }
-    Ok((state, job_row))
-}
-
-/// Locks a job and its account in one statement. `read` takes the job from the row and
-/// says whether the pockets are needed; they are read after the lock when the row does
-/// not carry them. The open jobs are not read (finishing a job does not need them).
-pub(crate) async fn lock_job_with_account<T>(
-    tx: &mut Tx,
-    job: &str,
-    read: impl FnOnce(&Row) -> Result<(T, bool), StoreError>,
-) -> Result<(AccountState, T), StoreError> {
-    let row = tx
-        .maybe_row(&LOCK_ACCOUNT_AND_JOB, params! { job_id: job })
-        .await?
-        .ok_or(Refusal::JobNotFound)?;
-    let account = account_id_of(&row)?;
-    let (job, needs_pockets) = read(&row)?;
-    let mut state = AccountState::from_job_row(&account, &row)?;
-    if needs_pockets {
-        state.read_pockets(tx).await?;
-    }
-    Ok((state, job))
 }

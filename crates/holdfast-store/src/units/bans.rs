@@ -12,7 +12,7 @@ use crate::error::StoreError;
 use crate::model::{AccountView, Job};
 use crate::store::Store;
 use crate::units::account_state::lock_account;
-use crate::units::jobs::{Finish, finish_job, job_from};
+use crate::units::jobs::{Finish, decide_finish, job_from, write_finishes};
 use crate::units::refunds::check_reason;
 use crate::units::writes::{emit, emit_operator};
 use crate::{in_write_tx, params, statement};
@@ -52,7 +52,8 @@ impl Store {
                     params! { account_id: account.as_str() },
                 )
                 .await?;
-            let mut canceled = Vec::with_capacity(rows.len());
+            let mut decided = Vec::with_capacity(rows.len());
+            let mut order = Vec::with_capacity(rows.len());
             for row in &rows {
                 let job = job_from(row)?.job;
                 let finish = Finish {
@@ -61,8 +62,15 @@ impl Store {
                     finished_by: FinishedBy::Cancel,
                     reason: Some("account banned"),
                 };
-                canceled.push(finish_job(tx, self.card(), &mut state, &job, finish).await?);
+                decided.push(decide_finish(self.card(), &mut state, &job, &finish)?);
+                order.push(job.job_id);
             }
+            let mut written = write_finishes(tx, decided).await?;
+            let canceled = order
+                .iter()
+                .map(|id| written.remove(id))
+                .collect::<Option<Vec<Job>>>()
+                .ok_or_else(|| StoreError::Corrupt("a ban's cancel not written".into()))?;
             let ids: Vec<&str> = canceled.iter().map(|j| j.job_id.as_str()).collect();
             let data = json!({ "reason": reason, "canceled_jobs": ids });
             emit(tx, "account.banned", account.as_str(), None, data, now).await?;

@@ -5,10 +5,10 @@
 use std::collections::HashMap;
 
 use holdfast_core::decide::{
-    self, AccountSnapshot, CancelDecision, FinishCall, FinishError, FinishedBy, JobStatus,
-    LeaseState, PocketAmount, Suspension,
+    self, AccountSnapshot, FinishCall, FinishError, FinishedBy, JobStatus, LeaseState,
+    PocketAmount, Suspension,
 };
-use holdfast_core::{JobId, MONEY, Micros, RateCard, Refusal, WorkerId};
+use holdfast_core::{JobId, MONEY, Micros, RateCard, Refusal};
 use serde_json::json;
 
 use crate::driver::db::{Row, Tx};
@@ -16,16 +16,14 @@ use crate::driver::statement::{Records, Stmt};
 use crate::error::StoreError;
 use crate::model::{Heartbeat, Job, JobActors, Lease};
 use crate::store::Store;
-use crate::units::account_state::{AccountState, lock_job_with_account};
+use crate::units::account_state::AccountState;
 use crate::units::writes::{crossing_events, emit, emit_suspension};
 use crate::{in_read_tx, in_write_tx, params, statement};
 
 static READ_JOB: Stmt = statement!(shared "read_job");
 static FINISH_JOBS: Stmt = statement!("finish_jobs");
-static LEASE_JOB: Stmt = statement!("lease_job");
 static LOCK_JOB_LEASE: Stmt = statement!("lock_job_lease");
 static EXTEND_LEASE: Stmt = statement!(shared "extend_lease");
-static REQUEST_CANCEL: Stmt = statement!(shared "request_cancel");
 static JOBS_NAMED_BY_REFS: Stmt = statement!("jobs_named_by_refs");
 
 /// A job row with what only the store sees (its lease token, who finished it).
@@ -33,6 +31,8 @@ pub(crate) struct JobRow {
     pub job: Job,
     pub lease_token: Option<String>,
     pub finished_by: Option<String>,
+    /// Since when it waits in its queue (the sweep's clock for queued jobs).
+    pub queued_since: Option<i64>,
 }
 
 impl JobRow {
@@ -91,6 +91,7 @@ pub(crate) fn job_from(row: &Row) -> Result<JobRow, StoreError> {
         },
         lease_token: row.opt_text("lease_token")?,
         finished_by: row.opt_text("finished_by")?,
+        queued_since: row.opt_int("queued_since")?,
     })
 }
 
@@ -135,17 +136,6 @@ pub(crate) async fn used_jobs<'a>(
 
 /// Jobs named by metered usage, by (account, job id).
 pub(crate) type UsedJobs = std::collections::HashMap<(String, String), decide::UsedJob>;
-
-/// Locks a job's account, then the job (the lock order everywhere), reading the
-/// account's pockets only when the job holds one.
-async fn lock_job(tx: &mut Tx, job: &JobId) -> Result<(AccountState, JobRow), StoreError> {
-    lock_job_with_account(tx, job.as_str(), |row| {
-        let j = job_from(row)?;
-        let holds_a_pocket = j.job.hold.iter().any(|l| l.pocket != MONEY);
-        Ok((j, holds_a_pocket))
-    })
-    .await
-}
 
 /// Hold or charge lines as docs/API.md writes them: money as a decimal string with
 /// `amount_micros` beside it, allowances as counts.
@@ -424,28 +414,6 @@ impl Store {
         })
     }
 
-    /// Hands the oldest leasable job of `lane` to a worker, or `None`. Jobs of suspended
-    /// or blocked accounts are skipped. Many workers never get the same job.
-    pub async fn lease(
-        &self,
-        lane: &str,
-        worker: &WorkerId,
-        lease_seconds: i64,
-    ) -> Result<Option<Lease>, StoreError> {
-        self.check_lease_ask(lane, lease_seconds)?;
-        let token = new_lease_token();
-        in_write_tx!(self, |tx| async {
-            let params = params! {
-                lane: lane, lease_token: token.as_str(), lease_seconds: lease_seconds,
-                worker_id: worker.as_str(), actor: crate::actor::current(),
-            };
-            match tx.maybe_row(&LEASE_JOB, params).await? {
-                Some(row) => Ok(Some(lease_from(&row)?)),
-                None => Ok(None),
-            }
-        })
-    }
-
     /// A lease's lane and length, as the rate card allows them.
     pub(crate) fn check_lease_ask(&self, lane: &str, lease_seconds: i64) -> Result<(), StoreError> {
         self.card().check_lane(lane)?;
@@ -471,95 +439,6 @@ impl Store {
                 lease_expires_at: row.int("lease_expires_at")?,
                 cancel_requested: row.flag("cancel_requested")?,
             })
-        })
-    }
-
-    /// Completes a job with its lease: captures the hold (or a partial capture ≤ held per
-    /// pocket, the rest released). A repeat with the same token charges nothing more.
-    pub async fn complete(
-        &self,
-        job: &JobId,
-        token: &str,
-        capture: Option<&[PocketAmount]>,
-    ) -> Result<Job, StoreError> {
-        in_write_tx!(self, |tx| async {
-            self.complete_in(tx, job, token, capture).await
-        })
-    }
-
-    /// [`Store::complete`] in a transaction of the caller's. A refusal is decided before
-    /// anything is written, so it leaves the transaction usable.
-    pub(crate) async fn complete_in(
-        &self,
-        tx: &mut Tx,
-        job: &JobId,
-        token: &str,
-        capture: Option<&[PocketAmount]>,
-    ) -> Result<Job, StoreError> {
-        let (mut state, row) = lock_job(tx, job).await?;
-        match complete_step(&row, &state, token, capture)? {
-            None => Ok(row.job),
-            Some(finish) => finish_job(tx, self.card(), &mut state, &row.job, finish).await,
-        }
-    }
-
-    /// Fails a job with its lease: the hold is released, nothing is charged.
-    pub async fn fail(
-        &self,
-        job: &JobId,
-        token: &str,
-        reason: Option<&str>,
-    ) -> Result<Job, StoreError> {
-        in_write_tx!(self, |tx| async {
-            self.fail_in(tx, job, token, reason).await
-        })
-    }
-
-    /// [`Store::fail`] in a transaction of the caller's; a refusal writes nothing.
-    pub(crate) async fn fail_in(
-        &self,
-        tx: &mut Tx,
-        job: &JobId,
-        token: &str,
-        reason: Option<&str>,
-    ) -> Result<Job, StoreError> {
-        let (mut state, row) = lock_job(tx, job).await?;
-        match fail_step(&row, &state, token, reason)? {
-            None => Ok(row.job),
-            Some(finish) => finish_job(tx, self.card(), &mut state, &row.job, finish).await,
-        }
-    }
-
-    /// Cancels a job: queued → canceled with the hold released, in one atomic step;
-    /// running → `already_started`, or a cooperative cancel request.
-    pub async fn cancel(&self, job: &JobId) -> Result<(Job, CancelOutcome), StoreError> {
-        in_write_tx!(self, |tx| async {
-            let (mut state, row) = lock_job(tx, job).await?;
-            let policy = self
-                .card()
-                .kinds
-                .get(&row.job.kind)
-                .map(|k| k.cancel_in_progress)
-                .unwrap_or_default();
-            match decide::decide_cancel(row.job.status, policy)? {
-                CancelDecision::Repeat => Ok((row.job, CancelOutcome::Canceled)),
-                CancelDecision::RequestCancel => {
-                    tx.exec(&REQUEST_CANCEL, params! { job_id: job.as_str() })
-                        .await?;
-                    let job = read_job(tx, job.as_str()).await?.job;
-                    Ok((job, CancelOutcome::Requested))
-                }
-                CancelDecision::CancelNow => {
-                    let finish = Finish {
-                        status: JobStatus::Canceled,
-                        capture: 0,
-                        finished_by: FinishedBy::Cancel,
-                        reason: None,
-                    };
-                    let job = finish_job(tx, self.card(), &mut state, &row.job, finish).await?;
-                    Ok((job, CancelOutcome::Canceled))
-                }
-            }
         })
     }
 }

@@ -12,7 +12,8 @@ use crate::driver::statement::{BindByName, Stmt};
 use crate::error::StoreError;
 use crate::model::{AccountView, Job, LedgerEntry};
 use crate::store::Store;
-use crate::units::account_state::{AccountState, lock_account, lock_job_with_account};
+use crate::units::account_state::{AccountState, lock_account};
+use crate::units::finish::LockedJobs;
 use crate::units::jobs::{job_from, lines_json, read_job};
 use crate::units::writes::{
     EntryFacts, apply_refills, emit_crossing, emit_operator, emit_suspension, read_entry,
@@ -212,12 +213,12 @@ impl Store {
         in_write_tx!(self, |tx| async {
             // The look-up after the locks reads the pockets with the key's record: the
             // lock need not read them first.
-            let (mut state, row) =
-                lock_job_with_account(tx, job.as_str(), |row| Ok((job_from(row)?, false))).await?;
+            let mut locked = LockedJobs::lock(tx, &[job.as_str()]).await?;
+            let (row, state) = locked.only(job)?;
             state.look_up(tx, &[req.key.as_str()]).await?;
             if let Some(record) = state.replay(req.key.as_str(), "job_refund", &hash)? {
                 let entry_id = record.entry_id;
-                return self.refund_replay(tx, &state, job, entry_id).await;
+                return self.refund_replay(tx, state, job, entry_id).await;
             }
             let j = &row.job;
             let buffer = state.snap.buffer(self.card());

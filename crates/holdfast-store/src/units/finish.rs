@@ -1,28 +1,22 @@
-//! Batched worker calls: lease many jobs in one statement, complete or fail many in one
-//! transaction. Each item is exactly the single call ([`Store::lease`],
-//! [`Store::complete`], [`Store::fail`]): same fencing by lease token, same charges, same
-//! events, the same refusals. A batch that fails as a whole for a reason other than a
-//! refusal is rolled back and its items are run one by one, so one bad item never fails
-//! the others and nothing is lost or done twice.
-//!
-//! A batched complete or fail is set-based: one statement locks every account and job
-//! (`lock_jobs_and_accounts`), `holdfast_core::decide` decides each item in request order
-//! on its account's state as the items before it left it (the single call's decision,
-//! [`complete_step`] / [`fail_step`] and [`decide_finish`]), and the single call's write
-//! ([`write_finishes`]) writes every job, entry, event and account row in one statement
-//! (`finish_jobs`), or, where a finish causes an event besides the job's own (a
-//! suspension, a low-balance crossing), in one statement up to it, then its events, and
-//! so on, so the events keep their order. A job named again later in the batch is
-//! decided on the job as the earlier item left it (a repeat answers the job as written).
+//! Finishing jobs: complete, fail and cancel, one or a worker's batch, through one unit
+//! of work. One statement locks every job and its account (`lock_jobs_and_accounts`,
+//! accounts first in sorted order, so two calls never deadlock), `holdfast_core::decide`
+//! decides each item in request order on its account's state as the items before it
+//! left it ([`complete_step`] / [`fail_step`] and [`decide_finish`]), and
+//! [`write_finishes`] writes every job, entry, event and account row (`finish_jobs`). A
+//! single call is a batch of one. A job named again later in a batch is decided on the
+//! job as the earlier item left it (a repeat answers the job as written). A batch that
+//! fails as a whole for a reason other than a refusal is rolled back and its items are
+//! run one by one, so one bad item never fails the others and nothing is lost or done
+//! twice. Leasing many jobs in one statement lives here too ([`Store::lease_many`]).
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
-use holdfast_core::decide::PocketAmount;
+use holdfast_core::decide::{self, CancelDecision, FinishedBy, JobStatus, PocketAmount};
 use holdfast_core::{AccountId, JobId, MONEY, RateCard, Refusal, WorkerId};
-use serde_json::json;
 
-use crate::driver::db::Tx;
+use crate::driver::db::{Arg, Tx};
 use crate::driver::statement::Stmt;
 use crate::error::StoreError;
 use crate::model::{Job, Lease};
@@ -30,12 +24,13 @@ use crate::scope::CrossAccount;
 use crate::store::Store;
 use crate::units::account_state::{AccountState, account_id_of};
 use crate::units::jobs::{
-    DecidedFinish, Finish, JobRow, complete_step, decide_finish, fail_step, job_from, lease_from,
-    new_lease_token, write_finishes,
+    CancelOutcome, DecidedFinish, Finish, JobRow, complete_step, decide_finish, fail_step,
+    finish_job, job_from, lease_from, new_lease_token, read_job, write_finishes,
 };
 use crate::{in_write_tx, params, statement};
 
 static LEASE_JOBS: Stmt = statement!("lease_jobs");
+static REQUEST_CANCEL: Stmt = statement!(shared "request_cancel");
 static LOCK_JOBS_AND_ACCOUNTS: Stmt = statement!("lock_jobs_and_accounts");
 
 /// Most jobs one batched call leases, completes or fails.
@@ -61,26 +56,12 @@ pub struct FailJob {
 /// run alone after its batch failed, that item's own error).
 pub type JobAnswers = Vec<Result<Job, StoreError>>;
 
-/// An item of a batched finishing call: the job it names, and its single call in the
-/// batch's transaction; alone, the same call in a transaction of its own.
+/// An item of a finishing call: the job it names, and how it decides.
 trait FinishItem: Sync {
     fn job(&self) -> &JobId;
 
-    /// How the single call decides on the job locked as `row`: `None` for a repeat.
+    /// How the call decides on the job locked as `row`: `None` for a repeat.
     fn step(&self, row: &JobRow, state: &AccountState) -> Result<Option<Finish<'_>>, Refusal>;
-
-    fn finish_in<'a>(
-        &'a self,
-        store: &'a Store,
-        tx: &'a mut Tx,
-    ) -> impl Future<Output = Result<Job, StoreError>> + Send + 'a;
-
-    fn finish_alone<'a>(
-        &'a self,
-        store: &'a Store,
-    ) -> impl Future<Output = Result<Job, StoreError>> + Send + 'a {
-        async move { in_write_tx!(store, |tx| self.finish_in(store, tx)) }
-    }
 }
 
 impl FinishItem for CompleteJob {
@@ -91,14 +72,6 @@ impl FinishItem for CompleteJob {
     fn step(&self, row: &JobRow, state: &AccountState) -> Result<Option<Finish<'_>>, Refusal> {
         complete_step(row, state, &self.lease_token, self.capture.as_deref())
     }
-
-    fn finish_in<'a>(
-        &'a self,
-        store: &'a Store,
-        tx: &'a mut Tx,
-    ) -> impl Future<Output = Result<Job, StoreError>> + Send + 'a {
-        store.complete_in(tx, &self.job, &self.lease_token, self.capture.as_deref())
-    }
 }
 
 impl FinishItem for FailJob {
@@ -108,14 +81,6 @@ impl FinishItem for FailJob {
 
     fn step(&self, row: &JobRow, state: &AccountState) -> Result<Option<Finish<'_>>, Refusal> {
         fail_step(row, state, &self.lease_token, self.reason.as_deref())
-    }
-
-    fn finish_in<'a>(
-        &'a self,
-        store: &'a Store,
-        tx: &'a mut Tx,
-    ) -> impl Future<Output = Result<Job, StoreError>> + Send + 'a {
-        store.fail_in(tx, &self.job, &self.lease_token, self.reason.as_deref())
     }
 }
 
@@ -130,6 +95,18 @@ fn check_batch_size(what: &str, n: usize) -> Result<(), StoreError> {
 }
 
 impl Store {
+    /// Hands the oldest leasable job of `lane` to a worker, or `None`: a lease of one.
+    /// Jobs of suspended or blocked accounts are skipped. Many workers never get the
+    /// same job.
+    pub async fn lease(
+        &self,
+        lane: &str,
+        worker: &WorkerId,
+        lease_seconds: i64,
+    ) -> Result<Option<Lease>, StoreError> {
+        Ok(self.lease_many(lane, worker, lease_seconds, 1).await?.pop())
+    }
+
     /// Hands up to `max_jobs` of the oldest leasable jobs of `lane` to a worker in ONE
     /// statement, each with a fresh token of its own, oldest first (none when there are
     /// none). The same rules as [`Store::lease`]: jobs of suspended, blocked or banned
@@ -144,12 +121,12 @@ impl Store {
         self.check_lease_ask(lane, lease_seconds)?;
         check_batch_size("max_jobs", max_jobs)?;
         let tokens: Vec<String> = (0..max_jobs).map(|_| new_lease_token()).collect();
-        let tokens = json!(tokens).to_string();
         let max = i64::try_from(max_jobs).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         let mark = (max_jobs > 1).then_some(CrossAccount::LeaseJobs);
         in_write_tx!(self, across mark, |tx| async {
             let params = params! {
-                lane: lane, lease_tokens: tokens.as_str(), max_jobs: max,
+                lane: lane, lease_tokens: Arg::texts(tokens.iter().map(String::as_str)),
+                max_jobs: max,
                 lease_seconds: lease_seconds, worker_id: worker.as_str(),
                 actor: crate::actor::current(),
             };
@@ -160,6 +137,71 @@ impl Store {
             });
             debug_assert!(leases.len() <= max_jobs);
             Ok(leases)
+        })
+    }
+
+    /// Completes a job with its lease: captures the hold (or a partial capture ≤ held per
+    /// pocket, the rest released). A repeat with the same token charges nothing more.
+    pub async fn complete(
+        &self,
+        job: &JobId,
+        token: &str,
+        capture: Option<&[PocketAmount]>,
+    ) -> Result<Job, StoreError> {
+        let item = CompleteJob {
+            job: job.clone(),
+            lease_token: token.to_owned(),
+            capture: capture.map(<[PocketAmount]>::to_vec),
+        };
+        self.finish_one(&item).await
+    }
+
+    /// Fails a job with its lease: the hold is released, nothing is charged.
+    pub async fn fail(
+        &self,
+        job: &JobId,
+        token: &str,
+        reason: Option<&str>,
+    ) -> Result<Job, StoreError> {
+        let item = FailJob {
+            job: job.clone(),
+            lease_token: token.to_owned(),
+            reason: reason.map(str::to_owned),
+        };
+        self.finish_one(&item).await
+    }
+
+    /// Cancels a job: queued → canceled with the hold released, in one atomic step;
+    /// running → `already_started`, or a cooperative cancel request.
+    pub async fn cancel(&self, job: &JobId) -> Result<(Job, CancelOutcome), StoreError> {
+        in_write_tx!(self, |tx| async {
+            let mut locked = LockedJobs::read(tx, &[job.as_str()]).await?;
+            let (row, state) = locked.only(job)?;
+            let policy = self
+                .card()
+                .kinds
+                .get(&row.job.kind)
+                .map(|k| k.cancel_in_progress)
+                .unwrap_or_default();
+            match decide::decide_cancel(row.job.status, policy)? {
+                CancelDecision::Repeat => Ok((row.job.clone(), CancelOutcome::Canceled)),
+                CancelDecision::RequestCancel => {
+                    tx.exec(&REQUEST_CANCEL, params! { job_id: job.as_str() })
+                        .await?;
+                    let job = read_job(tx, job.as_str()).await?.job;
+                    Ok((job, CancelOutcome::Requested))
+                }
+                CancelDecision::CancelNow => {
+                    let finish = Finish {
+                        status: JobStatus::Canceled,
+                        capture: 0,
+                        finished_by: FinishedBy::Cancel,
+                        reason: None,
+                    };
+                    let job = finish_job(tx, self.card(), state, &row.job, finish).await?;
+                    Ok((job, CancelOutcome::Canceled))
+                }
+            }
         })
     }
 
@@ -187,14 +229,27 @@ impl Store {
                 .map(|a| a.map_err(StoreError::Refused))
                 .collect()),
             Err(e @ (StoreError::Unavailable(_) | StoreError::DiskFull(_))) => Err(e),
+            Err(e) if items.len() == 1 => Err(e),
             Err(e) => {
                 tracing::warn!(error = %e, items = items.len(), "job batch failed; finishing its jobs one by one");
                 let mut answers = Vec::with_capacity(items.len());
                 for item in items {
-                    answers.push(item.finish_alone(self).await);
+                    answers.push(self.finish_one(item).await);
                 }
                 Ok(answers)
             }
+        }
+    }
+
+    /// One item as a batch of one: its answer, a refusal as an error.
+    async fn finish_one<T: FinishItem>(&self, item: &T) -> Result<Job, StoreError> {
+        let answers = self.finish_batch(std::slice::from_ref(item)).await?;
+        match <[_; 1]>::try_from(answers) {
+            Ok([answer]) => Ok(answer?),
+            Err(answers) => Err(StoreError::Corrupt(format!(
+                "a finish of one job answered {} times",
+                answers.len()
+            ))),
         }
     }
 
@@ -208,7 +263,6 @@ impl Store {
         items: &[T],
     ) -> Result<Vec<Result<Job, Refusal>>, StoreError> {
         let job_ids: Vec<&str> = items.iter().map(|i| i.job().as_str()).collect();
-        let job_ids = json!(job_ids).to_string();
         // Marked as it begins: its jobs may be of several accounts (a mark on a batch whose
         // jobs turn out to be of one account is harmless; one set after the locks would be
         // a round trip while they are held).
@@ -221,19 +275,30 @@ impl Store {
     }
 }
 
-/// The jobs of a batch and their accounts, locked and read.
-struct LockedJobs {
+/// Jobs and their accounts, locked and read.
+pub(crate) struct LockedJobs {
     jobs: HashMap<String, JobRow>,
     accounts: HashMap<String, AccountState>,
 }
 
 impl LockedJobs {
-    /// Locks and reads the jobs (JSON array `job_ids`) and their accounts, and the
-    /// pockets of the accounts whose jobs hold one.
-    async fn read(tx: &mut Tx, job_ids: &str) -> Result<LockedJobs, StoreError> {
-        let rows = tx
-            .rows(&LOCK_JOBS_AND_ACCOUNTS, params! { job_ids: job_ids })
-            .await?;
+    /// Locks and reads the jobs and their accounts, and the pockets of the accounts whose
+    /// jobs hold one.
+    pub(crate) async fn read(tx: &mut Tx, job_ids: &[&str]) -> Result<LockedJobs, StoreError> {
+        let mut locked = Self::lock(tx, job_ids).await?;
+        for job in locked.jobs.values() {
+            if job.job.hold.iter().any(|l| l.pocket != MONEY) {
+                let state = account_of(&mut locked.accounts, &job.job)?;
+                state.read_pockets(tx).await?;
+            }
+        }
+        Ok(locked)
+    }
+
+    /// Locks and reads the jobs and their accounts (the accounts' pockets not read).
+    pub(crate) async fn lock(tx: &mut Tx, job_ids: &[&str]) -> Result<LockedJobs, StoreError> {
+        let params = params! { job_ids: Arg::texts(job_ids.iter().copied()) };
+        let rows = tx.rows(&LOCK_JOBS_AND_ACCOUNTS, params).await?;
         let mut locked = LockedJobs {
             jobs: HashMap::with_capacity(rows.len()),
             accounts: HashMap::new(),
@@ -246,13 +311,13 @@ impl LockedJobs {
             }
             locked.jobs.insert(job.job.job_id.clone(), job);
         }
-        for job in locked.jobs.values() {
-            if job.job.hold.iter().any(|l| l.pocket != MONEY) {
-                let state = account_of(&mut locked.accounts, &job.job)?;
-                state.read_pockets(tx).await?;
-            }
-        }
         Ok(locked)
+    }
+
+    /// The job of a call of one, and its account; `job_not_found` if there is none.
+    pub(crate) fn only(&mut self, job: &JobId) -> Result<(&JobRow, &mut AccountState), StoreError> {
+        let row = self.jobs.get(job.as_str()).ok_or(Refusal::JobNotFound)?;
+        Ok((row, account_of(&mut self.accounts, &row.job)?))
     }
 }
 
