@@ -14,10 +14,13 @@
 --
 -- :job_ids  the jobs, an array of text
 WITH named_account AS (
-    SELECT DISTINCT jobs.account_id
+    SELECT DISTINCT job.account_id
       FROM unnest((SELECT :job_ids::text[])) AS wanted(id)
-      JOIN jobs ON jobs.job_id = wanted.id
-     ORDER BY jobs.account_id
+     CROSS JOIN LATERAL (SELECT jobs.account_id
+                           FROM jobs
+                          WHERE jobs.job_id = wanted.id
+                         OFFSET 0) AS job
+     ORDER BY job.account_id
 ),
 locked_account AS MATERIALIZED (
     SELECT account.*
@@ -28,16 +31,17 @@ locked_account AS MATERIALIZED (
                          OFFSET 0
                             FOR UPDATE) AS account
 ),
--- Counting the locked accounts makes the jobs wait until every account is locked.
+-- Counting the locked accounts makes the jobs wait until every account is locked. The
+-- jobs need no order among themselves: each belongs to an account this statement holds,
+-- and what else locks a job (a lease, a heartbeat) holds no other job while it waits. A
+-- job named twice is locked and answered twice (the caller keeps one).
 accounts_locked AS (
     SELECT COUNT(*) AS accounts FROM locked_account
 ),
 locked_job AS MATERIALIZED (
     SELECT job.*
       FROM accounts_locked
-     CROSS JOIN (SELECT DISTINCT wanted.id
-                   FROM unnest((SELECT :job_ids::text[])) AS wanted(id)
-                  ORDER BY wanted.id) AS wanted
+     CROSS JOIN unnest((SELECT :job_ids::text[])) AS wanted(id)
      CROSS JOIN LATERAL (SELECT jobs.*
                            FROM jobs
                           WHERE jobs.job_id = wanted.id
