@@ -28,8 +28,7 @@ fn flood_sql(series: &str) -> String {
 fn lease_text(dialect: Dialect) -> String {
     let stmt = Statement::load("lease_jobs", LEASE_POSTGRES, LEASE_SQLITE);
     let params = params! {
-        lane: "text", lease_tokens: "tok", max_jobs: 1, lease_seconds: 60, worker_id: "w",
-        actor: "key:w",
+        lane: "text", max_jobs: 1, lease_seconds: 60, worker_id: "w", actor: "key:w",
     };
     let (text, _) = stmt.bind(dialect, params).unwrap();
     let mut sql = text.to_owned();
@@ -38,8 +37,6 @@ fn lease_text(dialect: Dialect) -> String {
     for (i, name) in stmt.names(dialect).iter().enumerate().rev() {
         let value = match *name {
             "lane" => "'text'",
-            "lease_tokens" if dialect == Dialect::Postgres => "'{tok}'",
-            "lease_tokens" => "'[\"tok\"]'",
             "max_jobs" => "1",
             "lease_seconds" => "60",
             "worker_id" => "'w'",

@@ -109,6 +109,12 @@ backend_test!(
         assert!(held_back.iter().all(|j| !ids.contains(&j.as_str())));
         let tokens: BTreeSet<&str> = all.iter().map(|l| l.lease_token.as_str()).collect();
         assert_eq!(tokens.len(), all.len(), "a token of its own per job");
+        let lower_hex =
+            |t: &str| t.len() == 64 && t.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+        assert!(
+            tokens.iter().all(|t| lower_hex(t)),
+            "64 lowercase hex digits: {tokens:?}"
+        );
         for l in &all {
             assert_eq!(l.job.status, JobStatus::InProgress);
             assert_eq!(l.job.worker_id.as_deref(), Some(w.as_str()));

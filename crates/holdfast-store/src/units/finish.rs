@@ -25,7 +25,7 @@ use crate::store::Store;
 use crate::units::account_state::{AccountState, account_id_of};
 use crate::units::jobs::{
     CancelOutcome, DecidedFinish, Finish, JobRow, complete_step, decide_finish, fail_step,
-    finish_job, job_from, lease_from, new_lease_token, read_job, write_finishes,
+    finish_job, job_from, lease_from, read_job, write_finishes,
 };
 use crate::{in_write_tx, params, statement};
 
@@ -120,13 +120,11 @@ impl Store {
     ) -> Result<Vec<Lease>, StoreError> {
         self.check_lease_ask(lane, lease_seconds)?;
         check_batch_size("max_jobs", max_jobs)?;
-        let tokens: Vec<String> = (0..max_jobs).map(|_| new_lease_token()).collect();
         let max = i64::try_from(max_jobs).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         let mark = (max_jobs > 1).then_some(CrossAccount::LeaseJobs);
         in_write_tx!(self, across mark, |tx| async {
             let params = params! {
-                lane: lane, lease_tokens: Arg::texts(tokens.iter().map(String::as_str)),
-                max_jobs: max,
+                lane: lane, max_jobs: max,
                 lease_seconds: lease_seconds, worker_id: worker.as_str(),
                 actor: crate::actor::current(),
             };

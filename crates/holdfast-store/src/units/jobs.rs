@@ -515,8 +515,3 @@ pub(crate) fn lease_from(row: &Row) -> Result<Lease, StoreError> {
         lease_expires_at,
     })
 }
-
-pub(crate) fn new_lease_token() -> String {
-    let bytes: [u8; 32] = rand::random();
-    hex::encode(bytes)
-}
