@@ -227,7 +227,6 @@ impl Store {
                 .map(|a| a.map_err(StoreError::Refused))
                 .collect()),
             Err(e @ (StoreError::Unavailable(_) | StoreError::DiskFull(_))) => Err(e),
-            Err(e) if items.len() == 1 => Err(e),
             Err(e) => {
                 tracing::warn!(error = %e, items = items.len(), "job batch failed; finishing its jobs one by one");
                 let mut answers = Vec::with_capacity(items.len());
