@@ -132,13 +132,21 @@ pub(crate) async fn lock_accounts_and_read(
     };
     let rows = read_again(tx, again, keys).await?;
     for row in rows {
-        let account = account_id_of(&row)?;
-        let state = states
-            .get_mut(&account)
-            .ok_or_else(|| StoreError::Corrupt(format!("{account}: read, not locked")))?;
-        state.fill_from(&row)?;
+        locked_mut(&mut states, &account_id_of(&row)?, "read, not locked")?.fill_from(&row)?;
     }
     Ok(states)
+}
+
+/// The entry of `account` in a call's accounts, which the call locked: its absence is a
+/// bug of the call (`Corrupt`, saying `why`).
+pub(crate) fn locked_mut<'s, V>(
+    states: &'s mut HashMap<AccountId, V>,
+    account: &AccountId,
+    why: &str,
+) -> Result<&'s mut V, StoreError> {
+    states
+        .get_mut(account)
+        .ok_or_else(|| StoreError::Corrupt(format!("{account}: {why}")))
 }
 
 /// Reads the pockets and open jobs of the locked accounts `again` (and the records of

@@ -34,7 +34,8 @@ use crate::scope::CrossAccount;
 use crate::store::Store;
 use crate::units::account_state::{AccountState, IdemRecord, account_id_of, listed_extras};
 use crate::units::claim::{
-    AttemptFailed, Keys, Stale, any_key_used, claimed_then_read, lock_accounts_and_read, read_again,
+    AttemptFailed, Keys, Stale, any_key_used, claimed_then_read, lock_accounts_and_read,
+    locked_mut, read_again,
 };
 use crate::units::jobs::{UsedJobs, used_jobs};
 use crate::units::money::{DebitRequest, PricedDebit};
@@ -353,17 +354,6 @@ fn read_state<'s>(
         .ok_or_else(|| StoreError::Corrupt(format!("{account}: answered, not read")))
 }
 
-/// The state of an account the call locked.
-fn read_state_mut<'s>(
-    states: &'s mut HashMap<AccountId, Ingesting>,
-    account: &AccountId,
-) -> Result<&'s mut AccountState, StoreError> {
-    states
-        .get_mut(account)
-        .map(|ing| &mut ing.state)
-        .ok_or_else(|| StoreError::Corrupt(format!("{account}: read, not locked")))
-}
-
 /// An account of the call: its state as the decisions move it, and its row's change.
 struct Ingesting {
     state: AccountState,
@@ -524,7 +514,8 @@ async fn apply(
     if write.items.is_empty() {
         let unread_ids = unread.iter().map(AccountId::as_str).collect();
         for row in read_again(tx, unread_ids, &[]).await? {
-            read_state_mut(states, &account_id_of(&row)?)?.fill_from(&row)?;
+            let ing = locked_mut(states, &account_id_of(&row)?, "read, not locked")?;
+            ing.state.fill_from(&row)?;
         }
         return Ok(Written { ids: Vec::new() });
     }
@@ -541,7 +532,9 @@ async fn apply(
     for listed in listed_extras(&row.text("extras")?)? {
         let account =
             AccountId::parse(&listed.account).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        read_state_mut(states, &account)?.fill_listed(listed);
+        locked_mut(states, &account, "read, not locked")?
+            .state
+            .fill_listed(listed);
     }
     let ids = parse_ids(&row.text("entry_ids")?)?;
     // A key a job submit used: its debit was not inserted.

@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use holdfast_core::decide::{self, AccountSnapshot, SubmitDecision};
+use holdfast_core::decide::{self, SubmitDecision};
 use holdfast_core::{AccountId, IdempotencyKey, MONEY, RateCard, Refusal};
 use serde::Serialize;
 use serde_json::json;
@@ -31,7 +31,7 @@ use crate::scope::CrossAccount;
 use crate::store::Store;
 use crate::units::account_state::{AccountState, IdemRecord};
 use crate::units::claim::{
-    AttemptFailed, Keys, Stale, any_key_used, claimed_then_read, lock_accounts_and_read,
+    AttemptFailed, Keys, Stale, any_key_used, claimed_then_read, lock_accounts_and_read, locked_mut,
 };
 use crate::units::jobs::{job_from, read_job};
 use crate::units::writes::{apply_refills, crossing_events, emit, request_hash};
@@ -229,7 +229,7 @@ impl Store {
             }
             let mut written = write_jobs(tx, std::mem::take(&mut call.writes), keys).await?;
             for account in &call.stamps {
-                let snap = snapshot_of(&mut states, account)?;
+                let snap = &mut locked_mut(&mut states, account, "refused, not read")?.snap;
                 self.stamp_activity(tx, account, snap).await?;
             }
             for c in call.crossings {
@@ -333,16 +333,6 @@ impl Store {
 /// The hash a submit's key records: its kind and payload.
 fn submit_hash(req: &Submit) -> String {
     request_hash(&json!({ "op": "submit", "kind": req.kind, "payload": req.payload }))
-}
-
-fn snapshot_of<'s>(
-    states: &'s mut HashMap<AccountId, AccountState>,
-    account: &AccountId,
-) -> Result<&'s mut AccountSnapshot, StoreError> {
-    states
-        .get_mut(account)
-        .map(|s| &mut s.snap)
-        .ok_or_else(|| StoreError::Corrupt(format!("{account}: refused, not read")))
 }
 
 /// Writes the new jobs in one statement; the jobs as written, by id. With
