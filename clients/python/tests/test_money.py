@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime
+import time
 import uuid
 
 import pytest
@@ -98,3 +100,20 @@ def test_a_statement_and_usage_by_meter(service: Holdfast, admin: Holdfast, fund
     with pytest.raises(HoldfastError) as refused:
         service.call(api.money.usage)
     assert refused.value.status == 403
+
+
+def test_the_balance_at_a_time(service: Holdfast, funded_account: str) -> None:
+    before = service.call(api.money.balance_at, account_id=funded_account)
+    time.sleep(0.005)  # past SQLite's millisecond clock: the debit is after `before.at`
+    service.call(api.money.debit, account_id=funded_account, amount="0.25")
+
+    now = service.call(api.money.balance_at, account_id=funded_account)
+    at = datetime.datetime.fromisoformat(before.at)
+    then = service.call(api.money.balance_at, account_id=funded_account, at=at)
+
+    assert (before.balance, now.balance, now.available) == ("10.00", "9.75", "9.75")
+    assert (then.balance, then.last_entry_id) == (before.balance, before.last_entry_id)
+    assert now.last_entry_id > before.last_entry_id
+    with pytest.raises(HoldfastError) as refused:
+        service.call(api.money.balance_at, account_id="nobody-here")
+    assert (refused.value.status, refused.value.code) == (404, "account_not_found")

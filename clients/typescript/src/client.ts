@@ -151,6 +151,12 @@ export class Holdfast {
     return answer as Promise<Schemas["StatementBody"]>;
   }
 
+  /** The account's pockets as they were at `at` (RFC 3339, inclusive; now by default). */
+  balanceAt(accountId: string, query: { at?: string } = {}): Promise<Schemas["BalanceAtBody"]> {
+    const params = { path: { account_id: accountId }, query };
+    return unwrap(this.api.GET("/v1/accounts/{account_id}/balance", { params }));
+  }
+
   /** What accounts, job kinds or meters spent in a period (an admin or viewer key). */
   usage(query: UsageQuery = {}): Promise<Schemas["UsageBody"]> {
     return unwrap(this.api.GET("/v1/usage", { params: { query } }));

@@ -125,6 +125,23 @@ test("a statement and usage by meter: what was spent, on what, for how long", as
   await assert.rejects(hf.usage(), (e: unknown) => isHoldfastError(e) && e.status === 403);
 });
 
+test("the balance at a time: as it stood then, whatever came after", async () => {
+  await hf.putAccount("past", { plan: "free" });
+  await hf.topUp("past", { amount: "5.00" });
+  const before = await hf.balanceAt("past");
+  await new Promise((resolve) => setTimeout(resolve, 5)); // past SQLite's millisecond clock
+  await hf.debit("past", { amount: "0.25" });
+  const now = await hf.balanceAt("past");
+  const then = await hf.balanceAt("past", { at: before.at });
+  assert.deepEqual([before.balance, now.balance, then.balance], ["5.00", "4.75", "5.00"]);
+  assert.equal(then.last_entry_id, before.last_entry_id);
+  assert.equal(now.allowances.daily_images?.remaining, 3);
+  await assert.rejects(
+    hf.balanceAt("past", { at: "yesterday" }),
+    (e: unknown) => isHoldfastError(e) && e.status === 422 && e.code === "invalid_request",
+  );
+});
+
 test("a retry after a dropped connection re-sends the same idempotency key: one top-up", async () => {
   await hf.putAccount("flaky", { plan: "free" });
   const proxy = await startDroppingProxy(server.url, /^POST \/v1\/accounts\/flaky\/top-ups$/);

@@ -219,6 +219,41 @@ pub struct Statement {
     pub held_at_end: i64,
 }
 
+/// An account's money and allowance pockets as they were at a time, read from its ledger
+/// (every change of a pocket is an entry): exact to the entry, for any time, since the
+/// ledger is never pruned. What its jobs held then comes from the jobs open at that time,
+/// and is known only while those jobs are kept (`None` before the jobs' retention mark).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BalanceAt {
+    pub account_id: String,
+    /// The time asked: every entry written at or before it counts.
+    pub at: Timestamp,
+    /// The last entry of the account written at or before `at` (`None`: none yet): the
+    /// point of its ledger the figures stand at.
+    pub last_entry_id: Option<i64>,
+    /// The money balance (micros).
+    pub balance: i64,
+    /// Money held by the jobs open at `at` (micros), if known.
+    pub held: Option<i64>,
+    /// Each allowance pocket that existed at `at` (had an entry by then).
+    pub allowances: BTreeMap<String, PocketAt>,
+}
+
+impl BalanceAt {
+    /// The money available at `at` (balance less held), if the holds are known.
+    pub fn available(&self) -> Option<i64> {
+        self.held.map(|held| self.balance - held)
+    }
+}
+
+/// An allowance pocket at a time: what remained in it, and what open jobs held of it (if
+/// known, as [`BalanceAt::held`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PocketAt {
+    pub remaining: i64,
+    pub held: Option<i64>,
+}
+
 /// One kind of ledger entry in a statement: how many, and their sum (micros).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StatementLine {

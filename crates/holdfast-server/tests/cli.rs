@@ -222,6 +222,27 @@ holdfast::backend_test!(walk_through, |backend| async move {
             .contains("balance         2.497")
     );
 
+    // As it stood: after the first top-up's entry, before everything since.
+    let top_up = &page["entries"][2];
+    let at = top_up["created_at"].as_str().unwrap();
+    let then = cli.json(&["account", "show", "acme", "--at", at]);
+    assert_eq!(
+        (&then["balance"], &then["last_entry_id"]),
+        (&top_up["amount_after"], &top_up["entry_id"]),
+        "{then:#}"
+    );
+    assert_eq!(then["held"], "0.00");
+    let text = cli.ok(&["account", "show", "acme", "--at", at]);
+    let balance = text
+        .lines()
+        .map(str::split_whitespace)
+        .find_map(|mut words| (words.next() == Some("balance")).then(|| words.next()));
+    assert_eq!(balance, Some(Some("10.00")), "{text}");
+    cli.refused(
+        &["account", "show", "acme", "--at", "soon"],
+        "invalid_request",
+    );
+
     let statement = cli.json(&["statement", "acme"]);
     assert_eq!(statement["opening_balance"], "0.00");
     assert_eq!(statement["closing_balance"], "2.497");

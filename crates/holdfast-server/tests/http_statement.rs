@@ -1,5 +1,5 @@
-//! `GET /v1/accounts/{id}/statement` on both backends: JSON and CSV agree with the
-//! ledger, bad periods and unknown accounts are refused.
+//! `GET /v1/accounts/{id}/statement` and `…/balance` on both backends: JSON and CSV agree
+//! with the ledger, bad periods and times and unknown accounts are refused.
 
 mod http_support;
 
@@ -95,6 +95,68 @@ backend_test!(
             .await
             .expect(422, "invalid_request");
         api.get(&api.service, "/v1/accounts/nobody/statement")
+            .await
+            .expect(404, "account_not_found");
+        api.get(&api.worker, path).await.expect(403, "forbidden");
+        api.assert_clean().await;
+        api.stop().await;
+    }
+);
+
+backend_test!(
+    the_balance_at_a_time_answers_from_the_ledger_and_refuses_bad_times,
+    |b| async move {
+        let Some(api) = api(b).await else { return };
+        api.account("s1", "premium").await;
+        api.top_up("s1", "20.00", "t1").await;
+        let path = "/v1/accounts/s1/balance";
+        let first = api.get(&api.service, path).await.expect(200, "").clone();
+        // SQLite's clock counts milliseconds: the next write must not share `first`'s.
+        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+        let debit = json!({ "amount": "1.25", "idempotency_key": "d1" });
+        api.post(&api.service, "/v1/accounts/s1/debits", debit)
+            .await
+            .expect(201, "");
+        api.submit("s1", "video", "v1").await.expect(201, "");
+        let now = api.get(&api.admin, path).await.expect(200, "").clone();
+        assert_eq!(
+            (&now["balance"], &now["held"], &now["available"]),
+            (&json!("18.75"), &json!("0.50"), &json!("18.25")),
+            "{now:#}"
+        );
+        assert_eq!(now["balance_micros"], 18_750_000);
+        assert_eq!(now["currency"], "USD");
+        assert_eq!(
+            now["allowances"]["daily_images"],
+            json!({ "remaining": 10, "held": 0 })
+        );
+        // The first answer's own time gives the first answer again: the top-up alone.
+        let at = first["at"].as_str().unwrap().replace('+', "%2B");
+        let then = api.get(&api.admin, &format!("{path}?at={at}")).await;
+        let then = then.expect(200, "").clone();
+        assert_eq!(then, first, "the balance at a past time does not move");
+        assert_eq!(then["balance"], "20.00");
+        assert!(then["last_entry_id"].as_i64() < now["last_entry_id"].as_i64());
+        let early = api
+            .get(&api.service, &format!("{path}?at=2000-01-01T00:00:00Z"))
+            .await
+            .expect(200, "")
+            .clone();
+        assert_eq!(
+            (
+                &early["balance"],
+                &early["last_entry_id"],
+                &early["allowances"]
+            ),
+            (&json!("0.00"), &json!(null), &json!({}))
+        );
+        api.get(&api.service, &format!("{path}?at=yesterday"))
+            .await
+            .expect(422, "invalid_request");
+        api.get(&api.service, &format!("{path}?when=2030-01-01T00:00:00Z"))
+            .await
+            .expect(422, "invalid_request");
+        api.get(&api.service, "/v1/accounts/nobody/balance")
             .await
             .expect(404, "account_not_found");
         api.get(&api.worker, path).await.expect(403, "forbidden");

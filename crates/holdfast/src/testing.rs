@@ -326,6 +326,21 @@ fn is_missing_database(e: &sqlx::Error) -> bool {
 
 // ---------------------------------------------------------------- fixtures
 
+/// A reading of the database's clock later than every write before it: a boundary
+/// between what was written before and what is written after. SQLite's clock counts
+/// milliseconds, so a write and the reading right after it can share one; a period
+/// `[from, to)` that such a reading ends would leave that write out.
+pub async fn mark(e: &crate::Engine) -> i64 {
+    let written = e.now().await.unwrap();
+    loop {
+        let now = e.now().await.unwrap();
+        if now > written {
+            return now;
+        }
+        tokio::time::sleep(std::time::Duration::from_micros(200)).await;
+    }
+}
+
 pub fn acct(s: &str) -> AccountId {
     AccountId::parse(s).unwrap()
 }

@@ -133,6 +133,16 @@ backend_test!(prune_keeps_the_window_and_the_books, |backend| async move {
     }
     assert_clean(e.store()).await;
 
+    // The ledger is whole, so balances of any time are; what jobs held is known only from
+    // the jobs' cut (90 days before now) on.
+    let now = e.now().await.unwrap();
+    let past = e.balance_at(&acct("old"), now - 95 * DAY).await.unwrap();
+    let recent = e.balance_at(&acct("old"), now - 85 * DAY).await.unwrap();
+    assert_eq!((past.held, past.available()), (None, None), "{past:?}");
+    assert_eq!(recent.held, Some(0), "{recent:?}");
+    assert_eq!(past.balance, recent.balance, "nothing changed between");
+    assert!(past.last_entry_id.is_some(), "the old entries count");
+
     // A cursor at a pruned event reads on from the head of what is left.
     assert_eq!(feed_after(&e, Some(old_events[1])).await, fresh_events);
     assert_eq!(feed_after(&e, None).await, fresh_events);

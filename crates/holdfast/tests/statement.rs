@@ -17,21 +17,6 @@ fn changed(s: &Statement, kinds: &[&str]) -> i64 {
 }
 
 /// A history of every money change of `u`, with the database clock read after each.
-/// A boundary between what was written before and what is written after: a reading of
-/// the database's clock later than every earlier write's. SQLite's clock counts
-/// milliseconds, so a write and the reading right after it can share one; periods are
-/// `[from, to)`, and such a reading would leave that write out of the period it ends.
-async fn mark(e: &Engine) -> i64 {
-    let written = e.now().await.unwrap();
-    loop {
-        let now = e.now().await.unwrap();
-        if now > written {
-            return now;
-        }
-        tokio::time::sleep(std::time::Duration::from_micros(200)).await;
-    }
-}
-
 async fn history(e: &Engine) -> Vec<i64> {
     let u = acct("u");
     let mut marks = vec![mark(e).await];

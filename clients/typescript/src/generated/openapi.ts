@@ -110,6 +110,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts/{account_id}/balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's money and allowance pockets as they were at a time, from its ledger:
+         *     every entry written at or before `at` counts.
+         */
+        get: operations["balance_at"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounts/{account_id}/ban": {
         parameters: {
             query?: never;
@@ -791,6 +811,40 @@ export interface components {
             ok: boolean;
             violations: components["schemas"]["ViolationBody"][];
         };
+        /**
+         * @description An account's pockets as they were at a time (API.md "Balance at a time"): money as a
+         *     decimal string beside its micros, what was held `null` where the jobs of that time
+         *     may have been pruned.
+         */
+        BalanceAtBody: {
+            account_id: string;
+            /** @description Each allowance pocket that existed at `at`. */
+            allowances: {
+                [key: string]: components["schemas"]["PocketAtBody"];
+            };
+            /** @description The time asked: every ledger entry written at or before it counts. */
+            at: string;
+            /** @description `balance` less `held` (`null` where `held` is). */
+            available?: string | null;
+            /** Format: int64 */
+            available_micros?: number | null;
+            balance: string;
+            /** Format: int64 */
+            balance_micros: number;
+            currency: string;
+            /**
+             * @description Money held by the jobs open at `at` (`null`: not known, `at` is before the jobs'
+             *     retention).
+             */
+            held?: string | null;
+            /** Format: int64 */
+            held_micros?: number | null;
+            /**
+             * Format: int64
+             * @description The account's last ledger entry written at or before `at` (`null`: none yet).
+             */
+            last_entry_id?: number | null;
+        };
         /** @description The answer to a ban: the account and the queued jobs it canceled. */
         BanBody: {
             account: components["schemas"]["AccountBody"];
@@ -1200,6 +1254,16 @@ export interface components {
          * @description A plan of the rate card in force (else 422 `unknown_plan`)
          */
         PlanName: string;
+        /**
+         * @description An allowance pocket at a time: what remained, what open jobs held of it (`null`: not
+         *     known, as the account's `held`).
+         */
+        PocketAtBody: {
+            /** Format: int64 */
+            held?: number | null;
+            /** Format: int64 */
+            remaining: number;
+        };
         /** @description One line of a hold or a charge. */
         PocketLine: {
             amount: components["schemas"]["Amount"];
@@ -1921,6 +1985,108 @@ export interface operations {
                 };
             };
             /** @description `invalid_request` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    balance_at: {
+        parameters: {
+            query?: {
+                /** @description RFC 3339, inclusive (default: now) */
+                at?: components["schemas"]["Timestamp"];
+            };
+            header?: never;
+            path: {
+                account_id: components["schemas"]["AccountId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pockets at `at` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BalanceAtBody"];
+                };
+            };
+            /** @description `unauthorized`: no key, or not a live key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `forbidden`: the key's role may not call this; or `account_blocked` /
+             *     `account_suspended` where a submit is refused.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `account_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over 64 KiB (1 MiB for `POST /v1/debits`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_request` (a bad time) */
             422: {
                 headers: {
                     [name: string]: unknown;

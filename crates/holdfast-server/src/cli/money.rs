@@ -11,6 +11,7 @@ use serde_json::json;
 use super::Opts;
 use super::fmt::{self, emit, money};
 use super::parse::{self, Coded};
+use crate::http::wire::BalanceAtBody;
 
 #[derive(clap::Subcommand, Debug)]
 pub enum AccountCommand {
@@ -38,10 +39,15 @@ pub enum AccountCommand {
         #[arg(long, conflicts_with_all = ["recharge_below", "recharge_amount"])]
         no_recharge: bool,
     },
-    /// Show an account with its pockets as they are effective now.
+    /// Show an account with its pockets as they are effective now, or with --at as they
+    /// were at a time (from its ledger, as `GET /v1/accounts/{id}/balance?at=`).
     Show {
         /// The account's id.
         id: String,
+        /// RFC 3339: show the pockets as they were at this time (every entry written at
+        /// or before it).
+        #[arg(long)]
+        at: Option<String>,
     },
     /// Block: new jobs are refused and queued ones not leased; money still applies.
     Block {
@@ -208,11 +214,12 @@ pub async fn account(command: AccountCommand, opts: &Opts) -> anyhow::Result<Exi
                 format!("{verb} account\n{}", account_text(&view))
             })
         }
-        AccountCommand::Show { id } => {
+        AccountCommand::Show { id, at: None } => {
             let id = parse::account(&id)?;
             let view = opts.db.engine().await?.get_account(&id).await.coded()?;
             emit(opts, fmt::account_json(&view), || account_text(&view))
         }
+        AccountCommand::Show { id, at: Some(at) } => show_at(&id, &at, opts).await,
         AccountCommand::Block { id, reason } => set_blocked(&id, true, reason, opts).await,
         AccountCommand::Unblock { id, reason } => set_blocked(&id, false, reason, opts).await,
         AccountCommand::Ban { id, reason } => {
@@ -407,6 +414,48 @@ pub fn account_text(a: &AccountView) -> String {
             ),
         ));
     }
+    labelled(&rows)
+}
+
+/// `account show ID --at TIME`: the account's pockets as they were at a time.
+async fn show_at(id: &str, at: &str, opts: &Opts) -> anyhow::Result<ExitCode> {
+    let id = parse::account(id)?;
+    let at = parse::time("--at", at)?;
+    let engine = opts.db.engine().await?;
+    let balance = engine.balance_at(&id, at).await.coded()?;
+    let body = BalanceAtBody::new(balance, &engine.card().currency);
+    emit(opts, serde_json::to_value(&body)?, || {
+        balance_at_text(&body)
+    })
+}
+
+/// An account's pockets at a time, as `account show --at` prints them.
+fn balance_at_text(b: &BalanceAtBody) -> String {
+    let unknown = || "unknown (before the jobs' retention)".to_owned();
+    let mut rows: Vec<(String, String)> = vec![
+        ("account".into(), b.account_id.clone()),
+        ("at".into(), b.at.clone()),
+        ("balance".into(), b.balance.clone()),
+        ("held".into(), b.held.clone().unwrap_or_else(unknown)),
+        (
+            "available".into(),
+            b.available.clone().unwrap_or_else(unknown),
+        ),
+        (
+            "last entry".into(),
+            b.last_entry_id
+                .map_or_else(|| "none".into(), |e| e.to_string()),
+        ),
+    ];
+    for (name, p) in &b.allowances {
+        let held = p.held.map_or_else(unknown, |h| h.to_string());
+        rows.push((name.clone(), format!("{} left, {held} held", p.remaining)));
+    }
+    labelled(&rows)
+}
+
+/// Rows of `label  value`, the values aligned.
+fn labelled(rows: &[(String, String)]) -> String {
     let width = rows.iter().map(|(l, _)| l.len()).max().unwrap_or(0);
     let lines: Vec<String> = rows
         .iter()

@@ -199,6 +199,7 @@ fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(money::refund))
         .routes(routes!(money::ledger))
         .routes(routes!(money::statement))
+        .routes(routes!(money::balance_at))
         .routes(routes!(usage::usage))
         .routes(routes!(export::ledger))
         .routes(routes!(refunds::grant))

@@ -15,7 +15,9 @@ use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{Body, Paging, PathText, QueryPairs, whole_number};
 use super::schema::{JobRefText, KeyText, MAX_JOB_REF, MeterName, PositiveAmount};
 use super::state::AppState;
-use super::wire::{AskedPeriod, LedgerPage, MoneyResultBody, StatementBody};
+use super::wire::{
+    AskedPeriod, BalanceAtBody, LedgerPage, MoneyResultBody, StatementBody, parse_time,
+};
 
 // The wire names of the library's `CreditKind`: deserializes straight into it (serde's
 // remote derive) and gives the document its schema, which it names `TopUpKind`. (Plain
@@ -313,6 +315,37 @@ pub async fn statement(
         ),
     ];
     Ok((headers, csv).into_response())
+}
+
+/// The account's money and allowance pockets as they were at a time, from its ledger:
+/// every entry written at or before `at` counts.
+#[utoipa::path(get, path = "/v1/accounts/{account_id}/balance", tag = "money",
+    params(
+        ("account_id" = String, Path),
+        ("at" = Option<String>, Query, description = "RFC 3339, inclusive (default: now)"),
+    ),
+    responses(
+        (status = 200, description = "The pockets at `at`", body = BalanceAtBody),
+        (status = 404, description = "`account_not_found`", body = ErrorBody),
+        (status = 422, description = "`invalid_request` (a bad time)", body = ErrorBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn balance_at(
+    _: Auth<ServiceRead>,
+    State(s): State<AppState>,
+    PathText(id): PathText,
+    query: QueryPairs,
+) -> ApiResult<Json<BalanceAtBody>> {
+    let [at] = query.take(["at"])?;
+    let at = at.map(|t| parse_time("at", &t)).transpose()?;
+    let id = account_id(&id)?;
+    let at = match at {
+        Some(at) => at,
+        None => s.engine.period_end_now().await? - 1,
+    };
+    let balance = s.engine.balance_at(&id, at).await?;
+    Ok(Json(BalanceAtBody::new(balance, &s.engine.card().currency)))
 }
 
 #[cfg(test)]

@@ -192,7 +192,7 @@ fn parameter_schema(path: &str, name: &str, place: &ParameterIn) -> Option<RefOr
         ),
         ("account_id", _) => return reference("AccountId"),
         ("job_id", _) => return reference("JobId"),
-        ("since" | "until" | "from" | "to", _) => return reference("Timestamp"),
+        ("since" | "until" | "from" | "to" | "at", _) => return reference("Timestamp"),
         ("plan", ParameterIn::Query) => return reference("PlanName"),
         ("lane", ParameterIn::Path) => custom_format(
             "holdfast-lane",
@@ -481,6 +481,7 @@ const LINKS: &[Links] = &[
             ("top_up", "account_id", ACCOUNT),
             ("debit", "account_id", ACCOUNT),
             ("account_ledger", "account_id", ACCOUNT),
+            ("balance_at", "account_id", ACCOUNT),
             ("grant", "account_id", ACCOUNT),
             ("block", "account_id", ACCOUNT),
             ("unblock", "account_id", ACCOUNT),

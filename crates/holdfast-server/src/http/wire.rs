@@ -524,6 +524,65 @@ mod tests {
     }
 }
 
+/// An account's pockets as they were at a time (API.md "Balance at a time"): money as a
+/// decimal string beside its micros, what was held `null` where the jobs of that time
+/// may have been pruned.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BalanceAtBody {
+    pub account_id: String,
+    pub currency: String,
+    /// The time asked: every ledger entry written at or before it counts.
+    pub at: String,
+    /// The account's last ledger entry written at or before `at` (`null`: none yet).
+    pub last_entry_id: Option<i64>,
+    pub balance: String,
+    pub balance_micros: i64,
+    /// Money held by the jobs open at `at` (`null`: not known, `at` is before the jobs'
+    /// retention).
+    pub held: Option<String>,
+    pub held_micros: Option<i64>,
+    /// `balance` less `held` (`null` where `held` is).
+    pub available: Option<String>,
+    pub available_micros: Option<i64>,
+    /// Each allowance pocket that existed at `at`.
+    pub allowances: BTreeMap<String, PocketAtBody>,
+}
+
+/// An allowance pocket at a time: what remained, what open jobs held of it (`null`: not
+/// known, as the account's `held`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PocketAtBody {
+    pub remaining: i64,
+    pub held: Option<i64>,
+}
+
+impl BalanceAtBody {
+    pub fn new(b: holdfast::BalanceAt, currency: &str) -> BalanceAtBody {
+        let available = b.available();
+        BalanceAtBody {
+            currency: currency.to_owned(),
+            at: rfc3339(b.at),
+            last_entry_id: b.last_entry_id,
+            balance: money(b.balance),
+            balance_micros: b.balance,
+            held: b.held.map(money),
+            held_micros: b.held,
+            available: available.map(money),
+            available_micros: available,
+            allowances: (b.allowances.into_iter())
+                .map(|(pocket, p)| {
+                    let body = PocketAtBody {
+                        remaining: p.remaining,
+                        held: p.held,
+                    };
+                    (pocket, body)
+                })
+                .collect(),
+            account_id: b.account_id,
+        }
+    }
+}
+
 /// An account's statement (API.md "Statements"): money as a decimal string beside its
 /// micros, times RFC 3339 UTC.
 #[derive(Debug, Serialize, ToSchema)]

@@ -10,6 +10,7 @@ use crate::driver::db::Tx;
 use crate::driver::statement::Stmt;
 use crate::error::StoreError;
 use crate::model::{Job, Violation};
+use crate::reads::statement::jobs_pruned_before;
 use crate::store::Store;
 use crate::units::jobs::job_from;
 use crate::{in_read_tx, params, statement};
@@ -25,7 +26,6 @@ static IDEMPOTENCY_ENTRIES: Stmt = statement!(shared "audit_idempotency_entries"
 static ENTRIES_WITHOUT_KEY: Stmt = statement!(shared "audit_entries_without_key");
 static ACCOUNT_COUNTERS: Stmt = statement!(shared "audit_account_counters");
 static RECONCILE_CHECKPOINTS: Stmt = statement!(shared "audit_reconcile_checkpoints");
-static RETENTION_MARKS: Stmt = statement!(shared "read_retention_marks");
 
 fn v(invariant: u8, account: &str, job: Option<&str>, message: String) -> Violation {
     Violation {
@@ -130,18 +130,6 @@ async fn pocket_facts(tx: &mut Tx) -> Result<BTreeMap<(String, String), PocketFa
 type Captures = BTreeMap<(String, String), (i64, i64, i64)>;
 /// Per (job, pocket): what the job_refund entries gave back and when the last was made.
 type Refunds = BTreeMap<(String, String), (i64, i64)>;
-
-/// Before when finished jobs may have been pruned (0: never): the entries of a job that
-/// is gone are checked only when made since then (prune_jobs.sql keeps a job whose
-/// entries are newer than its cutoff).
-async fn jobs_pruned_before(tx: &mut Tx) -> Result<i64, StoreError> {
-    for r in tx.rows(&RETENTION_MARKS, params! {}).await? {
-        if r.text("what")? == "jobs" {
-            return r.int("pruned_before");
-        }
-    }
-    Ok(0)
-}
 
 /// Invariants 2 (held = open hold lines), 5 (charged ≤ hold, once) and 6 (concurrency),
 /// over the jobs kept (a pruned job's entries are not orphans).

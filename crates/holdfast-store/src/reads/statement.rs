@@ -1,7 +1,10 @@
-//! An account's statement for a period: opening and closing balance of its money and
-//! every change between, grouped by ledger kind, by the kind of job and by the meter spent
-//! on; what its jobs held at the end. Read from the ledger in one read transaction, so the figures
-//! agree with each other: opening + the changes = closing.
+//! An account's past, read from its ledger: its statement for a period (opening and
+//! closing balance of its money and every change between, grouped by ledger kind, by the
+//! kind of job and by the meter spent on; what its jobs held at the end), and its pockets
+//! as they were at a time. Each read in one read transaction, so its figures agree with
+//! each other: opening + the changes = closing.
+
+use std::collections::BTreeMap;
 
 use holdfast_core::decide::{PocketAmount, Timestamp};
 use holdfast_core::{AccountId, MONEY, Refusal};
@@ -9,15 +12,18 @@ use holdfast_core::{AccountId, MONEY, Refusal};
 use crate::driver::db::Tx;
 use crate::driver::statement::Stmt;
 use crate::error::StoreError;
-use crate::model::{JobKindSpend, MeterSpend, Statement, StatementLine, UsageGroup};
+use crate::model::{
+    BalanceAt, JobKindSpend, MeterSpend, PocketAt, Statement, StatementLine, UsageGroup,
+};
 use crate::reads::usage::{UsageGrouping, by_kind_and_meter, sum_by};
 use crate::store::Store;
 use crate::units::account_state::read_account;
 use crate::{in_read_tx, params, statement};
 
-static BALANCE_BEFORE: Stmt = statement!(shared "statement_balance_before");
+static POCKET_BEFORE: Stmt = statement!(shared "pocket_before");
 static CHANGES: Stmt = statement!(shared "statement_changes");
 static HOLDS_OPEN_AT: Stmt = statement!(shared "statement_holds_open_at");
+static RETENTION_MARKS: Stmt = statement!(shared "read_retention_marks");
 
 impl Store {
     /// The statement of `account` for `[from, to)` (`account_not_found` if none).
@@ -33,11 +39,9 @@ impl Store {
         let id = account.as_str();
         in_read_tx!(self, |tx| async {
             read_account(tx, account).await?;
-            let balance_before = async |tx: &mut Tx, at: Timestamp| {
-                let row = tx
-                    .maybe_row(&BALANCE_BEFORE, params! { account_id: id, at: at })
-                    .await?;
-                row.map_or(Ok(0), |r| r.int("amount_after"))
+            let balance_before = async |tx: &mut Tx, before| {
+                let last = pocket_before(tx, account, MONEY, before).await?;
+                Ok::<_, StoreError>(last.map_or(0, |(amount, _)| amount))
             };
             let opening = balance_before(tx, from).await?;
             let closing = balance_before(tx, to).await?;
@@ -72,7 +76,10 @@ impl Store {
                     amount: g.spent,
                 })
                 .collect();
-            let held_at_end = money_held_at(tx, account, to).await?;
+            let held_at_end = held_before(tx, account, to)
+                .await?
+                .remove(MONEY)
+                .unwrap_or(0);
             Ok(Statement {
                 account_id: id.to_owned(),
                 from,
@@ -88,15 +95,87 @@ impl Store {
     }
 }
 
-/// The money the jobs of `account` open at `at` held (while those jobs are retained).
-async fn money_held_at(tx: &mut Tx, account: &AccountId, at: Timestamp) -> Result<i64, StoreError> {
-    let params = params! { account_id: account.as_str(), at: at };
-    let mut held = 0;
+impl Store {
+    /// The money and allowance pockets of `account` as they were at `at`: every entry
+    /// written at or before it counts (`account_not_found` if none).
+    pub async fn balance_at(
+        &self,
+        account: &AccountId,
+        at: Timestamp,
+    ) -> Result<BalanceAt, StoreError> {
+        let before = at.saturating_add(1);
+        in_read_tx!(self, |tx| async {
+            let now = read_account(tx, account).await?;
+            let mut held = held_before(tx, account, before).await?;
+            let held_known = jobs_pruned_before(tx).await? <= at;
+            let mut held_of = |pocket: &str| held_known.then(|| held.remove(pocket).unwrap_or(0));
+            let money = pocket_before(tx, account, MONEY, before).await?;
+            let mut answer = BalanceAt {
+                account_id: account.to_string(),
+                at,
+                last_entry_id: money.map(|(_, entry)| entry),
+                balance: money.map_or(0, |(amount, _)| amount),
+                held: held_of(MONEY),
+                allowances: BTreeMap::new(),
+            };
+            // A pocket is never deleted: those the account has now are all it ever had.
+            for pocket in now.snap.allowances.keys() {
+                let Some((remaining, entry)) = pocket_before(tx, account, pocket, before).await?
+                else {
+                    continue;
+                };
+                answer.last_entry_id = answer.last_entry_id.max(Some(entry));
+                let held = held_of(pocket);
+                answer
+                    .allowances
+                    .insert(pocket.clone(), PocketAt { remaining, held });
+            }
+            Ok(answer)
+        })
+    }
+}
+
+/// What one pocket of `account` held just before `before`, and the entry that left it
+/// so (`None`: no entry of that pocket by then).
+async fn pocket_before(
+    tx: &mut Tx,
+    account: &AccountId,
+    pocket: &str,
+    before: Timestamp,
+) -> Result<Option<(i64, i64)>, StoreError> {
+    let params = params! { account_id: account.as_str(), pocket: pocket, before: before };
+    let row = tx.maybe_row(&POCKET_BEFORE, params).await?;
+    row.map(|r| Ok((r.int("amount_after")?, r.int("entry_id")?)))
+        .transpose()
+}
+
+/// What the jobs of `account` open just before `before` held, by pocket (while those jobs
+/// are kept: see [`jobs_pruned_before`]).
+async fn held_before(
+    tx: &mut Tx,
+    account: &AccountId,
+    before: Timestamp,
+) -> Result<BTreeMap<String, i64>, StoreError> {
+    let params = params! { account_id: account.as_str(), at: before };
+    let mut held = BTreeMap::new();
     for row in tx.rows(&HOLDS_OPEN_AT, params).await? {
         let lines: Vec<PocketAmount> = serde_json::from_str(&row.text("hold")?)
             .map_err(|e| StoreError::Corrupt(format!("job hold: {e}")))?;
-        let money = lines.iter().filter(|l| l.pocket == MONEY);
-        held += money.map(|l| l.amount).sum::<i64>();
+        for line in lines {
+            *held.entry(line.pocket).or_insert(0) += line.amount;
+        }
     }
     Ok(held)
+}
+
+/// Before when finished jobs may have been pruned (0: never): a job that finished since
+/// then is kept (prune_jobs.sql) — the job of an entry made since then, and every job open
+/// at a time since then, with its holds.
+pub(crate) async fn jobs_pruned_before(tx: &mut Tx) -> Result<i64, StoreError> {
+    for r in tx.rows(&RETENTION_MARKS, params! {}).await? {
+        if r.text("what")? == "jobs" {
+            return r.int("pruned_before");
+        }
+    }
+    Ok(0)
 }

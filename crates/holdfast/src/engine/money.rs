@@ -21,6 +21,16 @@ impl Engine {
         self.store.statement(account, from, to).await
     }
 
+    /// The money and allowance pockets of `account` as they were at `at` (every entry
+    /// written at or before it), and what its jobs held then if they are still kept.
+    pub async fn balance_at(
+        &self,
+        account: &AccountId,
+        at: holdfast_core::Timestamp,
+    ) -> Result<holdfast_core::model::BalanceAt, StoreError> {
+        self.store.balance_at(account, at).await
+    }
+
     /// What accounts, job kinds or meters spent in a period (debits and captures of money,
     /// with the seconds of the metered debits) and got back (job refunds).
     pub async fn usage(

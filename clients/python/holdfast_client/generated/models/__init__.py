@@ -5,6 +5,8 @@ from .account_body_allowances import AccountBodyAllowances
 from .account_page_body import AccountPageBody
 from .allowance_body import AllowanceBody
 from .audit_body import AuditBody
+from .balance_at_body import BalanceAtBody
+from .balance_at_body_allowances import BalanceAtBodyAllowances
 from .ban_body import BanBody
 from .ban_request import BanRequest
 from .block_request import BlockRequest
@@ -59,6 +61,7 @@ from .meter_spend_body import MeterSpendBody
 from .money_result_body import MoneyResultBody
 from .openapi_response_200 import OpenapiResponse200
 from .pass_body import PassBody
+from .pocket_at_body import PocketAtBody
 from .pocket_line import PocketLine
 from .put_account_request import PutAccountRequest
 from .recharge_body import RechargeBody
@@ -85,6 +88,8 @@ __all__ = (
     "AccountPageBody",
     "AllowanceBody",
     "AuditBody",
+    "BalanceAtBody",
+    "BalanceAtBodyAllowances",
     "BanBody",
     "BanRequest",
     "BlockRequest",
@@ -139,6 +144,7 @@ __all__ = (
     "MoneyResultBody",
     "OpenapiResponse200",
     "PassBody",
+    "PocketAtBody",
     "PocketLine",
     "PutAccountRequest",
     "RechargeBody",
