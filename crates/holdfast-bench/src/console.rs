@@ -66,10 +66,24 @@ fn pages(loaded: &Loaded) -> Vec<(&'static str, String)> {
 }
 
 /// The API reads over the same data, each `(name, path)` (asked with the admin key):
-/// statements of the big account and usage reports across accounts (issue #42).
+/// statements of the big account and usage reports across accounts (issue #42), the big
+/// account's balance now, a day ago and ten days ago (near its first entries; issue #41).
 fn api_reads() -> Vec<(&'static str, String)> {
-    let day_ago = holdfast_server::http::wire::rfc3339(crate::floor::now_micros() - 86_400_000_000);
+    let days_ago = |days: i64| {
+        let micros = crate::floor::now_micros() - days * 86_400_000_000;
+        holdfast_server::http::wire::rfc3339(micros)
+    };
+    let day_ago = days_ago(1);
     vec![
+        ("balance of big, now", format!("/v1/accounts/{BIG}/balance")),
+        (
+            "balance of big, a day ago",
+            format!("/v1/accounts/{BIG}/balance?at={day_ago}"),
+        ),
+        (
+            "balance of big, 10 days ago",
+            format!("/v1/accounts/{BIG}/balance?at={}", days_ago(10)),
+        ),
         ("statement, all", format!("/v1/accounts/{BIG}/statement")),
         (
             "statement, a day",
