@@ -21,6 +21,8 @@ use crate::units::account_state::read_account;
 use crate::{in_read_tx, params, statement};
 
 static POCKET_BEFORE: Stmt = statement!(shared "pocket_before");
+static ENTRY_FROM: Stmt = statement!(shared "account_entry_from");
+static NEWEST_ENTRY: Stmt = statement!(shared "account_newest_entry");
 static CHANGES: Stmt = statement!(shared "statement_changes");
 static HOLDS_OPEN_AT: Stmt = statement!(shared "statement_holds_open_at");
 static RETENTION_MARKS: Stmt = statement!(shared "read_retention_marks");
@@ -40,8 +42,11 @@ impl Store {
         in_read_tx!(self, |tx| async {
             read_account(tx, account).await?;
             let balance_before = async |tx: &mut Tx, before| {
-                let last = pocket_before(tx, account, MONEY, before).await?;
-                Ok::<_, StoreError>(last.map_or(0, |(amount, _)| amount))
+                let Some(last) = last_entry_before(tx, account, before).await? else {
+                    return Ok::<_, StoreError>(0);
+                };
+                let money = pocket_at(tx, account, MONEY, last).await?;
+                Ok(money.map_or(0, |(amount, _)| amount))
             };
             let opening = balance_before(tx, from).await?;
             let closing = balance_before(tx, to).await?;
@@ -109,22 +114,26 @@ impl Store {
             let mut held = held_before(tx, account, before).await?;
             let held_known = jobs_pruned_before(tx).await? <= at;
             let mut held_of = |pocket: &str| held_known.then(|| held.remove(pocket).unwrap_or(0));
-            let money = pocket_before(tx, account, MONEY, before).await?;
+            let last_entry = last_entry_before(tx, account, before).await?;
             let mut answer = BalanceAt {
                 account_id: account.to_string(),
                 at,
-                last_entry_id: money.map(|(_, entry)| entry),
-                balance: money.map_or(0, |(amount, _)| amount),
+                last_entry_id: last_entry,
+                balance: 0,
                 held: held_of(MONEY),
                 allowances: BTreeMap::new(),
             };
+            let Some(last) = last_entry else {
+                return Ok(answer);
+            };
+            if let Some((balance, _)) = pocket_at(tx, account, MONEY, last).await? {
+                answer.balance = balance;
+            }
             // A pocket is never deleted: those the account has now are all it ever had.
             for pocket in now.snap.allowances.keys() {
-                let Some((remaining, entry)) = pocket_before(tx, account, pocket, before).await?
-                else {
+                let Some((remaining, _)) = pocket_at(tx, account, pocket, last).await? else {
                     continue;
                 };
-                answer.last_entry_id = answer.last_entry_id.max(Some(entry));
                 let held = held_of(pocket);
                 answer
                     .allowances
@@ -135,18 +144,60 @@ impl Store {
     }
 }
 
-/// What one pocket of `account` held just before `before`, and the entry that left it
-/// so (`None`: no entry of that pocket by then).
-async fn pocket_before(
+/// What one pocket of `account` held as of its entry `last`, and the pocket's entry that
+/// left it so (`None`: no entry of that pocket by then).
+async fn pocket_at(
     tx: &mut Tx,
     account: &AccountId,
     pocket: &str,
-    before: Timestamp,
+    last: i64,
 ) -> Result<Option<(i64, i64)>, StoreError> {
-    let params = params! { account_id: account.as_str(), pocket: pocket, before: before };
+    let params = params! { account_id: account.as_str(), pocket: pocket, last_entry: last };
     let row = tx.maybe_row(&POCKET_BEFORE, params).await?;
     row.map(|r| Ok((r.int("amount_after")?, r.int("entry_id")?)))
         .transpose()
+}
+
+/// The last entry of `account` written before `before` (`None`: none). An account's
+/// entries are in time order (account_entry_from.sql), so a bisection over its entry ids
+/// finds it in a few dozen index probes however far back `before` is, where a walk back
+/// from the newest would read every entry written since.
+async fn last_entry_before(
+    tx: &mut Tx,
+    account: &AccountId,
+    before: Timestamp,
+) -> Result<Option<i64>, StoreError> {
+    let id = account.as_str();
+    let entry = |r: Option<crate::driver::db::Row>| {
+        r.map(|r| Ok::<_, StoreError>((r.int("entry_id")?, r.int("created_at")?)))
+            .transpose()
+    };
+    let newest = tx
+        .maybe_row(&NEWEST_ENTRY, params! { account_id: id })
+        .await?;
+    let newest = entry(newest)?;
+    let Some((newest_id, newest_at)) = newest else {
+        return Ok(None);
+    };
+    if newest_at < before {
+        return Ok(Some(newest_id));
+    }
+    // The answer is `found` or an entry in (found, below); every entry from `below` on
+    // was written at or after `before`.
+    let (mut found, mut below) = (None, newest_id);
+    loop {
+        let floor = found.unwrap_or(0);
+        if below - floor <= 1 {
+            return Ok(found);
+        }
+        let mid = floor + (below - floor) / 2;
+        let params = params! { account_id: id, from_id: mid };
+        match entry(tx.maybe_row(&ENTRY_FROM, params).await?)? {
+            Some((entry_id, created_at)) if created_at < before => found = Some(entry_id),
+            // None in [mid, that entry), and it and all after it are not before.
+            _ => below = mid,
+        }
+    }
 }
 
 /// What the jobs of `account` open just before `before` held, by pocket (while those jobs
