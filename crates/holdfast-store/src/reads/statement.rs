@@ -45,8 +45,7 @@ impl Store {
                 let Some(last) = last_entry_before(tx, account, before).await? else {
                     return Ok::<_, StoreError>(0);
                 };
-                let money = pocket_at(tx, account, MONEY, last).await?;
-                Ok(money.map_or(0, |(amount, _)| amount))
+                Ok(pocket_at(tx, account, MONEY, last).await?.unwrap_or(0))
             };
             let opening = balance_before(tx, from).await?;
             let closing = balance_before(tx, to).await?;
@@ -126,12 +125,10 @@ impl Store {
             let Some(last) = last_entry else {
                 return Ok(answer);
             };
-            if let Some((balance, _)) = pocket_at(tx, account, MONEY, last).await? {
-                answer.balance = balance;
-            }
+            answer.balance = pocket_at(tx, account, MONEY, last).await?.unwrap_or(0);
             // A pocket is never deleted: those the account has now are all it ever had.
             for pocket in now.snap.allowances.keys() {
-                let Some((remaining, _)) = pocket_at(tx, account, pocket, last).await? else {
+                let Some(remaining) = pocket_at(tx, account, pocket, last).await? else {
                     continue;
                 };
                 let held = held_of(pocket);
@@ -144,18 +141,17 @@ impl Store {
     }
 }
 
-/// What one pocket of `account` held as of its entry `last`, and the pocket's entry that
-/// left it so (`None`: no entry of that pocket by then).
+/// What one pocket of `account` held as of its entry `last` (`None`: no entry of that
+/// pocket by then).
 async fn pocket_at(
     tx: &mut Tx,
     account: &AccountId,
     pocket: &str,
     last: i64,
-) -> Result<Option<(i64, i64)>, StoreError> {
+) -> Result<Option<i64>, StoreError> {
     let params = params! { account_id: account.as_str(), pocket: pocket, last_entry: last };
     let row = tx.maybe_row(&POCKET_BEFORE, params).await?;
-    row.map(|r| Ok((r.int("amount_after")?, r.int("entry_id")?)))
-        .transpose()
+    row.map(|r| r.int("amount_after")).transpose()
 }
 
 /// The last entry of `account` written before `before` (`None`: none). An account's
