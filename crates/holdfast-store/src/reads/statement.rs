@@ -97,9 +97,7 @@ impl Store {
             })
         })
     }
-}
 
-impl Store {
     /// The money and allowance pockets of `account` as they were at `at`: every entry
     /// written at or before it counts (`account_not_found` if none).
     pub async fn balance_at(
@@ -110,8 +108,13 @@ impl Store {
         let before = at.saturating_add(1);
         in_read_tx!(self, |tx| async {
             let now = read_account(tx, account).await?;
-            let mut held = held_before(tx, account, before).await?;
+            // Before the jobs' cut a job open then may be gone: the holds are not read.
             let held_known = jobs_pruned_before(tx).await? <= at;
+            let mut held = if held_known {
+                held_before(tx, account, before).await?
+            } else {
+                BTreeMap::new()
+            };
             let mut held_of = |pocket: &str| held_known.then(|| held.remove(pocket).unwrap_or(0));
             let last_entry = last_entry_before(tx, account, before).await?;
             let mut answer = BalanceAt {
