@@ -69,6 +69,7 @@ pub async fn create_accounts(engine: &Engine, n: u64, names: &Arc<Names>) -> any
                         plan_until: None,
                         max_concurrent_jobs: Some(1_000_000),
                         recharge: None,
+                        spend: None,
                     };
                     store.put_account(&account, &put).await?;
                     let key = IdempotencyKey::parse(&names.key())?;

@@ -61,7 +61,41 @@ pub struct AccountView {
     pub last_active_at: Option<Timestamp>,
     /// The account's auto-recharge, if it has one.
     pub recharge: Option<crate::decide::Recharge>,
+    /// Its spending in the current period, when a rule of spending applies to it.
+    pub spend: Option<SpendView>,
     pub allowances: BTreeMap<String, AllowanceView>,
+}
+
+/// An account's spending in the current period of the rule in force: the rule (its own,
+/// or its plan's), the period's bounds, what it spent, and what is left under the limit
+/// (spent and held count against it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SpendView {
+    pub policy: crate::decide::SpendPolicy,
+    /// Whether the rule is the account's own (else its plan's).
+    pub own: bool,
+    pub period_start: Timestamp,
+    pub period_end: Timestamp,
+    pub spent: i64,
+    /// `limit − spent − held`, when there is a limit (negative past it: a capture is
+    /// never refused).
+    pub left: Option<i64>,
+}
+
+impl SpendView {
+    /// The spending of `snap` as its rule in force sees it (`None`: no rule).
+    pub fn of(snap: &crate::decide::AccountSnapshot, card: &crate::RateCard) -> Option<SpendView> {
+        let standing = snap.spend_standing(card)?;
+        let left = (standing.policy.limit).map(|l| l.0 - standing.spent - snap.held);
+        Some(SpendView {
+            own: snap.spend.policy.is_some(),
+            period_start: standing.period_start,
+            period_end: standing.period_end,
+            spent: standing.spent,
+            left,
+            policy: standing.policy,
+        })
+    }
 }
 
 impl AccountView {

@@ -89,6 +89,9 @@ pub struct Plan {
     /// When a change takes available money below this, `account.low_balance`; back to
     /// or above it, `account.balance_recovered`. `None`: no warning.
     pub low_balance: Option<Micros>,
+    /// The plan's rule of spending (`[plans.NAME.spend]`), which an account's own
+    /// replaces. `None`: no limit, no thresholds.
+    pub spend: Option<crate::decide::SpendPolicy>,
 }
 
 /// One line of a kind's `take` list: a pocket and the amount to hold from it (micros for
@@ -303,6 +306,8 @@ struct RawPlan {
     allowances: BTreeMap<String, i64>,
     #[serde(default)]
     low_balance: Option<String>,
+    #[serde(default)]
+    spend: Option<crate::decide::SpendPolicy>,
 }
 
 #[derive(Deserialize)]
@@ -385,6 +390,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "account.low_balance",
     "account.balance_recovered",
     "account.recharge_requested",
+    "account.spend_threshold",
     "allowance.refilled",
     "allowance.granted",
     "ledger.adjusted",
@@ -724,6 +730,11 @@ impl RateCard {
                 .as_deref()
                 .map(|t| money(format!("plans.{name}.low_balance"), t))
                 .transpose()?;
+            if let Some(spend) = &p.spend {
+                spend
+                    .check()
+                    .map_err(|e| invalid(format!("plans.{name}.spend"), e))?;
+            }
             plans.insert(
                 name,
                 Plan {
@@ -732,6 +743,7 @@ impl RateCard {
                     priority: p.priority,
                     allowances: p.allowances,
                     low_balance,
+                    spend: p.spend,
                 },
             );
         }

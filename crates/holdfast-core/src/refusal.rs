@@ -59,6 +59,8 @@ pub enum Refusal {
     InsufficientFunds,
     #[error("not enough allowance left")]
     InsufficientAllowance,
+    #[error("this would take the period's spending past the account's spend limit")]
+    SpendLimitReached,
     #[error("the amount would take the balance out of range")]
     AmountOutOfRange,
     #[error("only a top_up credit can be refunded")]
@@ -100,6 +102,7 @@ impl Refusal {
             Refusal::Busy => "busy",
             Refusal::InsufficientFunds => "insufficient_funds",
             Refusal::InsufficientAllowance => "insufficient_allowance",
+            Refusal::SpendLimitReached => "spend_limit_reached",
             Refusal::AmountOutOfRange => "amount_out_of_range",
             Refusal::NotRefundable | Refusal::JobNotRefundable => "not_refundable",
             Refusal::RefundExceedsCharge => "refund_exceeds_charge",
@@ -125,7 +128,9 @@ impl Refusal {
             | Refusal::UnknownLane(..)
             | Refusal::TopUpNotFound => 404,
             Refusal::AccountBanned | Refusal::AccountBlocked | Refusal::AccountSuspended => 403,
-            Refusal::InsufficientFunds | Refusal::InsufficientAllowance => 402,
+            Refusal::InsufficientFunds
+            | Refusal::InsufficientAllowance
+            | Refusal::SpendLimitReached => 402,
             Refusal::IdempotencyMismatch
             | Refusal::Busy
             | Refusal::NotRefundable
@@ -185,6 +190,7 @@ mod tests {
                 "insufficient_allowance",
                 402,
             ),
+            (Refusal::SpendLimitReached, "spend_limit_reached", 402),
             (Refusal::AmountOutOfRange, "amount_out_of_range", 422),
             (Refusal::NotRefundable, "not_refundable", 409),
             (Refusal::RefundExceedsTopUp, "refund_exceeds_top_up", 409),

@@ -46,6 +46,7 @@ fn snap(balance: i64, images: i64) -> AccountSnapshot {
         last_active_at: None,
         recharge: None,
         allowances,
+        spend: Default::default(),
         now: START + 1,
     }
 }

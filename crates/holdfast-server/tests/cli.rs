@@ -316,6 +316,32 @@ holdfast::backend_test!(walk_through, |backend| async move {
     let without = [&put[..], &["--no-recharge"]].concat();
     assert_eq!(cli.json(&without)["account"]["recharge"], Value::Null);
 
+    let rule = [
+        "--spend-limit",
+        "50",
+        "--spend-alert",
+        "80%",
+        "--spend-alert",
+        "2.00",
+    ];
+    let spend = cli.json(&[&put[..], &rule[..]].concat())["account"]["spend"].clone();
+    assert_eq!(spend["limit"], "50.00");
+    assert_eq!(spend["alerts"], serde_json::json!(["80%", "2.00"]));
+    assert_eq!(spend["period"], "month");
+    let shown = cli.ok(&["account", "show", "acme"]);
+    assert!(shown.contains("this month of limit 50.00"), "{shown}");
+    assert!(shown.contains("alerts 80%, 2.00; its own"), "{shown}");
+    cli.refused(
+        &[&put[..], &["--spend-alert", "80%"]].concat(),
+        "invalid_request",
+    );
+    cli.refused(
+        &[&put[..], &["--spend-period", "week"]].concat(),
+        "invalid_request",
+    );
+    let dropped = cli.json(&[&put[..], &["--no-spend"]].concat());
+    assert_eq!(dropped["account"]["spend"], Value::Null);
+
     let audit = cli.run(&["audit"]);
     assert!(audit.ok, "audit: {} {}", audit.stdout, audit.stderr);
     assert!(audit.stdout.contains("clean"), "{}", audit.stdout);

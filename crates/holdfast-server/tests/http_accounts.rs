@@ -224,3 +224,89 @@ backend_test!(
         api.stop().await;
     }
 );
+
+backend_test!(
+    a_spend_limit_is_set_shown_enforced_and_removed_by_put,
+    |b| async move {
+        let Some(api) = api(b).await else { return };
+        let path = "/v1/accounts/s1";
+        let rule = json!({ "limit": "2.00", "period": "day", "alerts": ["1.00", "100%"] });
+        let created = api
+            .put(&api.service, path, json!({ "plan": "free", "spend": rule }))
+            .await
+            .expect(201, "")
+            .clone();
+        let spend = &created["spend"];
+        assert_eq!(
+            (
+                &spend["limit"],
+                &spend["period"],
+                &spend["alerts"],
+                &spend["own"]
+            ),
+            (
+                &json!("2.00"),
+                &json!("day"),
+                &json!(["1.00", "100%"]),
+                &json!(true)
+            )
+        );
+        assert_eq!(
+            (&spend["spent"], &spend["left_micros"]),
+            (&json!("0.00"), &json!(2_000_000))
+        );
+        for (bad, field) in [
+            (json!({ "limit": "0" }), "spend.limit"),
+            (json!({ "limit": "1.00", "period": "week" }), "spend.period"),
+            (
+                json!({ "limit": "1.00", "alerts": ["80 %"] }),
+                "spend.alerts[0]",
+            ),
+            (json!({ "alerts": ["80%"] }), "spend.alerts"),
+            (json!({ "limit": "1.00", "every": "day" }), "spend"),
+        ] {
+            let r = api
+                .put(&api.service, path, json!({ "plan": "free", "spend": bad }))
+                .await;
+            assert!(
+                r.expect(422, "invalid_request").to_string().contains(field),
+                "{}",
+                r.body
+            );
+        }
+        api.top_up("s1", "10.00", "t1").await;
+        let debit = |amount: &str, k: &str| json!({ "amount": amount, "idempotency_key": k });
+        let debits = "/v1/accounts/s1/debits";
+        api.post(&api.service, debits, debit("2.00", "d1"))
+            .await
+            .expect(201, "");
+        api.post(&api.service, debits, debit("0.01", "d2"))
+            .await
+            .expect(402, "spend_limit_reached");
+        api.submit("s1", "video", "v1")
+            .await
+            .expect(402, "spend_limit_reached");
+        let told = api
+            .events("type=account.spend_threshold&account_id=s1", 2)
+            .await;
+        let lines: Vec<&Value> = told.iter().map(|e| &e["data"]["threshold"]).collect();
+        assert_eq!(lines, [&json!("1.00"), &json!("2.00")]);
+        let shown = api.get_account("s1").await;
+        assert_eq!(
+            (&shown["spend"]["spent"], &shown["spend"]["left"]),
+            (&json!("2.00"), &json!("0.00"))
+        );
+        // Absent keeps it; null removes it (the free plan has none).
+        let kept = api.put(&api.service, path, json!({ "plan": "free" })).await;
+        assert_eq!(kept.expect(200, "")["spend"]["limit"], "2.00");
+        let removed = api
+            .put(&api.service, path, json!({ "plan": "free", "spend": null }))
+            .await;
+        assert_eq!(removed.expect(200, "")["spend"], json!(null));
+        api.post(&api.service, debits, debit("0.01", "d2"))
+            .await
+            .expect(201, "");
+        api.assert_clean().await;
+        api.stop().await;
+    }
+);

@@ -390,6 +390,7 @@ pub async fn put_limited(store: &Store, id: &str, plan: &str, max_concurrent_job
                 plan_until: None,
                 max_concurrent_jobs,
                 recharge: None,
+                spend: None,
             },
         )
         .await

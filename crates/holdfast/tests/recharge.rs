@@ -15,6 +15,7 @@ async fn put_with(e: &Engine, recharge: Option<Option<Recharge>>) {
         plan_until: None,
         max_concurrent_jobs: Some(5),
         recharge,
+        spend: None,
     };
     e.put_account(&acct("u"), &req).await.unwrap();
 }
@@ -121,6 +122,7 @@ backend_test!(
                 below: usd("1.00"),
                 amount: holdfast::Micros(0),
             })),
+            spend: None,
         };
         assert!(e.put_account(&acct("u"), &refused).await.is_err());
         assert_clean(e.store()).await;

@@ -229,3 +229,49 @@ backend_test!(
         assert!(e.audit().await.unwrap().is_empty());
     }
 );
+
+backend_test!(
+    the_spending_of_the_current_period_counts_what_was_spent_before_the_upgrade,
+    |backend| async move {
+        let Some(db) = TestDb::empty(backend).await else {
+            return;
+        };
+        load_fixture(&db).await;
+        // The fixture's entries as if written an hour ago: they fall in this day and
+        // this month, which migration 0016 reads from the ledger.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_micros() as i64;
+        let day_start = holdfast::decide::SpendPeriod::Day.start(now);
+        let written = (now - 3_600_000_000).max(day_start);
+        db.execute(&format!("UPDATE ledger SET created_at = {written}"))
+            .await;
+        let e = Engine::open(&db.url, RateCard::builtin()).await.unwrap();
+        let accounts =
+            query_texts(&db, "SELECT account_id FROM accounts ORDER BY account_id").await;
+        assert!(accounts.len() >= 2, "{accounts:?}");
+        let mut spenders = 0;
+        for id in accounts {
+            for period in ["day", "month"] {
+                let rule = holdfast::decide::SpendPolicy {
+                    period: holdfast::decide::SpendPeriod::parse(period).unwrap(),
+                    ..Default::default()
+                };
+                let put = holdfast::PutAccount {
+                    plan: "free".into(),
+                    plan_until: None,
+                    max_concurrent_jobs: None,
+                    recharge: None,
+                    spend: Some(Some(rule)),
+                };
+                let view = e.put_account(&acct(&id), &put).await.unwrap().0;
+                let spend = view.spend.unwrap();
+                assert_eq!(spend.spent, view.total_spent, "{id} this {period}");
+                spenders += usize::from(view.total_spent > 0);
+            }
+        }
+        assert!(spenders > 0, "the fixture spent nothing");
+        assert!(e.audit().await.unwrap().is_empty());
+    }
+);

@@ -15,12 +15,14 @@ pub mod jobs;
 pub mod money;
 pub mod reconcile;
 pub mod refund;
+pub mod spend;
 
 pub use account::*;
 pub use jobs::*;
 pub use money::*;
 pub use reconcile::*;
 pub use refund::*;
+pub use spend::*;
 
 /// Microseconds since the Unix epoch, read from the database clock.
 pub type Timestamp = i64;
@@ -53,6 +55,8 @@ pub struct AccountSnapshot {
     /// The account's auto-recharge, if it has one.
     pub recharge: Option<Recharge>,
     pub allowances: BTreeMap<String, AllowancePocket>,
+    /// Its own rule of spending and its spending marks, rolled to `now`.
+    pub spend: Spend,
     pub now: Timestamp,
 }
 
@@ -203,7 +207,8 @@ pub struct SubmitDecision {
 }
 
 /// Decides a submit under the account lock, after due refills are applied to `snap`.
-/// Order of refusals follows API.md: banned, blocked, suspended, busy, then funds.
+/// Order of refusals follows API.md: banned, blocked, suspended, busy, then funds (a
+/// money hold the spend limit refuses: `spend_limit_reached`).
 pub fn decide_submit(
     snap: &AccountSnapshot,
     open_jobs: i64,
@@ -227,6 +232,9 @@ pub fn decide_submit(
     if kind.take.is_empty() || kind.free_for.iter().any(|p| p == plan_name) {
         return Ok(SubmitDecision { lane, hold: vec![] });
     }
+    // A money line the period's spend limit refuses is passed over as one without the
+    // money; if no line can hold, that is the refusal.
+    let mut limited = false;
     for line in &kind.take {
         let available = if line.pocket == MONEY {
             snap.available_money()
@@ -235,15 +243,23 @@ pub fn decide_submit(
                 .get(&line.pocket)
                 .map_or(0, |p| p.remaining - p.held)
         };
-        if available >= line.amount {
-            return Ok(SubmitDecision {
-                lane,
-                hold: vec![PocketAmount {
-                    pocket: line.pocket.clone(),
-                    amount: line.amount,
-                }],
-            });
+        if available < line.amount {
+            continue;
         }
+        if line.pocket == MONEY && snap.check_spend(card, line.amount).is_err() {
+            limited = true;
+            continue;
+        }
+        return Ok(SubmitDecision {
+            lane,
+            hold: vec![PocketAmount {
+                pocket: line.pocket.clone(),
+                amount: line.amount,
+            }],
+        });
+    }
+    if limited {
+        return Err(Refusal::SpendLimitReached);
     }
     let last_is_money = kind.take.last().is_some_and(|l| l.pocket == MONEY);
     Err(if last_is_money {
@@ -443,6 +459,7 @@ pub(crate) mod tests_support {
             last_active_at: None,
             recharge: None,
             allowances,
+            spend: Spend::default(),
             now: 1_000,
         }
     }

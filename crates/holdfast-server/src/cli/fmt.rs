@@ -85,6 +85,7 @@ pub fn account_json(a: &AccountView) -> Value {
         "max_concurrent_jobs": a.max_concurrent_jobs, "open_jobs": a.open_jobs,
         "created_at": time(a.created_at), "last_active_at": opt_time(a.last_active_at),
         "recharge": a.recharge.map(crate::http::wire::RechargeBody::from),
+        "spend": a.spend.clone().map(crate::http::wire::SpendBody::from),
         "allowances": allowances,
     })
 }

@@ -4,14 +4,67 @@
 
 use std::process::ExitCode;
 
-use holdfast::decide::Recharge;
-use holdfast::{AccountView, CreditKind, Grant, JobRefund, Micros, MoneyResult, PutAccount, Usage};
+use holdfast::decide::{Recharge, SpendPeriod, SpendPolicy, SpendThreshold};
+use holdfast::{
+    AccountView, CreditKind, Grant, JobRefund, Micros, MoneyResult, PutAccount, SpendView, Usage,
+};
 use serde_json::json;
 
 use super::Opts;
 use super::fmt::{self, emit, money};
 use super::parse::{self, Coded};
 use crate::http::wire::BalanceAtBody;
+
+/// The account's own rule of spending (`account put`): any of the first three sets it
+/// whole, in place of its plan's; `--no-spend` removes it; none leaves it as it is.
+#[derive(clap::Args, Debug)]
+pub struct SpendFlags {
+    /// A hard limit of the period's spending: a debit or a submit's money hold that would
+    /// take spending and what is held past it is refused (spend_limit_reached).
+    #[arg(long)]
+    spend_limit: Option<String>,
+    /// The period: day or month (UTC; default month).
+    #[arg(long)]
+    spend_period: Option<String>,
+    /// A threshold told once a period (event account.spend_threshold): an amount or a
+    /// percentage of the limit ("80%"). Repeat for more.
+    #[arg(long = "spend-alert")]
+    spend_alerts: Vec<String>,
+    /// Remove the account's own rule: its plan's applies again.
+    #[arg(long, conflicts_with_all = ["spend_limit", "spend_period", "spend_alerts"])]
+    no_spend: bool,
+}
+
+impl SpendFlags {
+    /// What the PUT does to the account's own rule (see [`PutAccount::spend`]).
+    fn policy(self) -> anyhow::Result<Option<Option<SpendPolicy>>> {
+        if self.no_spend {
+            return Ok(Some(None));
+        }
+        if self.spend_limit.is_none() && self.spend_period.is_none() && self.spend_alerts.is_empty()
+        {
+            return Ok(None);
+        }
+        let limit = self.spend_limit.as_deref().map(parse::amount).transpose()?;
+        let period = match self.spend_period.as_deref() {
+            None => SpendPeriod::default(),
+            Some(p) => SpendPeriod::parse(p)
+                .ok_or_else(|| parse::invalid(format!("--spend-period {p:?}: day or month")))?,
+        };
+        let alerts = self.spend_alerts.iter().map(|a| {
+            SpendThreshold::parse(a).map_err(|e| parse::invalid(format!("--spend-alert {e}")))
+        });
+        let policy = SpendPolicy {
+            limit,
+            period,
+            alerts: alerts.collect::<Result<_, _>>()?,
+        };
+        policy
+            .check()
+            .map_err(|e| parse::invalid(format!("spend {e}")))?;
+        Ok(Some(Some(policy)))
+    }
+}
 
 #[derive(clap::Subcommand, Debug)]
 pub enum AccountCommand {
@@ -38,6 +91,8 @@ pub enum AccountCommand {
         /// Remove the account's auto-recharge (without this or --recharge-*, it stays).
         #[arg(long, conflicts_with_all = ["recharge_below", "recharge_amount"])]
         no_recharge: bool,
+        #[command(flatten)]
+        spend: SpendFlags,
     },
     /// Show an account with its pockets as they are effective now, or with --at as they
     /// were at a time (from its ledger, as `GET /v1/accounts/{id}/balance?at=`).
@@ -187,6 +242,7 @@ pub async fn account(command: AccountCommand, opts: &Opts) -> anyhow::Result<Exi
             recharge_below,
             recharge_amount,
             no_recharge,
+            spend,
         } => {
             let id = parse::account(&id)?;
             let plan_until = plan_until
@@ -205,6 +261,7 @@ pub async fn account(command: AccountCommand, opts: &Opts) -> anyhow::Result<Exi
                 plan_until,
                 max_concurrent_jobs,
                 recharge,
+                spend: spend.policy()?,
             };
             let engine = opts.db.engine().await?;
             let (view, created) = engine.put_account(&id, &req).await.coded()?;
@@ -404,6 +461,9 @@ pub fn account_text(a: &AccountView) -> String {
         let text = format!("{} below {}", money(r.amount.0), money(r.below.0));
         rows.push(("recharge".into(), text));
     }
+    if let Some(s) = &a.spend {
+        rows.push(("spending".into(), spend_text(s)));
+    }
     for (name, p) in &a.allowances {
         let refills = p.refills_at.map_or_else(|| "-".into(), fmt::time);
         rows.push((
@@ -415,6 +475,21 @@ pub fn account_text(a: &AccountView) -> String {
         ));
     }
     labelled(&rows)
+}
+
+/// A period's spending in a line: `2.50 this month of limit 10.00 (7.50 left); alerts
+/// 80%, 100%; plan's`.
+fn spend_text(s: &SpendView) -> String {
+    let period = s.policy.period.as_str();
+    let mut text = format!("{} this {period}", money(s.spent));
+    if let (Some(limit), Some(left)) = (s.policy.limit, s.left) {
+        text += &format!(" of limit {} ({} left)", money(limit.0), money(left));
+    }
+    if !s.policy.alerts.is_empty() {
+        let alerts: Vec<String> = s.policy.alerts.iter().map(|t| t.format()).collect();
+        text += &format!("; alerts {}", alerts.join(", "));
+    }
+    text + if s.own { "; its own" } else { "; its plan's" }
 }
 
 /// `account show ID --at TIME`: the account's pockets as they were at a time.

@@ -3,7 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use holdfast::decide::Recharge;
+use holdfast::decide::{Recharge, SpendPeriod, SpendPolicy, SpendThreshold};
 use holdfast::{AccountFilter, AccountId, AccountStatus, Micros, PutAccount};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -13,9 +13,11 @@ use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
 use super::extract::{
     Body, BodyOrEmpty, Empty, PathText, QueryPairs, opt_whole_number, parse_limit,
 };
-use super::schema::{MoneyAmount, PlanName, PositiveAmount, ReasonText, Timestamp};
+use super::schema::{
+    MoneyAmount, PlanName, PositiveAmount, ReasonText, SpendThresholdText, Timestamp,
+};
 use super::state::AppState;
-use super::wire::{AccountBody, parse_time};
+use super::wire::{AccountBody, SpendPeriodName, parse_time};
 
 /// The highest `max_concurrent_jobs` an account may set.
 const MAX_CONCURRENCY: i64 = 1_000_000;
@@ -38,6 +40,53 @@ pub struct PutAccountRequest {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<RechargeRequest>, nullable)]
     pub recharge: Option<Option<RechargeRequest>>,
+    /// The account's own rule of spending, in place of its plan's: absent leaves it as
+    /// it is, `null` removes it (the plan's applies again).
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<SpendRequest>, nullable)]
+    pub spend: Option<Option<SpendRequest>>,
+}
+
+/// A rule of spending per UTC day or month: a hard limit (a debit or a submit's money
+/// hold that would take the period's spending and what is held past it is refused 402
+/// `spend_limit_reached`) and thresholds, each told once a period as
+/// `account.spend_threshold` (API.md "Accounts").
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpendRequest {
+    /// Absent or null: no limit (thresholds only).
+    #[serde(default)]
+    #[schema(value_type = Option<PositiveAmount>)]
+    pub limit: Option<String>,
+    /// `day` or `month` (the default), UTC.
+    #[serde(default)]
+    #[schema(value_type = Option<SpendPeriodName>)]
+    pub period: Option<String>,
+    /// Up to 20 amounts (`"40.00"`) or whole percentages of the limit (`"80%"`).
+    #[serde(default)]
+    #[schema(value_type = Vec<SpendThresholdText>, max_items = 20)]
+    pub alerts: Vec<String>,
+}
+
+fn spend(req: Option<SpendRequest>) -> Result<Option<SpendPolicy>, ApiError> {
+    let Some(req) = req else { return Ok(None) };
+    let limit = (req.limit.as_deref())
+        .map(|l| Micros::parse_positive(l).map_err(|e| ApiError::money("spend.limit", e)))
+        .transpose()?;
+    let period = match req.period.as_deref() {
+        None => SpendPeriod::default(),
+        Some(p) => SpendPeriod::parse(p)
+            .ok_or_else(|| ApiError::invalid("spend.period: must be day or month"))?,
+    };
+    let alerts = req.alerts.iter().enumerate().map(|(i, a)| {
+        SpendThreshold::parse(a).map_err(|e| ApiError::invalid(format!("spend.alerts[{i}]: {e}")))
+    });
+    let alerts = alerts.collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(SpendPolicy {
+        limit,
+        period,
+        alerts,
+    }))
 }
 
 /// An auto-recharge: when available money falls below `below`, the event
@@ -90,6 +139,7 @@ fn put_request(req: PutAccountRequest) -> Result<PutAccount, ApiError> {
         plan_until,
         max_concurrent_jobs: req.max_concurrent_jobs,
         recharge: req.recharge.map(recharge).transpose()?,
+        spend: req.spend.map(spend).transpose()?,
     })
 }
 

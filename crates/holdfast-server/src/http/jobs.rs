@@ -52,7 +52,7 @@ pub fn job_id(text: &str) -> Result<JobId, ApiError> {
     responses(
         (status = 201, description = "Queued", body = JobBody),
         (status = 200, description = "A replay of the same idempotency key: the job as it is now", body = JobBody),
-        (status = 402, description = "`insufficient_funds`, `insufficient_allowance`", body = ErrorBody),
+        (status = 402, description = "`insufficient_funds`, `insufficient_allowance`, `spend_limit_reached`", body = ErrorBody),
         (status = 403, description = "`forbidden` (role), `account_blocked`, `account_suspended`", body = ErrorBody),
         (status = 404, description = "`account_not_found`", body = ErrorBody),
         (status = 409, description = "`idempotency_mismatch`, `busy`", body = ErrorBody),

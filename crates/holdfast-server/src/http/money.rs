@@ -168,7 +168,7 @@ fn usage_of(req: &DebitBody) -> Result<Usage, ApiError> {
     responses(
         (status = 201, description = "Debited", body = MoneyResultBody),
         (status = 200, description = "A replay of the same idempotency key", body = MoneyResultBody),
-        (status = 402, description = "`insufficient_funds`", body = ErrorBody),
+        (status = 402, description = "`insufficient_funds`, `spend_limit_reached`", body = ErrorBody),
         (status = 404, description = "`account_not_found`", body = ErrorBody),
         (status = 409, description = "`idempotency_mismatch`", body = ErrorBody),
         (status = 422, description = "`invalid_request`, `unknown_meter`, `amount_out_of_range`", body = ErrorBody),

@@ -103,6 +103,13 @@ wire_schema!(PositiveAmount, "PositiveAmount", || text(
     "Money: a decimal string greater than 0 and at most 1000000000, with at most 6 \
      decimals and no leading zero, e.g. `\"10.00\"`"
 ));
+wire_schema!(SpendThresholdText, "SpendThreshold", || text(
+    2,
+    17,
+    Some(holdfast::decide::THRESHOLD_PATTERN.as_str()),
+    "A threshold of a period's spending: money (`\"40.00\"`, more than 0) or a whole \
+     percentage of the limit from 1 to 1000 (`\"80%\"`)"
+));
 wire_schema!(MoneyAmount, "MoneyAmount", || text(
     1,
     17,
@@ -296,6 +303,7 @@ pub fn finish(mut doc: OpenApi) -> Value {
     }
     let mut doc = serde_json::to_value(&doc).expect("the document serializes");
     let schemas = &mut doc["components"]["schemas"];
+    schemas["SpendRequest"] = limit_or_amounts(&schemas["SpendRequest"]);
     for name in ["DebitRequest", "DebitItem"] {
         schemas[name] = exactly_one_of(&schemas[name], "amount", "usage");
     }
@@ -448,6 +456,31 @@ fn exactly_one_of(object: &Value, a: &str, b: &str) -> Value {
     json!({
         "oneOf": [branch(a, b), branch(b, a)],
         "description": format!("Exactly one of `{a}` and `{b}`."),
+    })
+}
+
+/// A rule of spending in two shapes: with a limit, whose thresholds may be percentages of
+/// it; or without one (absent or null), whose thresholds are amounts.
+fn limit_or_amounts(object: &Value) -> Value {
+    let mut limited = object.clone();
+    limited["required"] = json!(["limit"]);
+    let limit = &mut limited["properties"]["limit"];
+    if let Some(x) = limit["oneOf"]
+        .as_array()
+        .and_then(|v| v.iter().find(|s| s["type"] != "null"))
+    {
+        *limit = x.clone();
+    }
+    let mut unlimited = object.clone();
+    unlimited["properties"]["limit"] = json!({ "type": "null" });
+    unlimited["properties"]["alerts"]["items"] =
+        json!({ "$ref": "#/components/schemas/PositiveAmount" });
+    for branch in [&mut limited, &mut unlimited] {
+        branch.as_object_mut().map(|m| m.remove("description"));
+    }
+    json!({
+        "oneOf": [limited, unlimited],
+        "description": object["description"],
     })
 }
 

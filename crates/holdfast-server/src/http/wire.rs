@@ -127,7 +127,61 @@ pub struct AccountBody {
     /// The auto-recharge (`null`: none): when available money falls below `below`, event
     /// `account.recharge_requested` asks for a top-up of `amount`.
     pub recharge: Option<RechargeBody>,
+    /// Its spending in the current period of the rule of spending in force (`null`: no
+    /// rule applies, neither its own nor its plan's).
+    pub spend: Option<SpendBody>,
     pub allowances: BTreeMap<String, AllowanceBody>,
+}
+
+/// An account's spending in the current UTC day or month, under the rule in force.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SpendBody {
+    /// The hard limit of the period's spending (`null`: none, thresholds only).
+    pub limit: Option<String>,
+    pub limit_micros: Option<i64>,
+    #[schema(value_type = SpendPeriodName)]
+    pub period: String,
+    /// The thresholds whose first crossing in a period is told as
+    /// `account.spend_threshold`: amounts or percentages of the limit, as set.
+    pub alerts: Vec<String>,
+    /// Whether the rule is the account's own (else its plan's).
+    pub own: bool,
+    pub period_start: String,
+    pub period_end: String,
+    /// Money debits and captures less money job refunds in the period.
+    pub spent: String,
+    pub spent_micros: i64,
+    /// `limit − spent − held` (`null` without a limit); what a debit or a submit's money
+    /// hold may still take. Below zero when captures went past it.
+    pub left: Option<String>,
+    pub left_micros: Option<i64>,
+}
+
+impl From<holdfast::SpendView> for SpendBody {
+    fn from(s: holdfast::SpendView) -> SpendBody {
+        let limit = s.policy.limit;
+        SpendBody {
+            limit: limit.map(Micros::format),
+            limit_micros: limit.map(|l| l.0),
+            period: s.policy.period.as_str().to_owned(),
+            alerts: s.policy.alerts.iter().map(|t| t.format()).collect(),
+            own: s.own,
+            period_start: rfc3339(s.period_start),
+            period_end: rfc3339(s.period_end),
+            spent: money(s.spent),
+            spent_micros: s.spent,
+            left: s.left.map(money),
+            left_micros: s.left,
+        }
+    }
+}
+
+/// The length of a spending period: a UTC calendar day or month.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SpendPeriodName {
+    Day,
+    Month,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -195,6 +249,7 @@ impl From<AccountView> for AccountBody {
             created_at: rfc3339(a.created_at),
             last_active_at: opt_time(a.last_active_at),
             recharge: a.recharge.map(RechargeBody::from),
+            spend: a.spend.map(SpendBody::from),
             allowances: a
                 .allowances
                 .into_iter()

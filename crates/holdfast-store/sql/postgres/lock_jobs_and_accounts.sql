@@ -59,6 +59,9 @@ SELECT job.*,
        account.held, account.total_credited, account.total_spent, account.suspended_at,
        account.blocked_at, account.banned_at, account.created_at AS account_created_at, account.last_active_at,
        account.recharge_below, account.recharge_amount,
+       account.spend_policy, account.spend_day_start, account.spend_day_base,
+       account.spend_month_start, account.spend_month_base, account.spend_alerted_start,
+       account.spend_alerted,
        all_locked.now,
        NULL::text AS allowances, NULL::bigint AS open_jobs, NULL::text AS keys
   FROM locked_job AS job

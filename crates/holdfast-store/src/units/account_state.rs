@@ -10,18 +10,21 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use holdfast_core::decide::{AccountSnapshot, AllowancePocket, Recharge};
+use holdfast_core::decide::{
+    AccountSnapshot, AllowancePocket, Recharge, Spend, SpendMarks, SpendPolicy,
+};
 use holdfast_core::{AccountId, Micros, RateCard, Refusal};
 
 use crate::driver::db::{Row, Tx};
 use crate::driver::statement::Stmt;
 use crate::error::StoreError;
-use crate::model::{AccountView, AllowanceView};
+use crate::model::{AccountView, AllowanceView, SpendView};
 use crate::{params, statement};
 
 static LOCK_ACCOUNT: Stmt = statement!("lock_account");
 static READ_ACCOUNT_EXTRAS: Stmt = statement!("read_account_extras");
 static READ_ACCOUNT: Stmt = statement!("read_account");
+static WRITE_SPEND_MARKS: Stmt = statement!(shared "write_spend_marks");
 
 /// A stored idempotency record.
 #[derive(Debug, Clone)]
@@ -121,6 +124,8 @@ pub(crate) struct AccountState {
     pub open_jobs: Option<i64>,
     pockets_read: bool,
     keys: HashMap<String, IdemRecord>,
+    /// The spending marks as stored (the snapshot's are rolled to its clock).
+    marks_stored: SpendMarks,
 }
 
 impl AccountState {
@@ -137,12 +142,14 @@ impl AccountState {
 
     /// The account of `row`, its creation under `created_at`, with what else it read.
     fn read(account: &AccountId, row: &Row, created_at: &str) -> Result<AccountState, StoreError> {
+        let (snap, marks_stored) = snapshot_from(row, created_at)?;
         let mut state = AccountState {
             account: account.clone(),
-            snap: snapshot_from(row, created_at)?,
+            snap,
             open_jobs: None,
             pockets_read: false,
             keys: HashMap::new(),
+            marks_stored,
         };
         state.fill_from(row)?;
         Ok(state)
@@ -232,6 +239,18 @@ impl AccountState {
         self.keys.insert(key.to_owned(), record);
     }
 
+    /// The spending marks when the unit of work changed them (rolled to a new period, or
+    /// a threshold told), counted as written from here on: the caller writes them
+    /// ([`write_spend_marks`]) in its transaction. Every unit that changes `total_spent`
+    /// does: a period's base must be written before its first spending.
+    pub fn take_changed_marks(&mut self) -> Option<SpendMarks> {
+        let marks = self.snap.spend.marks;
+        (marks != self.marks_stored).then(|| {
+            self.marks_stored = marks;
+            marks
+        })
+    }
+
     /// The account as a client sees it now: allowances whose window passed show the refill.
     pub fn view(&self, card: &RateCard) -> Result<AccountView, StoreError> {
         let snap = &self.snap;
@@ -270,22 +289,55 @@ impl AccountState {
             created_at: snap.created_at,
             last_active_at: snap.last_active_at,
             recharge: snap.recharge,
+            spend: SpendView::of(snap, card),
             allowances: allowances.collect(),
         })
     }
 }
 
+/// Writes an account's spending marks ([`AccountState::take_changed_marks`]).
+pub(crate) async fn write_spend_marks(
+    tx: &mut Tx,
+    account: &str,
+    m: SpendMarks,
+) -> Result<(), StoreError> {
+    let params = params! {
+        account_id: account,
+        day_start: m.day_start, day_base: m.day_base,
+        month_start: m.month_start, month_base: m.month_base,
+        alerted_start: m.alerted_start, alerted: m.alerted,
+    };
+    tx.exec(&WRITE_SPEND_MARKS, params).await?;
+    Ok(())
+}
+
 /// The account columns of a row, the account's creation under `created_at`, with an
-/// empty set of pockets.
-fn snapshot_from(row: &Row, created_at: &str) -> Result<AccountSnapshot, StoreError> {
-    Ok(AccountSnapshot {
+/// empty set of pockets; its spending marks rolled to the row's clock, and as stored.
+fn snapshot_from(row: &Row, created_at: &str) -> Result<(AccountSnapshot, SpendMarks), StoreError> {
+    let stored = SpendMarks {
+        day_start: row.opt_int("spend_day_start")?,
+        day_base: row.int("spend_day_base")?,
+        month_start: row.opt_int("spend_month_start")?,
+        month_base: row.int("spend_month_base")?,
+        alerted_start: row.opt_int("spend_alerted_start")?,
+        alerted: row.int("spend_alerted")?,
+    };
+    let policy: Option<SpendPolicy> = (row.opt_text("spend_policy")?)
+        .map(|text| parse_json("spend_policy", &text))
+        .transpose()?;
+    let (now, total_spent) = (row.int("now")?, row.int("total_spent")?);
+    let spend = Spend {
+        policy,
+        marks: stored.rolled(now, total_spent),
+    };
+    let snap = AccountSnapshot {
         plan: row.text("plan")?,
         plan_until: row.opt_int("plan_until")?,
         max_concurrent_jobs: row.opt_int("max_concurrent_jobs")?,
         balance: row.int("balance")?,
         held: row.int("held")?,
         total_credited: row.int("total_credited")?,
-        total_spent: row.int("total_spent")?,
+        total_spent,
         suspended_at: row.opt_int("suspended_at")?,
         blocked_at: row.opt_int("blocked_at")?,
         banned_at: row.opt_int("banned_at")?,
@@ -293,8 +345,10 @@ fn snapshot_from(row: &Row, created_at: &str) -> Result<AccountSnapshot, StoreEr
         last_active_at: row.opt_int("last_active_at")?,
         recharge: recharge_from(row)?,
         allowances: BTreeMap::new(),
-        now: row.int("now")?,
-    })
+        spend,
+        now,
+    };
+    Ok((snap, stored))
 }
 
 /// The account's auto-recharge: both columns or neither.

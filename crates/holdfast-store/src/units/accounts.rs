@@ -1,7 +1,9 @@
 //! Accounts and their allowance pockets: put, read, activity, block.
 
-use holdfast_core::AccountId;
-use holdfast_core::decide::{self, AccountSnapshot, NewPocket, Recharge, Timestamp};
+use holdfast_core::decide::{
+    self, AccountSnapshot, NewPocket, Recharge, SpendPeriod, SpendPolicy, Timestamp,
+};
+use holdfast_core::{AccountId, Refusal};
 
 use crate::driver::db::Tx;
 use crate::driver::statement::Stmt;
@@ -20,6 +22,7 @@ static INSERT_ALLOWANCE: Stmt = statement!(shared "insert_allowance");
 static STAMP_ACTIVITY: Stmt = statement!(shared "stamp_activity");
 static SET_BLOCKED: Stmt = statement!(shared "set_blocked");
 static SET_RECHARGE: Stmt = statement!(shared "set_recharge");
+static SET_SPEND_POLICY: Stmt = statement!(shared "set_spend_policy");
 
 /// A PUT of an account.
 #[derive(Debug, Clone)]
@@ -29,6 +32,9 @@ pub struct PutAccount {
     pub max_concurrent_jobs: Option<i64>,
     /// The auto-recharge: `None` leaves it as it is, `Some(None)` removes it.
     pub recharge: Option<Option<Recharge>>,
+    /// The account's own rule of spending, in place of its plan's: `None` leaves it as it
+    /// is, `Some(None)` removes it (the plan's applies again).
+    pub spend: Option<Option<SpendPolicy>>,
 }
 
 impl Store {
@@ -42,6 +48,9 @@ impl Store {
         decide::check_concurrency_override(req.max_concurrent_jobs)?;
         if let Some(Some(r)) = req.recharge {
             r.check()?;
+        }
+        if let Some(Some(policy)) = &req.spend {
+            (policy.check()).map_err(|e| Refusal::InvalidRequest(format!("spend.{e}")))?;
         }
         in_write_tx!(self, |tx| self.put_account_in(tx, account, req))
     }
@@ -59,6 +68,7 @@ impl Store {
         let params = params! {
             account_id: account_id, plan: plan, plan_until: plan_until,
             max_concurrent_jobs: max_concurrent_jobs, now: now,
+            day_start: SpendPeriod::Day.start(now), month_start: SpendPeriod::Month.start(now),
         };
         let inserted = tx.exec(&INSERT_ACCOUNT, params).await? == 1;
         let mut state = lock_account(tx, account, &[]).await?;
@@ -84,6 +94,13 @@ impl Store {
             };
             tx.exec(&SET_RECHARGE, params).await?;
             snap.recharge = recharge;
+        }
+        if let Some(policy) = &req.spend {
+            let text = policy.as_ref().map(serde_json::to_string).transpose();
+            let text = text.map_err(|e| StoreError::Corrupt(format!("spend policy: {e}")))?;
+            let params = params! { account_id: account_id, policy: text };
+            tx.exec(&SET_SPEND_POLICY, params).await?;
+            snap.spend.policy = policy.clone();
         }
         self.add_missing_pockets(tx, account, snap, inserted)
             .await?;

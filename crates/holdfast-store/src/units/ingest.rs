@@ -29,17 +29,21 @@ use serde::Serialize;
 use crate::driver::db::{Arg, Tx};
 use crate::driver::statement::{Params, Records, Stmt};
 use crate::error::StoreError;
-use crate::model::{AccountView, LedgerEntry, MoneyResult};
+use crate::model::{AccountView, LedgerEntry, MoneyResult, SpendView};
 use crate::scope::CrossAccount;
 use crate::store::Store;
-use crate::units::account_state::{AccountState, IdemRecord, account_id_of, listed_extras};
+use crate::units::account_state::{
+    AccountState, IdemRecord, account_id_of, listed_extras, write_spend_marks,
+};
 use crate::units::claim::{
     AttemptFailed, Keys, Stale, any_key_used, claimed_then_read, lock_accounts_and_read,
     locked_mut, read_again,
 };
 use crate::units::jobs::{UsedJobs, used_jobs};
 use crate::units::money::{DebitRequest, PricedDebit};
-use crate::units::writes::{EntryFacts, crossing_events, emit, emit_suspension, read_entry};
+use crate::units::writes::{
+    EntryFacts, crossing_events, emit, emit_suspension, read_entry, spend_thresholds,
+};
 use crate::{in_write_tx, params, statement};
 
 static WRITE: Stmt = statement!("ingest_write");
@@ -85,11 +89,18 @@ impl Standing {
 
     /// The account's view at this point, from its view after the call.
     fn view(self, after: &AccountView) -> AccountView {
+        let spent_since = after.total_spent - self.total_spent;
+        let spend = after.spend.clone().map(|s| SpendView {
+            spent: s.spent - spent_since,
+            left: s.left.map(|left| left + spent_since),
+            ..s
+        });
         AccountView {
             balance: self.balance,
             available: self.balance - after.held,
             total_spent: self.total_spent,
             suspended_at: self.suspended_at,
+            spend,
             ..after.clone()
         }
     }
@@ -329,7 +340,9 @@ impl Store {
         let before = state.snap.available_money();
         state.snap.apply_money(&after);
         let now_available = state.snap.available_money();
-        for (event, data) in crossing_events(self.card(), &state.snap, before, now_available) {
+        let mut crossings = crossing_events(self.card(), &state.snap, before, now_available);
+        crossings.extend(spend_thresholds(self.card(), &mut state.snap));
+        for (event, data) in crossings {
             let account = state.account.to_string();
             write.crossings.push((account, event, data, state.snap.now));
         }
@@ -556,6 +569,11 @@ async fn apply(
     }
     for (account, event, data, now) in &write.crossings {
         emit(tx, event, account, None, data.clone(), *now).await?;
+    }
+    for ing in states.values_mut() {
+        if let Some(marks) = ing.state.take_changed_marks() {
+            write_spend_marks(tx, ing.state.account.as_str(), marks).await?;
+        }
     }
     Ok(written)
 }

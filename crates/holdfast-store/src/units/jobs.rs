@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use holdfast_core::decide::{
     self, AccountSnapshot, FinishCall, FinishError, FinishedBy, JobStatus, LeaseState,
-    PocketAmount, Suspension,
+    PocketAmount, SpendMarks, Suspension,
 };
 use holdfast_core::{JobId, MONEY, Micros, RateCard, Refusal};
 use serde_json::json;
@@ -16,8 +16,8 @@ use crate::driver::statement::{Records, Stmt};
 use crate::error::StoreError;
 use crate::model::{Heartbeat, Job, JobActors, Lease};
 use crate::store::Store;
-use crate::units::account_state::AccountState;
-use crate::units::writes::{crossing_events, emit, emit_suspension};
+use crate::units::account_state::{AccountState, write_spend_marks};
+use crate::units::writes::{crossing_events, emit, emit_suspension, spend_thresholds};
 use crate::{in_read_tx, in_write_tx, params, statement};
 
 static READ_JOB: Stmt = statement!(shared "read_job");
@@ -260,6 +260,8 @@ impl FinishWrite {
 pub(crate) struct DecidedFinish {
     write: FinishWrite,
     events: Option<FinishEvents>,
+    /// The account's spending marks, where this finish changed them.
+    marks: Option<SpendMarks>,
 }
 
 impl DecidedFinish {
@@ -296,21 +298,28 @@ pub(crate) fn decide_finish(
     let before = state.snap.available_money();
     let after = plan.after.available_money();
     let suspension = plan.money.map_or(Suspension::Unchanged, |m| m.suspension);
-    let crossings = crossing_events(card, &plan.after, before, after);
+    let mut spent = plan.after;
+    let mut crossings = crossing_events(card, &spent, before, after);
+    crossings.extend(spend_thresholds(card, &mut spent));
     let events =
         (suspension != Suspension::Unchanged || !crossings.is_empty()).then(|| FinishEvents {
             suspension,
             crossings,
-            snap: plan.after.clone(),
+            snap: spent.clone(),
         });
-    state.snap = plan.after;
+    state.snap = spent;
+    let marks = state.take_changed_marks();
     if let Some(open) = state.open_jobs.as_mut()
         && job.status.is_open()
         && !f.status.is_open()
     {
         *open -= 1;
     }
-    Ok(DecidedFinish { write, events })
+    Ok(DecidedFinish {
+        write,
+        events,
+        marks,
+    })
 }
 
 /// Finishes a job under its account's lock, as [`decide_finish`] decides; returns the
@@ -343,6 +352,9 @@ pub(crate) async fn write_finishes(
     for finish in finishes {
         let account = finish.write.account_id.clone();
         let job_id = finish.write.job_id.clone();
+        if let Some(marks) = finish.marks {
+            write_spend_marks(tx, &account, marks).await?;
+        }
         pending.push(finish.write);
         if let Some(events) = finish.events {
             let entry_id = write_finish_rows(tx, std::mem::take(&mut pending), &mut written)

@@ -227,7 +227,8 @@ impl Store {
             .and_then(|r| jobs.get(&(state.account.to_string(), r.clone())));
         let grace = self.card().timeouts.late_usage_grace_seconds;
         decide::check_usage_of_job(job, state.snap.now, grace)?;
-        decide::check_debit(&state.snap, p.amount, buffer)
+        decide::check_debit(&state.snap, p.amount, buffer)?;
+        state.snap.check_spend(self.card(), p.amount.0)
     }
 
     pub(crate) fn price_debit<'r>(

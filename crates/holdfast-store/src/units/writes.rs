@@ -2,7 +2,7 @@
 //! due refills, and a change of the money pocket under the client's key.
 
 use holdfast_core::decide::{
-    AccountSnapshot, MoneyAfter, MoneyMove, Refill, Suspension, Timestamp,
+    AccountSnapshot, MoneyAfter, MoneyMove, Refill, Suspension, ThresholdCrossed, Timestamp,
 };
 use holdfast_core::{IdempotencyKey, MONEY, Micros, RateCard, decide};
 use sha2::{Digest, Sha256};
@@ -201,6 +201,18 @@ pub(crate) fn crossing_events(
         events.push(("account.recharge_requested", data));
     }
     events
+}
+
+/// The thresholds of the period's spending that `snap` reached and had not told in the
+/// period, as events, in order; marked told on `snap` (written with its marks).
+pub(crate) fn spend_thresholds(
+    card: &RateCard,
+    snap: &mut AccountSnapshot,
+) -> Vec<(&'static str, serde_json::Value)> {
+    let crossed = snap.take_thresholds(card).into_iter();
+    crossed
+        .map(|t| (ThresholdCrossed::EVENT, t.data()))
+        .collect()
 }
 
 /// Emits the events of a change of available money ([`crossing_events`]).
