@@ -117,3 +117,22 @@ def test_the_balance_at_a_time(service: Holdfast, funded_account: str) -> None:
     with pytest.raises(HoldfastError) as refused:
         service.call(api.money.balance_at, account_id="nobody-here")
     assert (refused.value.status, refused.value.code) == (404, "account_not_found")
+
+
+def test_a_spend_limit_is_shown_and_refuses_past_it(service: Holdfast, funded_account: str) -> None:
+    rule = {"limit": "1.00", "period": "day", "alerts": ["50%"]}
+    account = service.call(api.accounts.put_account, account_id=funded_account, plan="free", spend=rule)
+    assert (account.spend.limit, account.spend.period, account.spend.alerts) == ("1.00", "day", ["50%"])
+
+    service.call(api.money.debit, account_id=funded_account, amount="1.00")
+    with pytest.raises(HoldfastError) as refused:
+        service.call(api.money.debit, account_id=funded_account, amount="0.01")
+
+    assert (refused.value.status, refused.value.code) == (402, "spend_limit_reached")
+    shown = service.call(api.accounts.get_account, account_id=funded_account).spend
+    assert (shown.spent, shown.left) == ("1.00", "0.00")
+    with pytest.raises(HoldfastError) as invalid:
+        service.call(
+            api.accounts.put_account, account_id=funded_account, plan="free", spend={"alerts": ["50%"]}
+        )
+    assert (invalid.value.status, invalid.value.code) == (422, "invalid_request")

@@ -142,6 +142,22 @@ test("the balance at a time: as it stood then, whatever came after", async () =>
   );
 });
 
+test("a spend limit: set, shown, and a debit past it refused", async () => {
+  const account = await hf.putAccount("limited", {
+    plan: "free",
+    spend: { limit: "1.00", period: "day", alerts: ["50%"] },
+  });
+  assert.deepEqual([account.spend?.limit, account.spend?.period, account.spend?.own], ["1.00", "day", true]);
+  await hf.topUp("limited", { amount: "5.00" });
+  await hf.debit("limited", { amount: "1.00" });
+  await assert.rejects(
+    hf.debit("limited", { amount: "0.01" }),
+    (e: unknown) => isHoldfastError(e) && e.status === 402 && e.code === "spend_limit_reached",
+  );
+  const shown = await hf.getAccount("limited");
+  assert.deepEqual([shown.spend?.spent, shown.spend?.left], ["1.00", "0.00"]);
+});
+
 test("a retry after a dropped connection re-sends the same idempotency key: one top-up", async () => {
   await hf.putAccount("flaky", { plan: "free" });
   const proxy = await startDroppingProxy(server.url, /^POST \/v1\/accounts\/flaky\/top-ups$/);

@@ -765,6 +765,7 @@ export interface components {
             /** Format: date-time */
             plan_until?: string | null;
             recharge?: null | components["schemas"]["RechargeBody"];
+            spend?: null | components["schemas"]["SpendBody"];
             /** Format: date-time */
             suspended_at?: string | null;
             total_credited: string;
@@ -997,7 +998,7 @@ export interface components {
             event_id: string;
             job_id?: string | null;
             /** @enum {string} */
-            type: "job.waiting" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired" | "job.refunded" | "account.suspended" | "account.unsuspended" | "account.banned" | "account.unbanned" | "payment.refused" | "account.low_balance" | "account.balance_recovered" | "account.recharge_requested" | "allowance.refilled" | "allowance.granted" | "ledger.adjusted" | "operator.blocked" | "operator.unblocked" | "operator.banned" | "operator.unbanned" | "operator.plan_changed" | "operator.granted" | "operator.key_created" | "operator.key_revoked" | "operator.adjusted";
+            type: "job.waiting" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired" | "job.refunded" | "account.suspended" | "account.unsuspended" | "account.banned" | "account.unbanned" | "payment.refused" | "account.low_balance" | "account.balance_recovered" | "account.recharge_requested" | "account.spend_threshold" | "allowance.refilled" | "allowance.granted" | "ledger.adjusted" | "operator.blocked" | "operator.unblocked" | "operator.banned" | "operator.unbanned" | "operator.plan_changed" | "operator.granted" | "operator.key_created" | "operator.key_revoked" | "operator.adjusted";
         };
         EventPage: {
             events: components["schemas"]["EventBody"][];
@@ -1286,6 +1287,7 @@ export interface components {
             plan: components["schemas"]["PlanName"];
             plan_until?: null | components["schemas"]["Timestamp"];
             recharge?: null | components["schemas"]["RechargeRequest"];
+            spend?: null | components["schemas"]["SpendRequest"];
         };
         /** @description Why, for the record: 1–500 characters, not only whitespace, no NUL */
         Reason: string;
@@ -1321,6 +1323,59 @@ export interface components {
             /** @description The idempotency key of the top-up to refund. */
             top_up_idempotency_key: components["schemas"]["IdempotencyKey"];
         };
+        /** @description An account's spending in the current UTC day or month, under the rule in force. */
+        SpendBody: {
+            /**
+             * @description The thresholds whose first crossing in a period is told as
+             *     `account.spend_threshold`: amounts or percentages of the limit, as set.
+             */
+            alerts: string[];
+            /**
+             * @description `limit − spent − held` (`null` without a limit); what a debit or a submit's money
+             *     hold may still take. Below zero when captures went past it.
+             */
+            left?: string | null;
+            /** Format: int64 */
+            left_micros?: number | null;
+            /** @description The hard limit of the period's spending (`null`: none, thresholds only). */
+            limit?: string | null;
+            /** Format: int64 */
+            limit_micros?: number | null;
+            /** @description Whether the rule is the account's own (else its plan's). */
+            own: boolean;
+            period: components["schemas"]["SpendPeriodName"];
+            period_end: string;
+            period_start: string;
+            /** @description Money debits and captures less money job refunds in the period. */
+            spent: string;
+            /** Format: int64 */
+            spent_micros: number;
+        };
+        /**
+         * @description The length of a spending period: a UTC calendar day or month.
+         * @enum {string}
+         */
+        SpendPeriodName: "day" | "month";
+        /**
+         * @description A rule of spending per UTC day or month: a hard limit (a debit or a submit's money
+         *     hold that would take the period's spending and what is held past it is refused 402
+         *     `spend_limit_reached`) and thresholds, each told once a period as
+         *     `account.spend_threshold` (API.md "Accounts").
+         */
+        SpendRequest: {
+            /** @description Up to 20 amounts (`"40.00"`) or whole percentages of the limit (`"80%"`). */
+            alerts?: components["schemas"]["SpendThreshold"][];
+            /** @description Absent or null: no limit (thresholds only). */
+            limit: components["schemas"]["PositiveAmount"];
+            period?: null | components["schemas"]["SpendPeriodName"];
+        } | {
+            /** @description Up to 20 amounts (`"40.00"`) or whole percentages of the limit (`"80%"`). */
+            alerts?: components["schemas"]["PositiveAmount"][];
+            limit?: null;
+            period?: null | components["schemas"]["SpendPeriodName"];
+        };
+        /** @description A threshold of a period's spending: money (`"40.00"`, more than 0) or a whole percentage of the limit from 1 to 1000 (`"80%"`) */
+        SpendThreshold: string;
         /**
          * @description An account's statement (API.md "Statements"): money as a decimal string beside its
          *     micros, times RFC 3339 UTC.
@@ -2375,7 +2430,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `insufficient_funds` */
+            /** @description `insufficient_funds`, `spend_limit_reached` */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -3899,7 +3954,7 @@ export interface operations {
                 /** @description Only this account's events */
                 account_id?: components["schemas"]["AccountId"];
                 /** @description Only events of this type */
-                type?: "job.waiting" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired" | "job.refunded" | "account.suspended" | "account.unsuspended" | "account.banned" | "account.unbanned" | "payment.refused" | "account.low_balance" | "account.balance_recovered" | "account.recharge_requested" | "allowance.refilled" | "allowance.granted" | "ledger.adjusted" | "operator.blocked" | "operator.unblocked" | "operator.banned" | "operator.unbanned" | "operator.plan_changed" | "operator.granted" | "operator.key_created" | "operator.key_revoked" | "operator.adjusted";
+                type?: "job.waiting" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired" | "job.refunded" | "account.suspended" | "account.unsuspended" | "account.banned" | "account.unbanned" | "payment.refused" | "account.low_balance" | "account.balance_recovered" | "account.recharge_requested" | "account.spend_threshold" | "allowance.refilled" | "allowance.granted" | "ledger.adjusted" | "operator.blocked" | "operator.unblocked" | "operator.banned" | "operator.unbanned" | "operator.plan_changed" | "operator.granted" | "operator.key_created" | "operator.key_revoked" | "operator.adjusted";
                 /** @description Only events this actor caused: `key:<key id>`, `cli:<user>`, `system:<pass>`, `serve:first-admin-key`, `library` */
                 actor?: string;
             };
@@ -4392,7 +4447,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `insufficient_funds`, `insufficient_allowance` */
+            /** @description `insufficient_funds`, `insufficient_allowance`, `spend_limit_reached` */
             402: {
                 headers: {
                     [name: string]: unknown;

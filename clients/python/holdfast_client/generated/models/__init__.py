@@ -69,6 +69,10 @@ from .recharge_request import RechargeRequest
 from .redeliver_body import RedeliverBody
 from .redeliver_request import RedeliverRequest
 from .refund_request import RefundRequest
+from .spend_body import SpendBody
+from .spend_period_name import SpendPeriodName
+from .spend_request_type_0 import SpendRequestType0
+from .spend_request_type_1 import SpendRequestType1
 from .statement_body import StatementBody
 from .statement_line_body import StatementLineBody
 from .stripe_answer import StripeAnswer
@@ -152,6 +156,10 @@ __all__ = (
     "RedeliverBody",
     "RedeliverRequest",
     "RefundRequest",
+    "SpendBody",
+    "SpendPeriodName",
+    "SpendRequestType0",
+    "SpendRequestType1",
     "StatementBody",
     "StatementLineBody",
     "StripeAnswer",

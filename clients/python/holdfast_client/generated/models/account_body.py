@@ -12,6 +12,7 @@ from ..types import UNSET, Unset
 if TYPE_CHECKING:
     from ..models.account_body_allowances import AccountBodyAllowances
     from ..models.recharge_body import RechargeBody
+    from ..models.spend_body import SpendBody
 
 
 T = TypeVar("T", bound="AccountBody")
@@ -48,6 +49,7 @@ class AccountBody:
         max_concurrent_jobs_override (int | None | Unset): The account's own limit, null when the plan's applies.
         plan_until (datetime.datetime | None | Unset):
         recharge (None | RechargeBody | Unset):
+        spend (None | SpendBody | Unset):
         suspended_at (datetime.datetime | None | Unset):
     """
 
@@ -77,11 +79,13 @@ class AccountBody:
     max_concurrent_jobs_override: int | None | Unset = UNSET
     plan_until: datetime.datetime | None | Unset = UNSET
     recharge: None | RechargeBody | Unset = UNSET
+    spend: None | SpendBody | Unset = UNSET
     suspended_at: datetime.datetime | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.recharge_body import RechargeBody
+        from ..models.spend_body import SpendBody
 
         account_id = self.account_id
 
@@ -169,6 +173,14 @@ class AccountBody:
         else:
             recharge = self.recharge
 
+        spend: dict[str, Any] | None | Unset
+        if isinstance(self.spend, Unset):
+            spend = UNSET
+        elif isinstance(self.spend, SpendBody):
+            spend = self.spend.to_dict()
+        else:
+            spend = self.spend
+
         suspended_at: None | str | Unset
         if isinstance(self.suspended_at, Unset):
             suspended_at = UNSET
@@ -215,6 +227,8 @@ class AccountBody:
             field_dict["plan_until"] = plan_until
         if recharge is not UNSET:
             field_dict["recharge"] = recharge
+        if spend is not UNSET:
+            field_dict["spend"] = spend
         if suspended_at is not UNSET:
             field_dict["suspended_at"] = suspended_at
 
@@ -224,6 +238,7 @@ class AccountBody:
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.account_body_allowances import AccountBodyAllowances
         from ..models.recharge_body import RechargeBody
+        from ..models.spend_body import SpendBody
 
         d = dict(src_dict)
         account_id = d.pop("account_id")
@@ -362,6 +377,23 @@ class AccountBody:
 
         recharge = _parse_recharge(d.pop("recharge", UNSET))
 
+        def _parse_spend(data: object) -> None | SpendBody | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                spend_type_1 = SpendBody.from_dict(data)
+
+                return spend_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | SpendBody | Unset, data)
+
+        spend = _parse_spend(d.pop("spend", UNSET))
+
         def _parse_suspended_at(data: object) -> datetime.datetime | None | Unset:
             if data is None:
                 return data
@@ -406,6 +438,7 @@ class AccountBody:
             max_concurrent_jobs_override=max_concurrent_jobs_override,
             plan_until=plan_until,
             recharge=recharge,
+            spend=spend,
             suspended_at=suspended_at,
         )
 

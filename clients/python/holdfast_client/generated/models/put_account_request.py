@@ -10,6 +10,8 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.recharge_request import RechargeRequest
+    from ..models.spend_request_type_0 import SpendRequestType0
+    from ..models.spend_request_type_1 import SpendRequestType1
 
 
 T = TypeVar("T", bound="PutAccountRequest")
@@ -23,15 +25,19 @@ class PutAccountRequest:
         max_concurrent_jobs (int | None | Unset): 1 to 1000000; absent or null means the plan's.
         plan_until (datetime.datetime | None | Unset):
         recharge (None | RechargeRequest | Unset):
+        spend (None | SpendRequestType0 | SpendRequestType1 | Unset):
     """
 
     plan: str
     max_concurrent_jobs: int | None | Unset = UNSET
     plan_until: datetime.datetime | None | Unset = UNSET
     recharge: None | RechargeRequest | Unset = UNSET
+    spend: None | SpendRequestType0 | SpendRequestType1 | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.recharge_request import RechargeRequest
+        from ..models.spend_request_type_0 import SpendRequestType0
+        from ..models.spend_request_type_1 import SpendRequestType1
 
         plan = self.plan
 
@@ -57,6 +63,16 @@ class PutAccountRequest:
         else:
             recharge = self.recharge
 
+        spend: dict[str, Any] | None | Unset
+        if isinstance(self.spend, Unset):
+            spend = UNSET
+        elif isinstance(self.spend, SpendRequestType0) or isinstance(
+            self.spend, SpendRequestType1
+        ):
+            spend = self.spend.to_dict()
+        else:
+            spend = self.spend
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -70,12 +86,16 @@ class PutAccountRequest:
             field_dict["plan_until"] = plan_until
         if recharge is not UNSET:
             field_dict["recharge"] = recharge
+        if spend is not UNSET:
+            field_dict["spend"] = spend
 
         return field_dict
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.recharge_request import RechargeRequest
+        from ..models.spend_request_type_0 import SpendRequestType0
+        from ..models.spend_request_type_1 import SpendRequestType1
 
         d = dict(src_dict)
         plan = d.pop("plan")
@@ -125,11 +145,43 @@ class PutAccountRequest:
 
         recharge = _parse_recharge(d.pop("recharge", UNSET))
 
+        def _parse_spend(
+            data: object,
+        ) -> None | SpendRequestType0 | SpendRequestType1 | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_spend_request_type_0 = SpendRequestType0.from_dict(
+                    data
+                )
+
+                return componentsschemas_spend_request_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_spend_request_type_1 = SpendRequestType1.from_dict(
+                    data
+                )
+
+                return componentsschemas_spend_request_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | SpendRequestType0 | SpendRequestType1 | Unset, data)
+
+        spend = _parse_spend(d.pop("spend", UNSET))
+
         put_account_request = cls(
             plan=plan,
             max_concurrent_jobs=max_concurrent_jobs,
             plan_until=plan_until,
             recharge=recharge,
+            spend=spend,
         )
 
         return put_account_request

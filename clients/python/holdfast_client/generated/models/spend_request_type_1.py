@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Self, TypeVar, cast
+
+from attrs import define as _attrs_define
+
+from ..models.spend_period_name import SpendPeriodName, check_spend_period_name
+from ..types import UNSET, Unset
+
+T = TypeVar("T", bound="SpendRequestType1")
+
+
+@_attrs_define
+class SpendRequestType1:
+    """
+    Attributes:
+        alerts (list[str] | Unset): Up to 20 amounts (`"40.00"`) or whole percentages of the limit (`"80%"`).
+        limit (None | Unset):
+        period (None | SpendPeriodName | Unset):
+    """
+
+    alerts: list[str] | Unset = UNSET
+    limit: None | Unset = UNSET
+    period: None | SpendPeriodName | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        alerts: list[str] | Unset = UNSET
+        if not isinstance(self.alerts, Unset):
+            alerts = self.alerts
+
+        limit = self.limit
+
+        period: None | str | Unset
+        if isinstance(self.period, Unset):
+            period = UNSET
+        elif isinstance(self.period, str):
+            period = self.period
+        else:
+            period = self.period
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update({})
+        if alerts is not UNSET:
+            field_dict["alerts"] = alerts
+        if limit is not UNSET:
+            field_dict["limit"] = limit
+        if period is not UNSET:
+            field_dict["period"] = period
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        d = dict(src_dict)
+        alerts = cast(list[str], d.pop("alerts", UNSET))
+
+        limit = d.pop("limit", UNSET)
+
+        def _parse_period(data: object) -> None | SpendPeriodName | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                period_type_1 = check_spend_period_name(data)
+
+                return period_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | SpendPeriodName | Unset, data)
+
+        period = _parse_period(d.pop("period", UNSET))
+
+        spend_request_type_1 = cls(
+            alerts=alerts,
+            limit=limit,
+            period=period,
+        )
+
+        return spend_request_type_1
