@@ -561,3 +561,32 @@ backend_test!(
         assert!(!html.contains("s3cr3t"), "{html}");
     }
 );
+
+backend_test!(
+    an_account_page_shows_the_periods_spending_under_its_rule,
+    |b| async move {
+        let Some(api) = api(b).await else {
+            return;
+        };
+        let rule = serde_json::json!({ "limit": "4.00", "period": "day", "alerts": ["50%"] });
+        let body = serde_json::json!({ "plan": "free", "spend": rule });
+        api.put(&api.service, "/v1/accounts/spender", body)
+            .await
+            .expect(201, "");
+        api.top_up("spender", "10.00", "t1").await;
+        let debit = serde_json::json!({ "amount": "1.50", "idempotency_key": "d1" });
+        api.post(&api.service, "/v1/accounts/spender/debits", debit)
+            .await
+            .expect(201, "");
+        let s = signed(&api, &api.admin).await;
+        let html = page(&api, &s.cookie, "/console/accounts/spender").await;
+        assert!(html.contains("Spent this day"), "{html}");
+        assert!(
+            html.contains("1.50 of 4.00 (2.50 left), its own rule; told at 50%"),
+            "{html}"
+        );
+        api.account("plain", "free").await;
+        let html = page(&api, &s.cookie, "/console/accounts/plain").await;
+        assert!(!html.contains("Spent this"), "no rule, no line: {html}");
+    }
+);

@@ -168,6 +168,7 @@ backend_test!(
                 json!({ "below": "5.00", "amount": "1", "every": "day" }),
                 "recharge",
             ),
+            (json!(["5.00", "1"]), "recharge"),
         ] {
             let r = api
                 .put(
@@ -264,6 +265,7 @@ backend_test!(
             ),
             (json!({ "alerts": ["80%"] }), "spend.alerts"),
             (json!({ "limit": "1.00", "every": "day" }), "spend"),
+            (json!([null, null]), "spend"),
         ] {
             let r = api
                 .put(&api.service, path, json!({ "plan": "free", "spend": bad }))

@@ -362,6 +362,15 @@ pub fn worker() -> WorkerId {
     WorkerId::parse("w1").unwrap()
 }
 
+/// A runtime for a model test, whose proptest cases run synchronously and block on it.
+pub fn model_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// A fresh database with the given card and an engine on it, or `None` when PostgreSQL is
 /// unavailable locally.
 pub async fn engine_with(backend: Backend, card: RateCard) -> Option<(TestDb, Engine)> {

@@ -210,16 +210,8 @@ async fn run_batch(store: &Store, account: &str, ops: &[Op]) -> Vec<Outcome> {
 }
 
 /// The runtime the model tests drive the engine on.
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 fn check(backend: Backend, cases: u32, batched: bool) {
-    let rt = runtime();
+    let rt = model_runtime();
     let Some((_db, engine)) = rt.block_on(engine(backend)) else {
         return;
     };
@@ -265,7 +257,7 @@ fn check(backend: Backend, cases: u32, batched: bool) {
 /// calls), each call through `Engine::debit_many`, between top-ups; every item's answer
 /// must be what the single-debit model of its own account says, in order.
 fn check_ingest(backend: Backend, cases: u32) {
-    let rt = runtime();
+    let rt = model_runtime();
     let Some((_db, engine)) = rt.block_on(engine(backend)) else {
         return;
     };

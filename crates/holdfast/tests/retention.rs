@@ -15,6 +15,11 @@ async fn age_everything(db: &TestDb, days: i64) {
     for sql in [
         format!("UPDATE idempotency SET created_at = created_at - {by}"),
         format!("UPDATE ledger SET created_at = created_at - {by}"),
+        format!(
+            "UPDATE accounts SET spend_day_start = spend_day_start - {by}, \
+             spend_month_start = spend_month_start - {by}, \
+             spend_alerted_start = spend_alerted_start - {by}"
+        ),
         format!("UPDATE events SET created_at = created_at - {by}"),
         format!(
             "UPDATE jobs SET created_at = created_at - {by}, notice_at = notice_at - {by}, \

@@ -255,6 +255,15 @@ async fn every_write_transaction_touches_one_account_or_is_marked() {
         .await
         .unwrap();
     }
+    // The spending marks with the entries they count (invariant 8).
+    sqlx::query(
+        "UPDATE accounts SET spend_day_start = spend_day_start - $1, \
+         spend_month_start = spend_month_start - $1",
+    )
+    .bind(year)
+    .execute(&mut *aging)
+    .await
+    .unwrap();
     sqlx::query("UPDATE jobs SET finished_at = finished_at - $1 WHERE finished_at IS NOT NULL")
         .bind(year)
         .execute(&mut *aging)

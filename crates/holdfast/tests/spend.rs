@@ -206,16 +206,19 @@ backend_test!(
         e.refund_job(&job_id(&job), &refund).await.unwrap();
         debit(&e, "0.40", "d2").await.unwrap();
         assert_eq!(spent(&e).await, 3_500_000);
-        // The period's rollover, as if this month's marks were last month's: spending
-        // starts again at nothing and each threshold is told again as it is reached.
-        let month_ago = "spend_month_start - 2678400000000";
+        // The period's rollover, as if all of it had happened a month ago (the entries
+        // and the marks): spending starts again at nothing and each threshold is told
+        // again as it is reached.
+        let month = 31 * 86_400_000_000_i64;
         let sql = format!(
-            "UPDATE accounts SET spend_month_start = {month_ago}, \
-             spend_day_start = spend_day_start - 86400000000, \
-             spend_alerted_start = spend_alerted_start - 2678400000000 \
+            "UPDATE accounts SET spend_month_start = spend_month_start - {month}, \
+             spend_day_start = spend_day_start - {month}, \
+             spend_alerted_start = spend_alerted_start - {month} \
              WHERE account_id = 'u'"
         );
         behind_the_back(&db, &sql).await;
+        let entries = format!("UPDATE ledger SET created_at = created_at - {month}");
+        assert!(db.execute(&entries).await > 0);
         assert_eq!(spent(&e).await, 0);
         debit(&e, "2.50", "d3").await.unwrap();
         assert_eq!(

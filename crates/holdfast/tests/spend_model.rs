@@ -212,16 +212,8 @@ async fn step(m: &mut Model, a: &mut Account<'_>, op: &Op) -> Result<(), TestCas
     Ok(())
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
 fn check(backend: Backend, cases: u32) {
-    let rt = runtime();
+    let rt = model_runtime();
     let Some((_db, e)) = rt.block_on(engine(backend)) else {
         return;
     };

@@ -316,7 +316,33 @@ fn account_facts(a: &AccountView) -> Markup {
         ("Created", html! { (time(a.created_at)) }),
         ("Last active", html! { (opt_time(a.last_active_at)) }),
     ];
-    view::facts(&facts)
+    let spend = a.spend.as_ref().map(|s| {
+        let label = format!("Spent this {}", s.policy.period.as_str());
+        (label, spend_fact(s))
+    });
+    let spend = spend
+        .iter()
+        .map(|(label, fact)| (label.as_str(), fact.clone()));
+    view::facts(&facts.into_iter().chain(spend).collect::<Vec<_>>())
+}
+
+/// The period's spending under the rule in force: `2.50 of 10.00 (7.50 left), its own
+/// rule; told at 80%, 100%`.
+fn spend_fact(s: &holdfast::SpendView) -> Markup {
+    let alerts: Vec<String> = s.policy.alerts.iter().map(|t| t.format()).collect();
+    let whose = if s.own {
+        "its own rule"
+    } else {
+        "its plan's rule"
+    };
+    html! {
+        (fmt::money(s.spent))
+        @if let (Some(limit), Some(left)) = (s.policy.limit, s.left) {
+            " of " (fmt::money(limit.0)) " (" (fmt::money(left)) " left)"
+        }
+        ", " (whose)
+        @if !alerts.is_empty() { "; told at " (alerts.join(", ")) }
+    }
 }
 
 pub async fn account(

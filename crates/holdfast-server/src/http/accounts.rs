@@ -100,11 +100,18 @@ pub struct RechargeRequest {
     pub amount: String,
 }
 
-/// A field that may be absent (`None`), `null` (`Some(None)`) or a value.
-fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+/// A field that may be absent (`None`), `null` (`Some(None)`) or an object (a struct's
+/// fields as an array, which serde would take too, is refused).
+fn present<'de, D: serde::Deserializer<'de>, T: serde::de::DeserializeOwned>(
     d: D,
 ) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(d).map(Some)
+    use serde::de::Error;
+    let Some(map) = Option::<serde_json::Map<String, serde_json::Value>>::deserialize(d)? else {
+        return Ok(Some(None));
+    };
+    T::deserialize(serde_json::Value::Object(map))
+        .map(|v| Some(Some(v)))
+        .map_err(D::Error::custom)
 }
 
 fn recharge(req: Option<RechargeRequest>) -> Result<Option<Recharge>, ApiError> {

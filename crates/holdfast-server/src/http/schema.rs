@@ -104,7 +104,7 @@ wire_schema!(PositiveAmount, "PositiveAmount", || text(
      decimals and no leading zero, e.g. `\"10.00\"`"
 ));
 wire_schema!(SpendThresholdText, "SpendThreshold", || text(
-    2,
+    1,
     17,
     Some(holdfast::decide::THRESHOLD_PATTERN.as_str()),
     "A threshold of a period's spending: money (`\"40.00\"`, more than 0) or a whole \

@@ -380,10 +380,26 @@ async fn check_idempotency(tx: &mut Tx, out: &mut Vec<Violation>) -> Result<(), 
     Ok(())
 }
 
-/// Invariant 8: the account counters equal what the ledger says.
+/// Invariant 8: the account counters equal what the ledger says, and so does the
+/// spending since each spending mark.
 async fn check_counters(tx: &mut Tx, out: &mut Vec<Violation>) -> Result<(), StoreError> {
     for r in tx.rows(&ACCOUNT_COUNTERS, params! {}).await? {
         let account = r.text("account_id")?;
+        for period in ["day", "month"] {
+            let start = r.opt_int(&format!("spend_{period}_start"))?;
+            let marked = r.int(&format!("{period}_marked"))?;
+            let spent = r.int(&format!("{period}_spent"))?;
+            if let Some(start) = start
+                && marked != spent
+            {
+                let what = format!(
+                    "spent since its {period} began ({start}): {} by its marks, {} by the ledger",
+                    Micros(marked),
+                    Micros(spent)
+                );
+                out.push(v(8, &account, None, what));
+            }
+        }
         let (tc, c) = (r.int("total_credited")?, r.int("credited")?);
         let (ts, s) = (r.int("total_spent")?, r.int("spent")?);
         if tc != c || ts != s {
