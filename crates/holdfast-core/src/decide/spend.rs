@@ -270,15 +270,6 @@ impl SpendMarks {
             }
     }
 
-    /// When `period` began, by marks rolled to now.
-    pub fn period_start(&self, period: SpendPeriod) -> Timestamp {
-        match period {
-            SpendPeriod::Day => self.day_start,
-            SpendPeriod::Month => self.month_start,
-        }
-        .unwrap_or(0)
-    }
-
     /// The highest threshold told in the period that began at `start` (0: none yet).
     pub fn alerted_since(&self, start: Timestamp) -> i64 {
         if self.alerted_start == Some(start) {
