@@ -399,6 +399,7 @@ pub const EVENT_TYPES: &[&str] = &[
     "operator.banned",
     "operator.unbanned",
     "operator.plan_changed",
+    "operator.spend_rule_changed",
     "operator.granted",
     "operator.key_created",
     "operator.key_revoked",

@@ -298,6 +298,16 @@ backend_test!(
             (&shown["spend"]["spent"], &shown["spend"]["left"]),
             (&json!("2.00"), &json!("0.00"))
         );
+        // Setting it was the caller's act, recorded with the key that did it.
+        let set = api
+            .events("type=operator.spend_rule_changed&account_id=s1", 1)
+            .await;
+        assert_eq!(set[0]["data"]["to"]["limit"], "2.00");
+        assert!(
+            set[0]["actor"].as_str().unwrap().starts_with("key:"),
+            "{}",
+            set[0]
+        );
         // Absent keeps it; null removes it (the free plan has none).
         let kept = api.put(&api.service, path, json!({ "plan": "free" })).await;
         assert_eq!(kept.expect(200, "")["spend"]["limit"], "2.00");

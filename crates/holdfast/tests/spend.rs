@@ -134,8 +134,19 @@ backend_test!(
             .await
             .unwrap();
         assert_eq!(spent(&e).await, 5_000_000);
+        // Each change of the rule is the operator's event, with the rule before and after;
+        // a PUT that repeats it writes none.
+        put_rule(&e, Some("5.00"), &[]).await;
+        let changes = events_of(e.store(), "operator.spend_rule_changed", 1).await;
+        assert_eq!(changes.len(), 1, "set once, repeated once");
+        assert_eq!(changes[0].data["from"], serde_json::Value::Null);
+        assert_eq!(changes[0].data["to"]["limit"], "5.00");
+        assert_eq!(changes[0].data["to"]["period"], "month");
         // The account's own rule goes: no rule at all (the plan has none).
         put_spend(&e, Some(None)).await;
+        let changes = events_of(e.store(), "operator.spend_rule_changed", 2).await;
+        assert_eq!(changes[1].data["from"]["limit"], "5.00");
+        assert_eq!(changes[1].data["to"], serde_json::Value::Null);
         assert_eq!(e.get_account(&acct("u")).await.unwrap().spend, None);
         debit(&e, "1.00", "d4").await.unwrap();
         // A PUT without `spend` leaves the rule as it is.

@@ -998,7 +998,7 @@ export interface components {
             event_id: string;
             job_id?: string | null;
             /** @enum {string} */
-            type: "job.waiting" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired" | "job.refunded" | "account.suspended" | "account.unsuspended" | "account.banned" | "account.unbanned" | "payment.refused" | "account.low_balance" | "account.balance_recovered" | "account.recharge_requested" | "account.spend_threshold" | "allowance.refilled" | "allowance.granted" | "ledger.adjusted" | "operator.blocked" | "operator.unblocked" | "operator.banned" | "operator.unbanned" | "operator.plan_changed" | "operator.granted" | "operator.key_created" | "operator.key_revoked" | "operator.adjusted";
+            type: "job.waiting" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired" | "job.refunded" | "account.suspended" | "account.unsuspended" | "account.banned" | "account.unbanned" | "payment.refused" | "account.low_balance" | "account.balance_recovered" | "account.recharge_requested" | "account.spend_threshold" | "allowance.refilled" | "allowance.granted" | "ledger.adjusted" | "operator.blocked" | "operator.unblocked" | "operator.banned" | "operator.unbanned" | "operator.plan_changed" | "operator.spend_rule_changed" | "operator.granted" | "operator.key_created" | "operator.key_revoked" | "operator.adjusted";
         };
         EventPage: {
             events: components["schemas"]["EventBody"][];
@@ -3954,7 +3954,7 @@ export interface operations {
                 /** @description Only this account's events */
                 account_id?: components["schemas"]["AccountId"];
                 /** @description Only events of this type */
-                type?: "job.waiting" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired" | "job.refunded" | "account.suspended" | "account.unsuspended" | "account.banned" | "account.unbanned" | "payment.refused" | "account.low_balance" | "account.balance_recovered" | "account.recharge_requested" | "account.spend_threshold" | "allowance.refilled" | "allowance.granted" | "ledger.adjusted" | "operator.blocked" | "operator.unblocked" | "operator.banned" | "operator.unbanned" | "operator.plan_changed" | "operator.granted" | "operator.key_created" | "operator.key_revoked" | "operator.adjusted";
+                type?: "job.waiting" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired" | "job.refunded" | "account.suspended" | "account.unsuspended" | "account.banned" | "account.unbanned" | "payment.refused" | "account.low_balance" | "account.balance_recovered" | "account.recharge_requested" | "account.spend_threshold" | "allowance.refilled" | "allowance.granted" | "ledger.adjusted" | "operator.blocked" | "operator.unblocked" | "operator.banned" | "operator.unbanned" | "operator.plan_changed" | "operator.spend_rule_changed" | "operator.granted" | "operator.key_created" | "operator.key_revoked" | "operator.adjusted";
                 /** @description Only events this actor caused: `key:<key id>`, `cli:<user>`, `system:<pass>`, `serve:first-admin-key`, `library` */
                 actor?: string;
             };

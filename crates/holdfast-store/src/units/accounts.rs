@@ -95,7 +95,11 @@ impl Store {
             tx.exec(&SET_RECHARGE, params).await?;
             snap.recharge = recharge;
         }
-        if let Some(policy) = &req.spend {
+        if let Some(policy) = &req.spend
+            && *policy != snap.spend.policy
+        {
+            let data = serde_json::json!({ "from": snap.spend.policy, "to": policy });
+            emit_operator(tx, "spend_rule_changed", account_id, data, None, now).await?;
             let text = policy.as_ref().map(serde_json::to_string).transpose();
             let text = text.map_err(|e| StoreError::Corrupt(format!("spend policy: {e}")))?;
             let params = params! { account_id: account_id, policy: text };
