@@ -190,6 +190,35 @@ impl SpendPolicy {
         Ok(())
     }
 
+    /// A rule from its fields as a client writes them (the API's body, the CLI's flags):
+    /// `limit` a positive amount or none, `period` `day` or `month` (none: month), the
+    /// thresholds as [`SpendThreshold::parse`] reads them; checked ([`SpendPolicy::check`]).
+    /// The error names the field (`limit: …`, `alerts[1]: …`).
+    pub fn from_text(
+        limit: Option<&str>,
+        period: Option<&str>,
+        alerts: &[String],
+    ) -> Result<SpendPolicy, String> {
+        let limit = limit
+            .map(|l| Micros::parse_positive(l).map_err(|e| format!("limit: {e}")))
+            .transpose()?;
+        let period = match period {
+            None => SpendPeriod::default(),
+            Some(p) => SpendPeriod::parse(p).ok_or("period: must be day or month")?,
+        };
+        let alerts = alerts
+            .iter()
+            .enumerate()
+            .map(|(i, a)| SpendThreshold::parse(a).map_err(|e| format!("alerts[{i}]: {e}")));
+        let policy = SpendPolicy {
+            limit,
+            period,
+            alerts: alerts.collect::<Result<_, _>>()?,
+        };
+        policy.check()?;
+        Ok(policy)
+    }
+
     /// The thresholds in micros, ascending, each once.
     pub fn lines(&self) -> Vec<i64> {
         let mut lines: Vec<i64> = self

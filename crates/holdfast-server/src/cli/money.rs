@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use holdfast::decide::{Recharge, SpendPeriod, SpendPolicy, SpendThreshold};
+use holdfast::decide::{Recharge, SpendPolicy};
 use holdfast::{
     AccountView, CreditKind, Grant, JobRefund, Micros, MoneyResult, PutAccount, SpendView, Usage,
 };
@@ -45,23 +45,12 @@ impl SpendFlags {
         {
             return Ok(None);
         }
-        let limit = self.spend_limit.as_deref().map(parse::amount).transpose()?;
-        let period = match self.spend_period.as_deref() {
-            None => SpendPeriod::default(),
-            Some(p) => SpendPeriod::parse(p)
-                .ok_or_else(|| parse::invalid(format!("--spend-period {p:?}: day or month")))?,
-        };
-        let alerts = self.spend_alerts.iter().map(|a| {
-            SpendThreshold::parse(a).map_err(|e| parse::invalid(format!("--spend-alert {e}")))
-        });
-        let policy = SpendPolicy {
-            limit,
-            period,
-            alerts: alerts.collect::<Result<_, _>>()?,
-        };
-        policy
-            .check()
-            .map_err(|e| parse::invalid(format!("spend {e}")))?;
+        let policy = SpendPolicy::from_text(
+            self.spend_limit.as_deref(),
+            self.spend_period.as_deref(),
+            &self.spend_alerts,
+        );
+        let policy = policy.map_err(|e| parse::invalid(format!("spend {e}")))?;
         Ok(Some(Some(policy)))
     }
 }

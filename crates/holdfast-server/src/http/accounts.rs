@@ -3,7 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use holdfast::decide::{Recharge, SpendPeriod, SpendPolicy, SpendThreshold};
+use holdfast::decide::{Recharge, SpendPolicy};
 use holdfast::{AccountFilter, AccountId, AccountStatus, Micros, PutAccount};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -70,23 +70,9 @@ pub struct SpendRequest {
 
 fn spend(req: Option<SpendRequest>) -> Result<Option<SpendPolicy>, ApiError> {
     let Some(req) = req else { return Ok(None) };
-    let limit = (req.limit.as_deref())
-        .map(|l| Micros::parse_positive(l).map_err(|e| ApiError::money("spend.limit", e)))
-        .transpose()?;
-    let period = match req.period.as_deref() {
-        None => SpendPeriod::default(),
-        Some(p) => SpendPeriod::parse(p)
-            .ok_or_else(|| ApiError::invalid("spend.period: must be day or month"))?,
-    };
-    let alerts = req.alerts.iter().enumerate().map(|(i, a)| {
-        SpendThreshold::parse(a).map_err(|e| ApiError::invalid(format!("spend.alerts[{i}]: {e}")))
-    });
-    let alerts = alerts.collect::<Result<Vec<_>, _>>()?;
-    Ok(Some(SpendPolicy {
-        limit,
-        period,
-        alerts,
-    }))
+    SpendPolicy::from_text(req.limit.as_deref(), req.period.as_deref(), &req.alerts)
+        .map(Some)
+        .map_err(|e| ApiError::invalid(format!("spend.{e}")))
 }
 
 /// An auto-recharge: when available money falls below `below`, the event

@@ -298,16 +298,16 @@ pub(crate) fn decide_finish(
     let before = state.snap.available_money();
     let after = plan.after.available_money();
     let suspension = plan.money.map_or(Suspension::Unchanged, |m| m.suspension);
-    let mut spent = plan.after;
-    let mut crossings = crossing_events(card, &spent, before, after);
-    crossings.extend(spend_thresholds(card, &mut spent));
+    let mut finished = plan.after;
+    let mut crossings = crossing_events(card, &finished, before, after);
+    crossings.extend(spend_thresholds(card, &mut finished));
     let events =
         (suspension != Suspension::Unchanged || !crossings.is_empty()).then(|| FinishEvents {
             suspension,
             crossings,
-            snap: spent.clone(),
+            snap: finished.clone(),
         });
-    state.snap = spent;
+    state.snap = finished;
     let marks = state.take_changed_marks();
     if let Some(open) = state.open_jobs.as_mut()
         && job.status.is_open()
