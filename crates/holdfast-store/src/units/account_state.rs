@@ -251,6 +251,15 @@ impl AccountState {
         })
     }
 
+    /// Writes the spending marks where the unit of work changed them
+    /// ([`AccountState::take_changed_marks`]).
+    pub async fn write_changed_marks(&mut self, tx: &mut Tx) -> Result<(), StoreError> {
+        match self.take_changed_marks() {
+            Some(marks) => write_spend_marks(tx, self.account.as_str(), marks).await,
+            None => Ok(()),
+        }
+    }
+
     /// The account as a client sees it now: allowances whose window passed show the refill.
     pub fn view(&self, card: &RateCard) -> Result<AccountView, StoreError> {
         let snap = &self.snap;

@@ -32,9 +32,7 @@ use crate::error::StoreError;
 use crate::model::{AccountView, LedgerEntry, MoneyResult, SpendView};
 use crate::scope::CrossAccount;
 use crate::store::Store;
-use crate::units::account_state::{
-    AccountState, IdemRecord, account_id_of, listed_extras, write_spend_marks,
-};
+use crate::units::account_state::{AccountState, IdemRecord, account_id_of, listed_extras};
 use crate::units::claim::{
     AttemptFailed, Keys, Stale, any_key_used, claimed_then_read, lock_accounts_and_read,
     locked_mut, read_again,
@@ -571,9 +569,7 @@ async fn apply(
         emit(tx, event, account, None, data.clone(), *now).await?;
     }
     for ing in states.values_mut() {
-        if let Some(marks) = ing.state.take_changed_marks() {
-            write_spend_marks(tx, ing.state.account.as_str(), marks).await?;
-        }
+        ing.state.write_changed_marks(tx).await?;
     }
     Ok(written)
 }

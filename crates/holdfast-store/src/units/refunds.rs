@@ -12,7 +12,7 @@ use crate::driver::statement::{BindByName, Stmt};
 use crate::error::StoreError;
 use crate::model::{AccountView, Job, LedgerEntry};
 use crate::store::Store;
-use crate::units::account_state::{AccountState, lock_account, write_spend_marks};
+use crate::units::account_state::{AccountState, lock_account};
 use crate::units::finish::LockedJobs;
 use crate::units::jobs::{job_from, lines_json, read_job};
 use crate::units::writes::{
@@ -242,9 +242,7 @@ impl Store {
             let entry_id = written_entry(written, "refunding a job")?;
             let before = state.snap.available_money();
             state.snap = plan.after;
-            if let Some(marks) = state.take_changed_marks() {
-                write_spend_marks(tx, &j.account_id, marks).await?;
-            }
+            state.write_changed_marks(tx).await?;
             if let Some(m) = plan.money {
                 emit_suspension(tx, &j.account_id, m.suspension, &state.snap, entry_id).await?;
             }
