@@ -339,6 +339,18 @@ holdfast::backend_test!(walk_through, |backend| async move {
         &[&put[..], &["--spend-period", "week"]].concat(),
         "invalid_request",
     );
+    cli.refused(
+        &[&put[..], &["--spend-timezone", "Mars/Olympus"]].concat(),
+        "invalid_request",
+    );
+    let zoned = [&put[..], &rule[..], &["--spend-timezone", "Europe/Berlin"]].concat();
+    let zoned = cli.json(&zoned)["account"]["spend"].clone();
+    assert_eq!(zoned["timezone"], "Europe/Berlin");
+    let shown = cli.ok(&["account", "show", "acme"]);
+    assert!(
+        shown.contains("this month in Europe/Berlin of limit"),
+        "{shown}"
+    );
     let dropped = cli.json(&[&put[..], &["--no-spend"]].concat());
     assert_eq!(dropped["account"]["spend"], Value::Null);
 

@@ -253,10 +253,14 @@ backend_test!(
             )
         );
         assert_eq!(
-            (&spend["spent"], &spend["left_micros"]),
-            (&json!("0.00"), &json!(2_000_000))
+            (&spend["spent"], &spend["left_micros"], &spend["timezone"]),
+            (&json!("0.00"), &json!(2_000_000), &json!("UTC"))
         );
         for (bad, field) in [
+            (
+                json!({ "limit": "1.00", "timezone": "Mars/Olympus" }),
+                "spend.timezone",
+            ),
             (json!({ "limit": "0" }), "spend.limit"),
             (json!({ "limit": "1.00", "period": "week" }), "spend.period"),
             (
@@ -311,6 +315,19 @@ backend_test!(
         // Absent keeps it; null removes it (the free plan has none).
         let kept = api.put(&api.service, path, json!({ "plan": "free" })).await;
         assert_eq!(kept.expect(200, "")["spend"]["limit"], "2.00");
+        // Another zone's day: its bounds are that zone's midnights.
+        let tokyo = json!({ "limit": "2.00", "period": "day", "timezone": "Asia/Tokyo" });
+        let zoned = api
+            .put(
+                &api.service,
+                path,
+                json!({ "plan": "free", "spend": tokyo }),
+            )
+            .await;
+        let zoned = &zoned.expect(200, "")["spend"];
+        assert_eq!(zoned["timezone"], "Asia/Tokyo");
+        let start = zoned["period_start"].as_str().unwrap();
+        assert!(start.ends_with("T15:00:00Z"), "{start}");
         let removed = api
             .put(&api.service, path, json!({ "plan": "free", "spend": null }))
             .await;

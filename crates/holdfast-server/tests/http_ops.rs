@@ -690,12 +690,16 @@ backend_test!(
             "/components/schemas/MeterName/enum",
             "/components/schemas/AllowanceName/enum",
             "/components/schemas/LeaseRequest/properties/lease_seconds/maximum",
+            // Not the card's: the built-in time zone database's names.
+            "/components/schemas/TimeZoneName/enum",
             lane,
         ]
         .map(str::to_owned)
         .into();
         assert_eq!(found, expected, "served vs card-free");
         let at = |p: &str| served.pointer(p).unwrap().clone();
+        let zones = at("/components/schemas/TimeZoneName/enum");
+        assert!(zones.as_array().unwrap().contains(&json!("Europe/Berlin")));
         assert_eq!(
             at("/components/schemas/KindName/enum"),
             json!(["ci", "film", "image", "text"])

@@ -13,5 +13,6 @@ pub mod keys;
 pub mod money;
 pub mod payments;
 pub mod refunds;
+pub mod spending;
 pub mod submit;
 pub mod writes;

@@ -4,7 +4,7 @@
 //! on every path that spends (single and batched debits, captures); on SQLite and
 //! PostgreSQL, with the audit after.
 
-use holdfast::decide::{SpendPeriod, SpendPolicy, SpendThreshold};
+use holdfast::decide::{SpendPeriod, SpendPolicy, SpendThreshold, SpendZone};
 use holdfast::testing::*;
 use holdfast::{
     DebitRequest, Engine, JobRefund, PutAccount, Refusal, StoreError, Usage, backend_test,
@@ -20,6 +20,7 @@ async fn put_rule(e: &Engine, limit: Option<&str>, alerts: &[&str]) {
             .iter()
             .map(|a| SpendThreshold::parse(a).unwrap())
             .collect(),
+        ..SpendPolicy::default()
     };
     put_spend(e, Some(Some(policy))).await;
 }
@@ -96,7 +97,7 @@ backend_test!(
         assert!(spend.own);
         assert_eq!(
             spend.period_start,
-            SpendPeriod::Month.start(spend.period_start)
+            SpendPeriod::Month.start(spend.period_start, &SpendZone::utc())
         );
         // Past it: a debit, a submit's hold, a debit in a batch.
         assert_eq!(
@@ -190,6 +191,79 @@ backend_test!(
         assert_clean(e.store()).await;
     }
 );
+
+backend_test!(
+    an_account_keeps_marks_only_under_a_rule_which_counts_its_periods_spending_so_far,
+    |b| async move {
+        let Some((db, e)) = engine(b).await else {
+            return;
+        };
+        put_spend(&e, None).await;
+        top_up(e.store(), "u", "20.00", "t").await;
+        debit(&e, "1.00", "d1").await.unwrap();
+        debit_batch(&e, &["0.50", "1.50"], "b").await;
+        // No rule: nothing to keep, the row as narrow as before rules of spending.
+        let marked = "SELECT COUNT(*) FROM accounts \
+                      WHERE spend_day_start IS NOT NULL OR spend_month_start IS NOT NULL";
+        assert_eq!(db.query_i64(marked).await, 0);
+        // The card gives its plan a rule (a restart with a new card): the month's 3.00
+        // spent before counts against it.
+        drop(e);
+        let card = card_with(&[(
+            "[plans.premium]",
+            "[plans.free.spend]\nlimit = \"5.00\"\n\n[plans.premium]",
+        )]);
+        let e = Engine::new(db.store(card).await);
+        assert_eq!(spent(&e).await, 3_000_000);
+        assert_eq!(
+            refused(debit(&e, "2.01", "d2").await),
+            Refusal::SpendLimitReached
+        );
+        debit(&e, "2.00", "d3").await.unwrap();
+        assert_eq!(spent(&e).await, 5_000_000);
+        assert_eq!(
+            db.query_i64(marked).await,
+            1,
+            "marked by the write under the rule"
+        );
+        assert_clean(e.store()).await;
+    }
+);
+
+backend_test!(a_rules_days_are_those_of_its_time_zone, |b| async move {
+    let Some((db, e)) = engine(b).await else {
+        return;
+    };
+    put_spend(&e, None).await;
+    top_up(e.store(), "u", "20.00", "t").await;
+    debit(&e, "1.00", "d1").await.unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as i64;
+    // Kolkata's day and UTC's begin 5 h 30 apart: the debit of 1.00 is moved to just
+    // before the later of the two beginnings, inside one day and not the other.
+    let kolkata = SpendZone::parse("Asia/Kolkata").unwrap();
+    let starts = [&kolkata, &SpendZone::utc()].map(|z| SpendPeriod::Day.start(now, z));
+    let moved = starts[0].max(starts[1]) - 1;
+    // Every entry so far (the pockets' first refills, the top-up, the debit) is moved.
+    let sql = format!("UPDATE ledger SET created_at = {moved} WHERE account_id = 'u'");
+    assert!(db.execute(&sql).await >= 2);
+    debit(&e, "2.00", "d2").await.unwrap();
+    for (zone, start) in [kolkata, SpendZone::utc()].into_iter().zip(starts) {
+        let rule = SpendPolicy {
+            period: SpendPeriod::Day,
+            timezone: zone.clone(),
+            ..SpendPolicy::default()
+        };
+        put_spend(&e, Some(Some(rule))).await;
+        let view = e.get_account(&acct("u")).await.unwrap().spend.unwrap();
+        assert_eq!(view.period_start, start, "{}", zone.name());
+        let counted = if moved >= start { 3_000_000 } else { 2_000_000 };
+        assert_eq!(view.spent, counted, "{}", zone.name());
+    }
+    assert_clean(e.store()).await;
+});
 
 backend_test!(
     thresholds_are_told_once_a_period_in_order_on_every_path,

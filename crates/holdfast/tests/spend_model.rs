@@ -230,6 +230,7 @@ fn check(backend: Backend, cases: u32) {
             limit: Some(holdfast::Micros(limit)),
             period: SpendPeriod::Month,
             alerts: alerts.iter().map(|t| SpendThreshold::parse(t).unwrap()).collect(),
+            ..SpendPolicy::default()
         };
         let put = PutAccount {
             plan: "free".into(),

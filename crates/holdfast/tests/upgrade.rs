@@ -238,16 +238,21 @@ backend_test!(
         };
         load_fixture(&db).await;
         // The fixture's entries as if written an hour ago: they fall in this day and
-        // this month, which migration 0016 reads from the ledger.
+        // this month, which a rule reads from the ledger when it comes into force.
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
             .as_micros() as i64;
-        let day_start = holdfast::decide::SpendPeriod::Day.start(now);
+        let utc = holdfast::decide::SpendZone::utc();
+        let day_start = holdfast::decide::SpendPeriod::Day.start(now, &utc);
         let written = (now - 3_600_000_000).max(day_start);
         db.execute(&format!("UPDATE ledger SET created_at = {written}"))
             .await;
         let e = Engine::open(&db.url, RateCard::builtin()).await.unwrap();
+        // Migration 0017 forgot the marks 0016 set: no account has a rule yet.
+        let marked = "SELECT COUNT(*) FROM accounts WHERE spend_day_start IS NOT NULL \
+                      OR spend_month_start IS NOT NULL";
+        assert_eq!(db.query_i64(marked).await, 0);
         let accounts =
             query_texts(&db, "SELECT account_id FROM accounts ORDER BY account_id").await;
         assert!(accounts.len() >= 2, "{accounts:?}");

@@ -1323,7 +1323,10 @@ export interface components {
             /** @description The idempotency key of the top-up to refund. */
             top_up_idempotency_key: components["schemas"]["IdempotencyKey"];
         };
-        /** @description An account's spending in the current UTC day or month, under the rule in force. */
+        /**
+         * @description An account's spending in the current day or month of its rule's time zone, under the
+         *     rule in force.
+         */
         SpendBody: {
             /**
              * @description The thresholds whose first crossing in a period is told as
@@ -1350,9 +1353,14 @@ export interface components {
             spent: string;
             /** Format: int64 */
             spent_micros: number;
+            /**
+             * @description The IANA time zone whose days and months the rule counts (`UTC` by default).
+             * @example UTC
+             */
+            timezone: string;
         };
         /**
-         * @description The length of a spending period: a UTC calendar day or month.
+         * @description The length of a spending period: a calendar day or month of the rule's time zone.
          * @enum {string}
          */
         SpendPeriodName: "day" | "month";
@@ -1368,11 +1376,13 @@ export interface components {
             /** @description Absent or null: no limit (thresholds only). */
             limit: components["schemas"]["PositiveAmount"];
             period?: null | components["schemas"]["SpendPeriodName"];
+            timezone?: null | components["schemas"]["TimeZoneName"];
         } | {
             /** @description Up to 20 amounts (`"40.00"`) or whole percentages of the limit (`"80%"`). */
             alerts?: components["schemas"]["PositiveAmount"][];
             limit?: null;
             period?: null | components["schemas"]["SpendPeriodName"];
+            timezone?: null | components["schemas"]["TimeZoneName"];
         };
         /** @description A threshold of a period's spending: money (`"40.00"`, more than 0) or a whole percentage of the limit from 1 to 1000 (`"80%"`) */
         SpendThreshold: string;
@@ -1459,6 +1469,11 @@ export interface components {
             /** @description Anything the worker needs; stored and handed back as given. */
             payload?: unknown;
         };
+        /**
+         * Format: holdfast-time-zone
+         * @description An IANA time zone of the database built into holdfast, e.g. `Europe/Berlin` or `UTC` (else 422 `invalid_request`)
+         */
+        TimeZoneName: string;
         /**
          * Format: date-time
          * @description An RFC 3339 time, e.g. `2030-01-31T00:00:00Z`

@@ -55,7 +55,7 @@ pub struct AccountSnapshot {
     /// The account's auto-recharge, if it has one.
     pub recharge: Option<Recharge>,
     pub allowances: BTreeMap<String, AllowancePocket>,
-    /// Its own rule of spending and its spending marks, rolled to `now`.
+    /// Its own rule of spending and its spending marks.
     pub spend: Spend,
     pub now: Timestamp,
 }

@@ -5,20 +5,24 @@
 //! What counts as spending is what `total_spent` counts: money debits and money
 //! captures, less money job refunds (top-up refunds and allowance pockets are not
 //! spending). An account's spending in a period is `total_spent` less its value when the
-//! period began, the period's *base*. Every write that changes `total_spent` also rolls
-//! the marks ([`SpendMarks`]): a period that began since the mark was written starts at
-//! `total_spent` as it was before the write, so a base is exact without reading the
-//! ledger, for every account, whether or not it has a policy.
+//! period began, the period's *base*, a fact about the past that no later write changes.
+//! The bases are kept on the account ([`SpendMarks`]) only where a rule is in force: the
+//! first write of a period under a rule finds its period unmarked
+//! ([`AccountSnapshot::unmarked_spend_period`]) and marks it from the ledger's spending
+//! since the period began ([`SpendMarks::mark`]), so a base is exact however the rule
+//! came into force, and an account without a rule pays nothing for it.
 
+use jiff::civil::Date;
+use jiff::tz::TimeZone;
+use jiff::{Timestamp as Instant, Zoned};
 use serde::{Deserialize, Serialize};
-use time::OffsetDateTime;
 
 use super::{AccountSnapshot, Timestamp};
 use crate::money::{MAX_REQUEST_AMOUNT, Micros};
 use crate::ratecard::RateCard;
 use crate::refusal::Refusal;
 
-/// The length of a spending period: a calendar day or month, in UTC.
+/// The length of a spending period: a calendar day or month, of a rule's time zone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SpendPeriod {
@@ -26,8 +30,6 @@ pub enum SpendPeriod {
     #[default]
     Month,
 }
-
-const DAY: i64 = 86_400_000_000;
 
 impl SpendPeriod {
     pub fn as_str(self) -> &'static str {
@@ -45,37 +47,115 @@ impl SpendPeriod {
         }
     }
 
-    /// When the period `now` falls in began: midnight UTC of its day, or of the first day
-    /// of its month.
-    pub fn start(self, now: Timestamp) -> Timestamp {
-        let day = now - now.rem_euclid(DAY);
+    /// When the period `now` falls in began in `zone`: the first instant of its day, or
+    /// of the first day of its month (midnight, or the first time after it that exists
+    /// where a change of offset skips midnight).
+    pub fn start(self, now: Timestamp, zone: &SpendZone) -> Timestamp {
+        let date = zone.local(now).date();
         match self {
-            SpendPeriod::Day => day,
-            SpendPeriod::Month => {
-                let date = utc(day).date();
-                day - i64::from(date.day() - 1) * DAY
-            }
+            SpendPeriod::Day => zone.first_instant(date),
+            SpendPeriod::Month => zone.first_instant(date.first_of_month()),
         }
     }
 
-    /// When the period `now` falls in ends: the start of the next.
-    pub fn end(self, now: Timestamp) -> Timestamp {
-        let start = self.start(now);
-        match self {
-            SpendPeriod::Day => start + DAY,
-            SpendPeriod::Month => {
-                let days = utc(start).month().length(utc(start).year());
-                start + i64::from(days) * DAY
-            }
-        }
+    /// When the period `now` falls in ends in `zone`: the start of the next.
+    pub fn end(self, now: Timestamp, zone: &SpendZone) -> Timestamp {
+        let date = zone.local(now).date();
+        let last = match self {
+            SpendPeriod::Day => date,
+            SpendPeriod::Month => date.last_of_month(),
+        };
+        last.tomorrow()
+            .map_or(Timestamp::MAX, |next| zone.first_instant(next))
     }
 }
 
-/// `at` (micros since the epoch) as a UTC date and time; times past year 9999 (which no
-/// clock reads) are clamped.
-fn utc(at: Timestamp) -> OffsetDateTime {
-    OffsetDateTime::from_unix_timestamp_nanos(i128::from(at) * 1000)
-        .unwrap_or(OffsetDateTime::UNIX_EPOCH)
+/// The time zone whose days and months a rule of spending counts: an IANA name
+/// (`Europe/Berlin`) from the time zone database built into holdfast; UTC by default.
+#[derive(Debug, Clone)]
+pub struct SpendZone {
+    name: String,
+    zone: TimeZone,
+}
+
+impl SpendZone {
+    pub fn utc() -> SpendZone {
+        SpendZone {
+            name: "UTC".into(),
+            zone: TimeZone::UTC,
+        }
+    }
+
+    /// The zone an IANA name names (`UTC` included); anything else is refused.
+    pub fn parse(name: &str) -> Result<SpendZone, String> {
+        let zone = TimeZone::get(name).map_err(|_| {
+            format!("{name:?} is not a time zone of the IANA database (such as Europe/Berlin)")
+        })?;
+        Ok(SpendZone {
+            name: name.to_owned(),
+            zone,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Every name [`SpendZone::parse`] takes, sorted.
+    pub fn names() -> Vec<String> {
+        let mut names: Vec<String> = (jiff::tz::db().available())
+            .map(|name| name.to_string())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+
+    /// `at` (micros since the epoch) in this zone; instants outside what the zone
+    /// database reckons with (past year 9999: no clock reads them) are clamped.
+    fn local(&self, at: Timestamp) -> Zoned {
+        let at = Instant::from_microsecond(at).unwrap_or(if at < 0 {
+            Instant::MIN
+        } else {
+            Instant::MAX
+        });
+        at.to_zoned(self.zone.clone())
+    }
+
+    /// The first instant of `date` in this zone, in micros since the epoch.
+    fn first_instant(&self, date: Date) -> Timestamp {
+        let first = date
+            .to_zoned(self.zone.clone())
+            .and_then(|z| z.start_of_day());
+        first.map_or(Timestamp::MAX, |z| z.timestamp().as_microsecond())
+    }
+}
+
+impl Default for SpendZone {
+    fn default() -> SpendZone {
+        SpendZone::utc()
+    }
+}
+
+impl PartialEq for SpendZone {
+    fn eq(&self, other: &SpendZone) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for SpendZone {}
+
+impl Serialize for SpendZone {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name)
+    }
+}
+
+impl<'de> Deserialize<'de> for SpendZone {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        SpendZone::parse(&name).map_err(serde::de::Error::custom)
+    }
 }
 
 /// A line of spending whose first crossing in a period is told: an amount, or a
@@ -161,6 +241,9 @@ pub struct SpendPolicy {
     pub period: SpendPeriod,
     #[serde(default)]
     pub alerts: Vec<SpendThreshold>,
+    /// Whose days and months: an IANA time zone (default UTC).
+    #[serde(default)]
+    pub timezone: SpendZone,
 }
 
 impl SpendPolicy {
@@ -192,12 +275,14 @@ impl SpendPolicy {
 
     /// A rule from its fields as a client writes them (the API's body, the CLI's flags):
     /// `limit` a positive amount or none, `period` `day` or `month` (none: month), the
-    /// thresholds as [`SpendThreshold::parse`] reads them; checked ([`SpendPolicy::check`]).
-    /// The error names the field (`limit: …`, `alerts[1]: …`).
+    /// thresholds as [`SpendThreshold::parse`] reads them, `timezone` an IANA name (none:
+    /// UTC); checked ([`SpendPolicy::check`]). The error names the field (`limit: …`,
+    /// `alerts[1]: …`).
     pub fn from_text(
         limit: Option<&str>,
         period: Option<&str>,
         alerts: &[String],
+        timezone: Option<&str>,
     ) -> Result<SpendPolicy, String> {
         let limit = limit
             .map(|l| Micros::parse_positive(l).map_err(|e| format!("limit: {e}")))
@@ -210,13 +295,28 @@ impl SpendPolicy {
             .iter()
             .enumerate()
             .map(|(i, a)| SpendThreshold::parse(a).map_err(|e| format!("alerts[{i}]: {e}")));
+        let timezone = timezone
+            .map(|z| SpendZone::parse(z).map_err(|e| format!("timezone: {e}")))
+            .transpose()?;
         let policy = SpendPolicy {
             limit,
             period,
             alerts: alerts.collect::<Result<_, _>>()?,
+            timezone: timezone.unwrap_or_default(),
         };
         policy.check()?;
         Ok(policy)
+    }
+
+    /// The period in words for a reader: `month`, or `day in Europe/Berlin` where the
+    /// zone is not UTC.
+    pub fn period_words(&self) -> String {
+        let period = self.period.as_str();
+        if self.timezone == SpendZone::utc() {
+            period.to_owned()
+        } else {
+            format!("{period} in {}", self.timezone.name())
+        }
     }
 
     /// The thresholds in micros, ascending, each once.
@@ -253,9 +353,9 @@ mod optional_money {
     }
 }
 
-/// Where an account's spending counters stood: `total_spent` when the day and the month
-/// of the last write that changed it began (the bases), and the highest threshold told in
-/// the period that began at `alerted_start`. `None`: no such write yet.
+/// Where an account's spending counters stood: `total_spent` when a day and a month
+/// began (the bases; `None`: not marked), and the highest threshold told in the period
+/// that began at `alerted_start`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SpendMarks {
     pub day_start: Option<Timestamp>,
@@ -267,31 +367,31 @@ pub struct SpendMarks {
 }
 
 impl SpendMarks {
-    /// The marks at `now`, for an account at `total_spent`: a period that began since a
-    /// mark was written begins at `total_spent` (nothing was spent in it yet, or the mark
-    /// would have been rolled), as the writes roll them.
-    pub fn rolled(self, now: Timestamp, total_spent: i64) -> SpendMarks {
-        let roll = |start: Option<Timestamp>, base: i64, period: SpendPeriod| {
-            let current = period.start(now);
-            if start == Some(current) {
-                (start, base)
-            } else {
-                (Some(current), total_spent)
-            }
+    /// Whether `period` is marked as the one that began at `start`.
+    pub fn marks(&self, period: SpendPeriod, start: Timestamp) -> bool {
+        let marked = match period {
+            SpendPeriod::Day => self.day_start,
+            SpendPeriod::Month => self.month_start,
         };
-        let (day_start, day_base) = roll(self.day_start, self.day_base, SpendPeriod::Day);
-        let (month_start, month_base) = roll(self.month_start, self.month_base, SpendPeriod::Month);
-        SpendMarks {
-            day_start,
-            day_base,
-            month_start,
-            month_base,
-            ..self
+        marked == Some(start)
+    }
+
+    /// Marks `period` as the one that began at `start`, for an account at `total_spent`
+    /// that spent `spent` since (the ledger's sum).
+    pub fn mark(&mut self, period: SpendPeriod, start: Timestamp, total_spent: i64, spent: i64) {
+        let (start, base) = (Some(start), total_spent - spent);
+        match period {
+            SpendPeriod::Day => (self.day_start, self.day_base) = (start, base),
+            SpendPeriod::Month => (self.month_start, self.month_base) = (start, base),
         }
     }
 
-    /// Spending in `period` of marks [rolled](SpendMarks::rolled) to now.
-    pub fn spent(&self, period: SpendPeriod, total_spent: i64) -> i64 {
+    /// Spending in the `period` that began at `start`; nothing where it is not marked
+    /// (the store marks the period of the rule in force before deciding).
+    pub fn spent(&self, period: SpendPeriod, start: Timestamp, total_spent: i64) -> i64 {
+        if !self.marks(period, start) {
+            return 0;
+        }
         total_spent
             - match period {
                 SpendPeriod::Day => self.day_base,
@@ -310,7 +410,7 @@ impl SpendMarks {
 }
 
 /// An account's spending as the rules see it: its own policy (`None`: its plan's) and
-/// its marks, rolled to the snapshot's clock.
+/// its marks.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Spend {
     pub policy: Option<SpendPolicy>,
@@ -354,8 +454,8 @@ impl ThresholdCrossed {
 
 /// `at` as RFC 3339 in UTC, to the microsecond.
 fn rfc3339(at: Timestamp) -> String {
-    let format = time::format_description::well_known::Rfc3339;
-    utc(at).format(&format).unwrap_or_default()
+    let at = Instant::from_microsecond(at).unwrap_or(Instant::MAX);
+    at.to_string()
 }
 
 impl AccountSnapshot {
@@ -366,15 +466,24 @@ impl AccountSnapshot {
         self.spend.policy.as_ref().or(plan.spend.as_ref())
     }
 
+    /// The period of the rule in force, and when it began, when it is not marked for
+    /// now: the store marks it from the ledger before the rules read it.
+    pub fn unmarked_spend_period(&self, card: &RateCard) -> Option<(SpendPeriod, Timestamp)> {
+        let policy = self.spend_policy(card)?;
+        let start = policy.period.start(self.now, &policy.timezone);
+        (!self.spend.marks.marks(policy.period, start)).then_some((policy.period, start))
+    }
+
     /// Spending in the current period of the policy in force.
     pub fn spend_standing(&self, card: &RateCard) -> Option<SpendStanding> {
         let policy = self.spend_policy(card)?;
-        let period = policy.period;
+        let (period, zone) = (policy.period, &policy.timezone);
+        let period_start = period.start(self.now, zone);
         Some(SpendStanding {
             policy: policy.clone(),
-            period_start: period.start(self.now),
-            period_end: period.end(self.now),
-            spent: self.spend.marks.spent(period, self.total_spent),
+            period_start,
+            period_end: period.end(self.now, zone),
+            spent: (self.spend.marks).spent(period, period_start, self.total_spent),
         })
     }
 
@@ -428,29 +537,86 @@ mod tests {
     const H: i64 = 3_600_000_000;
 
     /// Micros since the epoch of a UTC date and hour.
-    fn at(y: i32, m: u8, d: u8, h: i64) -> Timestamp {
-        let month = time::Month::try_from(m).unwrap();
-        let date = time::Date::from_calendar_date(y, month, d).unwrap();
-        let midnight = date.midnight().assume_utc().unix_timestamp() * 1_000_000;
-        midnight + h * H
+    fn at(y: i16, m: i8, d: i8, h: i64) -> Timestamp {
+        let midnight = jiff::civil::date(y, m, d).to_zoned(TimeZone::UTC).unwrap();
+        midnight.timestamp().as_microsecond() + h * H
+    }
+
+    fn zone(name: &str) -> SpendZone {
+        SpendZone::parse(name).unwrap()
     }
 
     #[test]
     fn periods_begin_at_utc_midnight_and_on_the_first_of_the_month() {
+        let utc = SpendZone::utc();
         let now = at(2026, 12, 7, 13) + 17;
-        assert_eq!(SpendPeriod::Day.start(now), at(2026, 12, 7, 0));
-        assert_eq!(SpendPeriod::Day.end(now), at(2026, 12, 8, 0));
-        assert_eq!(SpendPeriod::Month.start(now), at(2026, 12, 1, 0));
-        assert_eq!(SpendPeriod::Month.end(now), at(2027, 1, 1, 0));
+        assert_eq!(SpendPeriod::Day.start(now, &utc), at(2026, 12, 7, 0));
+        assert_eq!(SpendPeriod::Day.end(now, &utc), at(2026, 12, 8, 0));
+        assert_eq!(SpendPeriod::Month.start(now, &utc), at(2026, 12, 1, 0));
+        assert_eq!(SpendPeriod::Month.end(now, &utc), at(2027, 1, 1, 0));
         let leap = at(2028, 2, 29, 23);
-        assert_eq!(SpendPeriod::Month.start(leap), at(2028, 2, 1, 0));
-        assert_eq!(SpendPeriod::Month.end(leap), at(2028, 3, 1, 0));
-        assert_eq!(SpendPeriod::Month.end(at(2027, 2, 3, 0)), at(2027, 3, 1, 0));
+        assert_eq!(SpendPeriod::Month.start(leap, &utc), at(2028, 2, 1, 0));
+        assert_eq!(SpendPeriod::Month.end(leap, &utc), at(2028, 3, 1, 0));
+        assert_eq!(
+            SpendPeriod::Month.end(at(2027, 2, 3, 0), &utc),
+            at(2027, 3, 1, 0)
+        );
         // The first microsecond of a period is in it, the last of the one before is not.
         let midnight = at(2026, 12, 1, 0);
-        assert_eq!(SpendPeriod::Month.start(midnight), midnight);
-        assert_eq!(SpendPeriod::Month.start(midnight - 1), at(2026, 11, 1, 0));
-        assert_eq!(SpendPeriod::Day.start(midnight - 1), at(2026, 11, 30, 0));
+        assert_eq!(SpendPeriod::Month.start(midnight, &utc), midnight);
+        assert_eq!(
+            SpendPeriod::Month.start(midnight - 1, &utc),
+            at(2026, 11, 1, 0)
+        );
+        assert_eq!(
+            SpendPeriod::Day.start(midnight - 1, &utc),
+            at(2026, 11, 30, 0)
+        );
+    }
+
+    #[test]
+    fn periods_follow_the_days_of_the_rules_time_zone() {
+        // Berlin in winter is UTC+1: its day began at 23:00 UTC the evening before.
+        let berlin = zone("Europe/Berlin");
+        let now = at(2026, 12, 7, 13);
+        assert_eq!(SpendPeriod::Day.start(now, &berlin), at(2026, 12, 6, 23));
+        assert_eq!(SpendPeriod::Month.start(now, &berlin), at(2026, 11, 30, 23));
+        assert_eq!(SpendPeriod::Month.end(now, &berlin), at(2026, 12, 31, 23));
+        // 23:30 UTC on the 31st is already January in Berlin.
+        let new_year = at(2026, 12, 31, 23) + H / 2;
+        assert_eq!(
+            SpendPeriod::Month.start(new_year, &berlin),
+            at(2026, 12, 31, 23)
+        );
+        // The day the clocks go forward has 23 hours, the day they go back 25.
+        let spring = at(2026, 3, 29, 12);
+        let day = |now| SpendPeriod::Day.end(now, &berlin) - SpendPeriod::Day.start(now, &berlin);
+        assert_eq!(day(spring), 23 * H);
+        assert_eq!(day(at(2026, 10, 25, 12)), 25 * H);
+        // Where a change of offset skips midnight the day begins at the first instant
+        // there is (Sao Paulo, 2018-11-04: 00:00 became 01:00, UTC-3 to UTC-2).
+        let sao_paulo = zone("America/Sao_Paulo");
+        let start = SpendPeriod::Day.start(at(2018, 11, 4, 15), &sao_paulo);
+        assert_eq!(start, at(2018, 11, 4, 3));
+        // An IANA name or nothing: UTC itself is one.
+        assert_eq!(zone("UTC"), SpendZone::utc());
+        let names = SpendZone::names();
+        assert!(names.len() > 300, "{}", names.len());
+        assert!(names.iter().all(|n| SpendZone::parse(n).is_ok()));
+        assert!(names.iter().any(|n| n == "UTC"));
+        let refused = SpendZone::parse("Mars/Olympus").unwrap_err();
+        assert!(refused.contains("Mars/Olympus"), "{refused}");
+        assert!(SpendPolicy::from_text(None, None, &[], Some("Nowhere")).is_err());
+        let p = SpendPolicy::from_text(None, Some("day"), &[], Some("Asia/Tokyo")).unwrap();
+        assert_eq!(p.timezone.name(), "Asia/Tokyo");
+        assert_eq!(p.period_words(), "day in Asia/Tokyo");
+        assert_eq!(SpendPolicy::default().period_words(), "month");
+        // Stored and read back by name; a rule stored before zones existed is UTC's.
+        let json = serde_json::to_string(&p).unwrap();
+        assert_eq!(serde_json::from_str::<SpendPolicy>(&json).unwrap(), p);
+        let old: SpendPolicy =
+            serde_json::from_str(r#"{"limit":null,"period":"day","alerts":[]}"#).unwrap();
+        assert_eq!(old.timezone, SpendZone::utc());
     }
 
     #[test]
@@ -513,6 +679,7 @@ mod tests {
                 .iter()
                 .map(|a| SpendThreshold::parse(a).unwrap())
                 .collect(),
+            timezone: SpendZone::utc(),
         };
         assert!(policy(None, &["80%"]).check().is_err());
         assert!(policy(None, &["8.00"]).check().is_ok());
@@ -527,31 +694,59 @@ mod tests {
     }
 
     #[test]
-    fn marks_roll_to_a_new_period_at_the_spending_so_far() {
-        let day = at(2026, 12, 7, 0);
-        let marks = SpendMarks {
-            day_start: Some(day),
-            day_base: 100,
-            month_start: Some(at(2026, 12, 1, 0)),
-            month_base: 40,
+    fn a_period_is_marked_from_its_spending_and_reads_nothing_unmarked() {
+        let (day, month, next_day) = (at(2026, 12, 7, 0), at(2026, 12, 1, 0), at(2026, 12, 8, 0));
+        let mut marks = SpendMarks {
             alerted_start: Some(day),
             alerted: 7,
+            ..SpendMarks::default()
         };
-        // The same day: the bases stand.
-        let same = marks.rolled(day + 5 * H, 150);
-        assert_eq!(same, marks);
-        assert_eq!(same.spent(SpendPeriod::Day, 150), 50);
-        assert_eq!(same.spent(SpendPeriod::Month, 150), 110);
-        // The next day: the day begins at what was spent; the month stands.
-        let next = marks.rolled(day + 25 * H, 150);
-        assert_eq!(next.day_start, Some(at(2026, 12, 8, 0)));
-        assert_eq!(next.spent(SpendPeriod::Day, 150), 0);
-        assert_eq!(next.spent(SpendPeriod::Month, 150), 110);
-        assert_eq!(next.alerted_since(at(2026, 12, 8, 0)), 0);
-        assert_eq!(next.alerted_since(day), 7);
-        // No mark at all: every period begins now.
-        let fresh = SpendMarks::default().rolled(day, 999);
-        assert_eq!(fresh.spent(SpendPeriod::Month, 999), 0);
+        // Unmarked: nothing known spent.
+        assert!(!marks.marks(SpendPeriod::Day, day));
+        assert_eq!(marks.spent(SpendPeriod::Day, day, 150), 0);
+        // Marked with 50 spent today, 110 this month: the bases are what was spent before.
+        marks.mark(SpendPeriod::Day, day, 150, 50);
+        marks.mark(SpendPeriod::Month, month, 150, 110);
+        assert_eq!((marks.day_start, marks.day_base), (Some(day), 100));
+        assert_eq!((marks.month_start, marks.month_base), (Some(month), 40));
+        assert_eq!(marks.spent(SpendPeriod::Day, day, 170), 70);
+        assert_eq!(marks.spent(SpendPeriod::Month, month, 170), 130);
+        // The next day: the day is unmarked again, the month stands.
+        assert!(!marks.marks(SpendPeriod::Day, next_day));
+        assert_eq!(marks.spent(SpendPeriod::Day, next_day, 170), 0);
+        assert_eq!(marks.alerted_since(next_day), 0);
+        assert_eq!(marks.alerted_since(day), 7);
+        // Marking keeps what was told.
+        assert_eq!(marks.alerted, 7);
+    }
+
+    #[test]
+    fn only_the_period_of_the_rule_in_force_is_due_a_mark() {
+        let card = limited_card();
+        let mut snap = spending(0, 0);
+        assert_eq!(snap.unmarked_spend_period(&card), None);
+        snap.now = at(2027, 1, 3, 5);
+        let january = Some((SpendPeriod::Month, at(2027, 1, 1, 0)));
+        assert_eq!(snap.unmarked_spend_period(&card), january);
+        snap.spend.policy = Some(SpendPolicy {
+            period: SpendPeriod::Day,
+            ..SpendPolicy::default()
+        });
+        let third = Some((SpendPeriod::Day, at(2027, 1, 3, 0)));
+        assert_eq!(snap.unmarked_spend_period(&card), third);
+        // Another zone, another day: its start is not the one marked.
+        (snap.spend.marks).mark(SpendPeriod::Day, at(2027, 1, 3, 0), snap.total_spent, 0);
+        assert_eq!(snap.unmarked_spend_period(&card), None);
+        snap.spend.policy = Some(SpendPolicy {
+            period: SpendPeriod::Day,
+            timezone: zone("Asia/Tokyo"),
+            ..SpendPolicy::default()
+        });
+        let tokyo = Some((SpendPeriod::Day, at(2027, 1, 2, 15)));
+        assert_eq!(snap.unmarked_spend_period(&card), tokyo);
+        let plain = RateCard::parse(crate::ratecard::DEFAULT_RATE_CARD).unwrap();
+        snap.spend.policy = None;
+        assert_eq!(snap.unmarked_spend_period(&plain), None);
     }
 
     /// The free plan with a limit of 10.00 a month and thresholds at 4.00, 50 % and 100 %.
@@ -561,13 +756,14 @@ mod tests {
         RateCard::parse(&format!("{}\n{spend}", crate::ratecard::DEFAULT_RATE_CARD)).unwrap()
     }
 
-    /// A snapshot with `spent` this month and `held` held, its marks rolled.
+    /// A snapshot with `spent` this month and `held` held, its month marked.
     fn spending(spent: i64, held: i64) -> AccountSnapshot {
         let mut snap = super::super::tests_support::snapshot(100_000_000);
         snap.now = at(2026, 12, 7, 12);
         snap.held = held;
         snap.total_spent = 1_000 + spent;
-        snap.spend.marks = SpendMarks::default().rolled(snap.now, 1_000);
+        let month = SpendPeriod::Month.start(snap.now, &SpendZone::utc());
+        (snap.spend.marks).mark(SpendPeriod::Month, month, snap.total_spent, spent);
         snap
     }
 
@@ -623,7 +819,7 @@ mod tests {
         assert!(snap.take_thresholds(&card).is_empty());
         // The next month: told again as it is reached.
         snap.now = at(2027, 1, 1, 0);
-        snap.spend.marks = snap.spend.marks.rolled(snap.now, snap.total_spent);
+        (snap.spend.marks).mark(SpendPeriod::Month, at(2027, 1, 1, 0), snap.total_spent, 0);
         assert!(snap.take_thresholds(&card).is_empty());
         snap.total_spent += 4_500_000;
         let crossed = snap.take_thresholds(&card);

@@ -30,8 +30,11 @@ pub struct SpendFlags {
     /// percentage of the limit ("80%"). Repeat for more.
     #[arg(long = "spend-alert")]
     spend_alerts: Vec<String>,
+    /// The IANA time zone whose days and months the rule counts (default UTC).
+    #[arg(long)]
+    spend_timezone: Option<String>,
     /// Remove the account's own rule: its plan's applies again.
-    #[arg(long, conflicts_with_all = ["spend_limit", "spend_period", "spend_alerts"])]
+    #[arg(long, conflicts_with_all = ["spend_limit", "spend_period", "spend_alerts", "spend_timezone"])]
     no_spend: bool,
 }
 
@@ -41,7 +44,10 @@ impl SpendFlags {
         if self.no_spend {
             return Ok(Some(None));
         }
-        if self.spend_limit.is_none() && self.spend_period.is_none() && self.spend_alerts.is_empty()
+        if self.spend_limit.is_none()
+            && self.spend_period.is_none()
+            && self.spend_alerts.is_empty()
+            && self.spend_timezone.is_none()
         {
             return Ok(None);
         }
@@ -49,6 +55,7 @@ impl SpendFlags {
             self.spend_limit.as_deref(),
             self.spend_period.as_deref(),
             &self.spend_alerts,
+            self.spend_timezone.as_deref(),
         );
         let policy = policy.map_err(|e| parse::invalid(format!("spend {e}")))?;
         Ok(Some(Some(policy)))
@@ -469,7 +476,7 @@ pub fn account_text(a: &AccountView) -> String {
 /// A period's spending in a line: `2.50 this month of limit 10.00 (7.50 left); alerts
 /// 80%, 100%; plan's`.
 fn spend_text(s: &SpendView) -> String {
-    let period = s.policy.period.as_str();
+    let period = s.policy.period_words();
     let mut text = format!("{} this {period}", money(s.spent));
     if let (Some(limit), Some(left)) = (s.policy.limit, s.left) {
         text += &format!(" of limit {} ({} left)", money(limit.0), money(left));

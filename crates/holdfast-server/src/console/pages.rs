@@ -317,7 +317,7 @@ fn account_facts(a: &AccountView) -> Markup {
         ("Last active", html! { (opt_time(a.last_active_at)) }),
     ];
     let spend = a.spend.as_ref().map(|s| {
-        let label = format!("Spent this {}", s.policy.period.as_str());
+        let label = format!("Spent this {}", s.policy.period_words());
         (label, spend_fact(s))
     });
     let spend = spend

@@ -14,7 +14,7 @@ use super::extract::{
     Body, BodyOrEmpty, Empty, PathText, QueryPairs, opt_whole_number, parse_limit,
 };
 use super::schema::{
-    MoneyAmount, PlanName, PositiveAmount, ReasonText, SpendThresholdText, Timestamp,
+    MoneyAmount, PlanName, PositiveAmount, ReasonText, SpendThresholdText, TimeZoneName, Timestamp,
 };
 use super::state::AppState;
 use super::wire::{AccountBody, SpendPeriodName, parse_time};
@@ -58,10 +58,15 @@ pub struct SpendRequest {
     #[serde(default)]
     #[schema(value_type = Option<PositiveAmount>)]
     pub limit: Option<String>,
-    /// `day` or `month` (the default), UTC.
+    /// `day` or `month` (the default), of `timezone`.
     #[serde(default)]
     #[schema(value_type = Option<SpendPeriodName>)]
     pub period: Option<String>,
+    /// The IANA time zone whose days and months count (`Europe/Berlin`); `UTC` when
+    /// absent.
+    #[serde(default)]
+    #[schema(value_type = Option<TimeZoneName>)]
+    pub timezone: Option<String>,
     /// Up to 20 amounts (`"40.00"`) or whole percentages of the limit (`"80%"`).
     #[serde(default)]
     #[schema(value_type = Vec<SpendThresholdText>, max_items = 20)]
@@ -70,7 +75,12 @@ pub struct SpendRequest {
 
 fn spend(req: Option<SpendRequest>) -> Result<Option<SpendPolicy>, ApiError> {
     let Some(req) = req else { return Ok(None) };
-    SpendPolicy::from_text(req.limit.as_deref(), req.period.as_deref(), &req.alerts)
+    let (limit, period, zone) = (
+        req.limit.as_deref(),
+        req.period.as_deref(),
+        req.timezone.as_deref(),
+    );
+    SpendPolicy::from_text(limit, period, &req.alerts, zone)
         .map(Some)
         .map_err(|e| ApiError::invalid(format!("spend.{e}")))
 }

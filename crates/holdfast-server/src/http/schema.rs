@@ -151,6 +151,11 @@ wire_schema!(MeterName, "MeterName", || custom_format(
     "holdfast-meter",
     "A meter of the rate card in force (else 422 `unknown_meter`)"
 ));
+wire_schema!(TimeZoneName, "TimeZoneName", || custom_format(
+    "holdfast-time-zone",
+    "An IANA time zone of the database built into holdfast, e.g. `Europe/Berlin` or `UTC` \
+     (else 422 `invalid_request`)"
+));
 wire_schema!(AllowanceName, "AllowanceName", || custom_format(
     "holdfast-allowance",
     "An allowance pocket of the rate card in force (not `money`; else 422)"
@@ -343,6 +348,8 @@ fn card_names(card: &RateCard, format: &str) -> Option<Vec<String>> {
         "holdfast-meter" => card.meters.keys().cloned().collect(),
         "holdfast-allowance" => card.allowances.keys().cloned().collect(),
         "holdfast-lane" => card.lanes(),
+        // Not the card's: the time zone database's, as built in.
+        "holdfast-time-zone" => holdfast::decide::SpendZone::names(),
         _ => return None,
     })
 }

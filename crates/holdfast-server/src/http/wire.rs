@@ -133,7 +133,8 @@ pub struct AccountBody {
     pub allowances: BTreeMap<String, AllowanceBody>,
 }
 
-/// An account's spending in the current UTC day or month, under the rule in force.
+/// An account's spending in the current day or month of its rule's time zone, under the
+/// rule in force.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SpendBody {
     /// The hard limit of the period's spending (`null`: none, thresholds only).
@@ -144,6 +145,9 @@ pub struct SpendBody {
     /// The thresholds whose first crossing in a period is told as
     /// `account.spend_threshold`: amounts or percentages of the limit, as set.
     pub alerts: Vec<String>,
+    /// The IANA time zone whose days and months the rule counts (`UTC` by default).
+    #[schema(example = "UTC")]
+    pub timezone: String,
     /// Whether the rule is the account's own (else its plan's).
     pub own: bool,
     pub period_start: String,
@@ -165,6 +169,7 @@ impl From<holdfast::SpendView> for SpendBody {
             limit_micros: limit.map(|l| l.0),
             period: s.policy.period.as_str().to_owned(),
             alerts: s.policy.alerts.iter().map(|t| t.format()).collect(),
+            timezone: s.policy.timezone.name().to_owned(),
             own: s.own,
             period_start: rfc3339(s.period_start),
             period_end: rfc3339(s.period_end),
@@ -176,7 +181,7 @@ impl From<holdfast::SpendView> for SpendBody {
     }
 }
 
-/// The length of a spending period: a UTC calendar day or month.
+/// The length of a spending period: a calendar day or month of the rule's time zone.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SpendPeriodName {

@@ -386,12 +386,13 @@ async fn check_counters(tx: &mut Tx, out: &mut Vec<Violation>) -> Result<(), Sto
     for r in tx.rows(&ACCOUNT_COUNTERS, params! {}).await? {
         let account = r.text("account_id")?;
         for period in ["day", "month"] {
-            let start = r.opt_int(&format!("spend_{period}_start"))?;
+            // An unmarked period (no start) has no base to check.
+            let Some(start) = r.opt_int(&format!("spend_{period}_start"))? else {
+                continue;
+            };
             let marked = r.int(&format!("{period}_marked"))?;
             let spent = r.int(&format!("{period}_spent"))?;
-            if let Some(start) = start
-                && marked != spent
-            {
+            if marked != spent {
                 let what = format!(
                     "spent since its {period} began ({start}): {} by its marks, {} by the ledger",
                     Micros(marked),

@@ -61,7 +61,7 @@ impl Store {
             {
                 return Ok(false);
             }
-            let mut snap = lock_account(tx, account, &[]).await?.snap;
+            let mut snap = lock_account(tx, self.card(), account, &[]).await?.snap;
             let Some(refills) = snap.reactivation_refills(self.card()) else {
                 return Ok(false);
             };

@@ -153,7 +153,7 @@ impl Store {
             {
                 return Ok(None);
             }
-            let snap = lock_account(tx, account, &[]).await?.snap;
+            let snap = lock_account(tx, self.card(), account, &[]).await?.snap;
             let mut outcome = AccountOutcome::default();
             let open = open_hold_lines(tx, account.as_str()).await?;
             let mut pockets: Vec<(&str, i64, i64)> = vec![(MONEY, snap.balance, snap.held)];

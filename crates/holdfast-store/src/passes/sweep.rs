@@ -105,7 +105,7 @@ impl Store {
     /// a worker finished meanwhile no longer qualifies.
     async fn expire_one(&self, job: &JobId) -> Result<bool, StoreError> {
         in_write_tx!(self, |tx| async {
-            let mut locked = LockedJobs::read(tx, &[job.as_str()]).await?;
+            let mut locked = LockedJobs::read(tx, self.card(), &[job.as_str()]).await?;
             let (row, state) = locked.only(job)?;
             let j = &row.job;
             let facts = SweepFacts {

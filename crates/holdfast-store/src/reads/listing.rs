@@ -72,10 +72,12 @@ impl Store {
                 limit: limit,
             };
             let rows = tx.rows(&LIST_ACCOUNTS, params).await?;
-            let accounts = rows
-                .iter()
-                .map(|row| AccountState::from_row(&account_id_of(row)?, row)?.view(self.card()))
-                .collect::<Result<Vec<_>, StoreError>>()?;
+            let mut accounts = Vec::with_capacity(rows.len());
+            for row in &rows {
+                let mut state = AccountState::from_row(&account_id_of(row)?, row)?;
+                state.mark_spending(tx, self.card()).await?;
+                accounts.push(state.view(self.card())?);
+            }
             let next = accounts
                 .last()
                 .map(|a| a.account_id.clone())

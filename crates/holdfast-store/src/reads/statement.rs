@@ -18,11 +18,10 @@ use crate::model::{
 use crate::reads::usage::{UsageGrouping, by_kind_and_meter, sum_by};
 use crate::store::Store;
 use crate::units::account_state::read_account;
+use crate::units::spending::last_entry_before;
 use crate::{in_read_tx, params, statement};
 
 static POCKET_BEFORE: Stmt = statement!(shared "pocket_before");
-static ENTRY_FROM: Stmt = statement!(shared "account_entry_from");
-static NEWEST_ENTRY: Stmt = statement!(shared "account_newest_entry");
 static CHANGES: Stmt = statement!(shared "statement_changes");
 static HOLDS_OPEN_AT: Stmt = statement!(shared "statement_holds_open_at");
 static RETENTION_MARKS: Stmt = statement!(shared "read_retention_marks");
@@ -40,7 +39,7 @@ impl Store {
         }
         let id = account.as_str();
         in_read_tx!(self, |tx| async {
-            read_account(tx, account).await?;
+            read_account(tx, self.card(), account).await?;
             let balance_before = async |tx: &mut Tx, before| {
                 let Some(last) = last_entry_before(tx, account, before).await? else {
                     return Ok::<_, StoreError>(0);
@@ -107,7 +106,7 @@ impl Store {
     ) -> Result<BalanceAt, StoreError> {
         let before = at.saturating_add(1);
         in_read_tx!(self, |tx| async {
-            let now = read_account(tx, account).await?;
+            let now = read_account(tx, self.card(), account).await?;
             // Before the jobs' cut a job open then may be gone: the holds are not read.
             let held_known = jobs_pruned_before(tx).await? <= at;
             let mut held = if held_known {
@@ -155,48 +154,6 @@ async fn pocket_at(
     let params = params! { account_id: account.as_str(), pocket: pocket, last_entry: last };
     let row = tx.maybe_row(&POCKET_BEFORE, params).await?;
     row.map(|r| r.int("amount_after")).transpose()
-}
-
-/// The last entry of `account` written before `before` (`None`: none). An account's
-/// entries are in time order (account_entry_from.sql), so a bisection over its entry ids
-/// finds it in a few dozen index probes however far back `before` is, where a walk back
-/// from the newest would read every entry written since.
-async fn last_entry_before(
-    tx: &mut Tx,
-    account: &AccountId,
-    before: Timestamp,
-) -> Result<Option<i64>, StoreError> {
-    let id = account.as_str();
-    let entry = |r: Option<crate::driver::db::Row>| {
-        r.map(|r| Ok::<_, StoreError>((r.int("entry_id")?, r.int("created_at")?)))
-            .transpose()
-    };
-    let newest = tx
-        .maybe_row(&NEWEST_ENTRY, params! { account_id: id })
-        .await?;
-    let newest = entry(newest)?;
-    let Some((newest_id, newest_at)) = newest else {
-        return Ok(None);
-    };
-    if newest_at < before {
-        return Ok(Some(newest_id));
-    }
-    // The answer is `found` or an entry in (found, below); every entry from `below` on
-    // was written at or after `before`.
-    let (mut found, mut below) = (None, newest_id);
-    loop {
-        let floor = found.unwrap_or(0);
-        if below - floor <= 1 {
-            return Ok(found);
-        }
-        let mid = floor + (below - floor) / 2;
-        let params = params! { account_id: id, from_id: mid };
-        match entry(tx.maybe_row(&ENTRY_FROM, params).await?)? {
-            Some((entry_id, created_at)) if created_at < before => found = Some(entry_id),
-            // None in [mid, that entry), and it and all after it are not before.
-            _ => below = mid,
-        }
-    }
 }
 
 /// What the jobs of `account` open just before `before` held, by pocket (while those jobs

@@ -19,6 +19,7 @@ use crate::driver::db::{Row, Tx};
 use crate::driver::statement::Stmt;
 use crate::error::StoreError;
 use crate::model::{AccountView, AllowanceView, SpendView};
+use crate::units::spending::spent_since;
 use crate::{params, statement};
 
 static LOCK_ACCOUNT: Stmt = statement!("lock_account");
@@ -124,7 +125,7 @@ pub(crate) struct AccountState {
     pub open_jobs: Option<i64>,
     pockets_read: bool,
     keys: HashMap<String, IdemRecord>,
-    /// The spending marks as stored (the snapshot's are rolled to its clock).
+    /// The spending marks as stored (the snapshot's may have been marked since).
     marks_stored: SpendMarks,
 }
 
@@ -239,10 +240,23 @@ impl AccountState {
         self.keys.insert(key.to_owned(), record);
     }
 
-    /// The spending marks when the unit of work changed them (rolled to a new period, or
-    /// a threshold told), counted as written from here on: the caller writes them
-    /// ([`write_spend_marks`]) in its transaction. Every unit that changes `total_spent`
-    /// does: a period's base must be written before its first spending.
+    /// Marks the period of the rule in force from the ledger where it is not marked for
+    /// now (core's [`AccountSnapshot::unmarked_spend_period`]): once per account and
+    /// period under a rule; nothing for an account without one. The account is locked
+    /// (or read in one snapshot), so the ledger agrees with its `total_spent`.
+    pub async fn mark_spending(&mut self, tx: &mut Tx, card: &RateCard) -> Result<(), StoreError> {
+        let snap = &mut self.snap;
+        let Some((period, start)) = snap.unmarked_spend_period(card) else {
+            return Ok(());
+        };
+        let spent = spent_since(tx, &self.account, start).await?;
+        (snap.spend.marks).mark(period, start, snap.total_spent, spent);
+        Ok(())
+    }
+
+    /// The spending marks when the unit of work changed them (a period marked, or a
+    /// threshold told), counted as written from here on: the caller writes them
+    /// ([`write_spend_marks`]) in its transaction.
     pub fn take_changed_marks(&mut self) -> Option<SpendMarks> {
         let marks = self.snap.spend.marks;
         (marks != self.marks_stored).then(|| {
@@ -321,15 +335,16 @@ pub(crate) async fn write_spend_marks(
 }
 
 /// The account columns of a row, the account's creation under `created_at`, with an
-/// empty set of pockets; its spending marks rolled to the row's clock, and as stored.
+/// empty set of pockets and its spending marks as stored (a mark not kept is NULL, or 0
+/// where SQLite's column cannot be NULL).
 fn snapshot_from(row: &Row, created_at: &str) -> Result<(AccountSnapshot, SpendMarks), StoreError> {
     let stored = SpendMarks {
         day_start: row.opt_int("spend_day_start")?,
-        day_base: row.int("spend_day_base")?,
+        day_base: row.opt_int("spend_day_base")?.unwrap_or(0),
         month_start: row.opt_int("spend_month_start")?,
-        month_base: row.int("spend_month_base")?,
+        month_base: row.opt_int("spend_month_base")?.unwrap_or(0),
         alerted_start: row.opt_int("spend_alerted_start")?,
-        alerted: row.int("spend_alerted")?,
+        alerted: row.opt_int("spend_alerted")?.unwrap_or(0),
     };
     let policy: Option<SpendPolicy> = (row.opt_text("spend_policy")?)
         .map(|text| parse_json("spend_policy", &text))
@@ -337,7 +352,7 @@ fn snapshot_from(row: &Row, created_at: &str) -> Result<(AccountSnapshot, SpendM
     let (now, total_spent) = (row.int("now")?, row.int("total_spent")?);
     let spend = Spend {
         policy,
-        marks: stored.rolled(now, total_spent),
+        marks: stored,
     };
     let snap = AccountSnapshot {
         plan: row.text("plan")?,
@@ -383,9 +398,11 @@ fn keys_json(keys: &[&str]) -> String {
 
 /// Locks the account row and reads it with the database clock, and with its pockets,
 /// open jobs and the records of `keys` where the statement reads them with the lock
-/// (SQLite); elsewhere they are read on demand.
+/// (SQLite); elsewhere they are read on demand. The period of its rule of spending is
+/// marked ([`AccountState::mark_spending`]).
 pub(crate) async fn lock_account_row(
     tx: &mut Tx,
+    card: &RateCard,
     account: &AccountId,
     keys: &[&str],
 ) -> Result<AccountState, StoreError> {
@@ -394,33 +411,40 @@ pub(crate) async fn lock_account_row(
         .maybe_row(&LOCK_ACCOUNT, params)
         .await?
         .ok_or(Refusal::AccountNotFound)?;
-    AccountState::read(account, &row, "created_at")
+    let mut state = AccountState::read(account, &row, "created_at")?;
+    state.mark_spending(tx, card).await?;
+    Ok(state)
 }
 
 /// Locks the account row and reads it with its pockets, its open jobs and the records
 /// of `keys`, all current.
 pub(crate) async fn lock_account(
     tx: &mut Tx,
+    card: &RateCard,
     account: &AccountId,
     keys: &[&str],
 ) -> Result<AccountState, StoreError> {
-    let mut state = lock_account_row(tx, account, keys).await?;
+    let mut state = lock_account_row(tx, card, account, keys).await?;
     if state.open_jobs.is_none() {
         state.look_up(tx, keys).await?;
     }
     Ok(state)
 }
 
-/// Reads the account without locking it (in a read transaction: one snapshot).
+/// Reads the account without locking it (in a read transaction: one snapshot), the
+/// period of its rule of spending marked (not written).
 pub(crate) async fn read_account(
     tx: &mut Tx,
+    card: &RateCard,
     account: &AccountId,
 ) -> Result<AccountState, StoreError> {
     let row = tx
         .maybe_row(&READ_ACCOUNT, params! { account_id: account.as_str() })
         .await?
         .ok_or(Refusal::AccountNotFound)?;
-    AccountState::from_row(account, &row)
+    let mut state = AccountState::from_row(account, &row)?;
+    state.mark_spending(tx, card).await?;
+    Ok(state)
 }
 
 pub(crate) fn account_id_of(row: &Row) -> Result<AccountId, StoreError> {

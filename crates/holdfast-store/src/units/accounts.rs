@@ -1,8 +1,6 @@
 //! Accounts and their allowance pockets: put, read, activity, block.
 
-use holdfast_core::decide::{
-    self, AccountSnapshot, NewPocket, Recharge, SpendPeriod, SpendPolicy, Timestamp,
-};
+use holdfast_core::decide::{self, AccountSnapshot, NewPocket, Recharge, SpendPolicy, Timestamp};
 use holdfast_core::{AccountId, Refusal};
 
 use crate::driver::db::Tx;
@@ -68,10 +66,9 @@ impl Store {
         let params = params! {
             account_id: account_id, plan: plan, plan_until: plan_until,
             max_concurrent_jobs: max_concurrent_jobs, now: now,
-            day_start: SpendPeriod::Day.start(now), month_start: SpendPeriod::Month.start(now),
         };
         let inserted = tx.exec(&INSERT_ACCOUNT, params).await? == 1;
-        let mut state = lock_account(tx, account, &[]).await?;
+        let mut state = lock_account(tx, self.card(), account, &[]).await?;
         let snap = &mut state.snap;
         if !inserted {
             if snap.plan != req.plan {
@@ -108,6 +105,9 @@ impl Store {
         }
         self.add_missing_pockets(tx, account, snap, inserted)
             .await?;
+        // A rule that came into force counts what was spent in its period already.
+        state.mark_spending(tx, self.card()).await?;
+        state.write_changed_marks(tx).await?;
         Ok((state.view(self.card())?, inserted))
     }
 
@@ -155,14 +155,16 @@ impl Store {
 
     pub async fn get_account(&self, account: &AccountId) -> Result<AccountView, StoreError> {
         in_read_tx!(self, |tx| async {
-            read_account(tx, account).await?.view(self.card())
+            read_account(tx, self.card(), account)
+                .await?
+                .view(self.card())
         })
     }
 
     /// Records activity: applies due refills and stamps `last_active_at`.
     pub async fn activity(&self, account: &AccountId) -> Result<AccountView, StoreError> {
         in_write_tx!(self, |tx| async {
-            let mut state = lock_account(tx, account, &[]).await?;
+            let mut state = lock_account(tx, self.card(), account, &[]).await?;
             self.record_activity(tx, account, &mut state.snap).await?;
             state.view(self.card())
         })
@@ -215,7 +217,7 @@ impl Store {
             crate::units::refunds::check_reason(r)?;
         }
         in_write_tx!(self, |tx| async {
-            let mut state = lock_account(tx, account, &[]).await?;
+            let mut state = lock_account(tx, self.card(), account, &[]).await?;
             change_block(tx, account, &mut state, blocked, reason).await?;
             state.view(self.card())
         })

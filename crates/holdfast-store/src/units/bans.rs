@@ -34,7 +34,7 @@ impl Store {
     pub async fn ban(&self, account: &AccountId, reason: &str) -> Result<Banned, StoreError> {
         check_reason(reason)?;
         in_write_tx!(self, |tx| async {
-            let mut state = lock_account(tx, account, &[]).await?;
+            let mut state = lock_account(tx, self.card(), account, &[]).await?;
             if state.snap.banned_at.is_some() {
                 let account = state.view(self.card())?;
                 return Ok(Banned {
@@ -86,7 +86,7 @@ impl Store {
     /// Lifts a ban (`account.unbanned`); an account not banned is answered as it is.
     pub async fn unban(&self, account: &AccountId) -> Result<AccountView, StoreError> {
         in_write_tx!(self, |tx| async {
-            let mut state = lock_account(tx, account, &[]).await?;
+            let mut state = lock_account(tx, self.card(), account, &[]).await?;
             if state.snap.banned_at.is_none() {
                 return state.view(self.card());
             }

@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 
-use holdfast_core::AccountId;
+use holdfast_core::{AccountId, RateCard};
 use serde_json::json;
 
 use crate::driver::db::{Arg, Row, Tx};
@@ -100,8 +100,11 @@ pub(crate) enum Stale {
 /// account's row changed while it waited), `stale` says what is done; with
 /// [`Keys::ReadFirst`] they are read again for every account, with the records of the
 /// keys named, by a statement of their own. An account that does not exist is absent.
+/// The period of each account's rule of spending is marked
+/// ([`AccountState::mark_spending`]).
 pub(crate) async fn lock_accounts_and_read(
     tx: &mut Tx,
+    card: &RateCard,
     named: &[[&str; 2]],
     keys: Keys,
     on_stale: Stale,
@@ -133,6 +136,9 @@ pub(crate) async fn lock_accounts_and_read(
     let rows = read_again(tx, again, keys).await?;
     for row in rows {
         locked_mut(&mut states, &account_id_of(&row)?, "read, not locked")?.fill_from(&row)?;
+    }
+    for state in states.values_mut() {
+        state.mark_spending(tx, card).await?;
     }
     Ok(states)
 }

@@ -173,7 +173,7 @@ impl Store {
     /// running → `already_started`, or a cooperative cancel request.
     pub async fn cancel(&self, job: &JobId) -> Result<(Job, CancelOutcome), StoreError> {
         in_write_tx!(self, |tx| async {
-            let mut locked = LockedJobs::read(tx, &[job.as_str()]).await?;
+            let mut locked = LockedJobs::read(tx, self.card(), &[job.as_str()]).await?;
             let (row, state) = locked.only(job)?;
             let policy = self
                 .card()
@@ -265,7 +265,7 @@ impl Store {
         // a round trip while they are held).
         let mark = (items.len() > 1).then_some(CrossAccount::FinishJobs);
         in_write_tx!(self, across mark, |tx| async {
-            let mut locked = LockedJobs::read(tx, &job_ids).await?;
+            let mut locked = LockedJobs::read(tx, self.card(), &job_ids).await?;
             let decided = decide_batch(self.card(), items, &mut locked)?;
             write_batch(tx, decided).await
         })
@@ -281,8 +281,12 @@ pub(crate) struct LockedJobs {
 impl LockedJobs {
     /// Locks and reads the jobs and their accounts, and the pockets of the accounts whose
     /// jobs hold one.
-    pub(crate) async fn read(tx: &mut Tx, job_ids: &[&str]) -> Result<LockedJobs, StoreError> {
-        let mut locked = Self::lock(tx, job_ids).await?;
+    pub(crate) async fn read(
+        tx: &mut Tx,
+        card: &RateCard,
+        job_ids: &[&str],
+    ) -> Result<LockedJobs, StoreError> {
+        let mut locked = Self::lock(tx, card, job_ids).await?;
         for job in locked.jobs.values() {
             if job.job.hold.iter().any(|l| l.pocket != MONEY) {
                 let state = account_of(&mut locked.accounts, &job.job)?;
@@ -292,8 +296,13 @@ impl LockedJobs {
         Ok(locked)
     }
 
-    /// Locks and reads the jobs and their accounts (the accounts' pockets not read).
-    pub(crate) async fn lock(tx: &mut Tx, job_ids: &[&str]) -> Result<LockedJobs, StoreError> {
+    /// Locks and reads the jobs and their accounts (the accounts' pockets not read; the
+    /// period of a rule of spending marked).
+    pub(crate) async fn lock(
+        tx: &mut Tx,
+        card: &RateCard,
+        job_ids: &[&str],
+    ) -> Result<LockedJobs, StoreError> {
         let params = params! { job_ids: Arg::texts(job_ids.iter().copied()) };
         let rows = tx.rows(&LOCK_JOBS_AND_ACCOUNTS, params).await?;
         let mut locked = LockedJobs {
@@ -307,6 +316,9 @@ impl LockedJobs {
                 new.insert(AccountState::from_job_row(&account, row)?);
             }
             locked.jobs.insert(job.job.job_id.clone(), job);
+        }
+        for state in locked.accounts.values_mut() {
+            state.mark_spending(tx, card).await?;
         }
         Ok(locked)
     }

@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
 use holdfast_core::decide::{self, MoneyMove, Suspension};
-use holdfast_core::{AccountId, AccountSnapshot, MONEY, Micros, Refusal};
+use holdfast_core::{AccountId, AccountSnapshot, MONEY, Micros, RateCard, Refusal};
 use serde::Serialize;
 
 use crate::driver::db::{Arg, Tx};
@@ -246,7 +246,7 @@ impl Store {
     ) -> Result<(Vec<Answer>, HashMap<AccountId, Ingesting>), AttemptFailed> {
         let mark = items.iter().any(|(a, _)| a != &items[0].0).then_some(why);
         in_write_tx!(self, across mark, fails AttemptFailed, |tx| async {
-            let mut states = lock_and_read(tx, items, keys).await?;
+            let mut states = lock_and_read(tx, self.card(), items, keys).await?;
             // Only the debits that passed their checks (a job_ref with a NUL does not).
             let refs = items.iter().zip(priced).filter_map(|((a, _), p)| {
                 Some((a.as_str(), p.as_ref().ok()?.req.job_ref.as_deref()?))
@@ -449,6 +449,7 @@ impl Ingesting {
 /// absent.
 async fn lock_and_read(
     tx: &mut Tx,
+    card: &RateCard,
     items: &[(AccountId, DebitRequest)],
     keys: Keys,
 ) -> Result<HashMap<AccountId, Ingesting>, StoreError> {
@@ -456,7 +457,7 @@ async fn lock_and_read(
         .iter()
         .map(|(a, r)| [a.as_str(), r.key.as_str()])
         .collect();
-    let states = lock_accounts_and_read(tx, &named, keys, Stale::ReadByTheWrite).await?;
+    let states = lock_accounts_and_read(tx, card, &named, keys, Stale::ReadByTheWrite).await?;
     let states = states.into_iter().map(|(account, state)| {
         let start = (state.snap.balance, state.snap.total_spent);
         let ingesting = Ingesting {

@@ -149,7 +149,7 @@ impl Store {
             request_hash: &hash,
         };
         in_write_tx!(self, fails MoneyFailed, |tx| async {
-            let mut state = lock_account_row(tx, account, &[key.as_str()]).await?;
+            let mut state = lock_account_row(tx, self.card(), account, &[key.as_str()]).await?;
             if let Some(replay) = self.known_replay(tx, &mut state, use_of_key).await? {
                 return Ok(replay);
             }
@@ -278,7 +278,7 @@ impl Store {
             request_hash: &hash,
         };
         in_write_tx!(self, fails MoneyFailed, |tx| async {
-            let mut state = lock_account(tx, account, &[top_up_key.as_str(), key.as_str()]).await?;
+            let mut state = lock_account(tx, self.card(), account, &[top_up_key.as_str(), key.as_str()]).await?;
             let top_up_entry = refundable_top_up(&state, top_up_key, use_of_key)?;
             if let Some(replay) = self.known_replay(tx, &mut state, use_of_key).await? {
                 return Ok(Some(replay));
@@ -366,7 +366,7 @@ impl Store {
     ) -> Result<Page<LedgerEntry>, StoreError> {
         let limit = limit.clamp(1, MAX_PAGE);
         in_read_tx!(self, |tx| async {
-            read_account(tx, account).await?;
+            read_account(tx, self.card(), account).await?;
             let params = params! {
                 account_id: account.as_str(), after: after.unwrap_or(0), limit: limit,
             };

@@ -74,7 +74,7 @@ impl Store {
         account: &AccountId,
     ) -> Result<AccountId, StoreError> {
         in_write_tx!(self, |tx| async {
-            lock_account(tx, account, &[]).await?;
+            lock_account(tx, self.card(), account, &[]).await?;
             let now = now(tx).await?;
             let params = params! {
                 provider: provider, payment_id: payment_id, account_id: account.as_str(), now: now,
@@ -102,7 +102,7 @@ impl Store {
         account: &AccountId,
     ) -> Result<CustomerAccount, StoreError> {
         in_write_tx!(self, |tx| async {
-            lock_account(tx, account, &[]).await?;
+            lock_account(tx, self.card(), account, &[]).await?;
             let now = now(tx).await?;
             let params = params! {
                 provider: provider, customer_id: customer_id, account_id: account.as_str(), now: now,
@@ -155,7 +155,7 @@ impl Store {
         dispute: Dispute<'_>,
     ) -> Result<AccountView, StoreError> {
         in_write_tx!(self, |tx| async {
-            let mut state = lock_account(tx, account, &[]).await?;
+            let mut state = lock_account(tx, self.card(), account, &[]).await?;
             let key = params! { provider: dispute.provider, dispute_id: dispute.dispute_id };
             let known = tx.maybe_row(&PAYMENT_DISPUTE, key).await?;
             let was = match &known {
@@ -217,7 +217,7 @@ impl Store {
         data: serde_json::Value,
     ) -> Result<bool, StoreError> {
         in_write_tx!(self, |tx| async {
-            let state = lock_account(tx, account, &[]).await?;
+            let state = lock_account(tx, self.card(), account, &[]).await?;
             let now = state.snap.now;
             let params = params! { provider: provider, payment_id: payment_id, now: now };
             if tx.maybe_row(&MARK_PAYMENT_REFUSED, params).await?.is_none() {

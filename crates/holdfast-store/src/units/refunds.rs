@@ -213,7 +213,7 @@ impl Store {
         in_write_tx!(self, |tx| async {
             // The look-up after the locks reads the pockets with the key's record: the
             // lock need not read them first.
-            let mut locked = LockedJobs::lock(tx, &[job.as_str()]).await?;
+            let mut locked = LockedJobs::lock(tx, self.card(), &[job.as_str()]).await?;
             let (row, state) = locked.only(job)?;
             state.look_up(tx, &[req.key.as_str()]).await?;
             if let Some(record) = state.replay(req.key.as_str(), "job_refund", &hash)? {
@@ -284,7 +284,7 @@ impl Store {
             "op": "grant", "pocket": req.pocket, "amount": req.amount, "reason": req.reason,
         }));
         in_write_tx!(self, |tx| async {
-            let mut state = lock_account(tx, account, &[req.key.as_str()]).await?;
+            let mut state = lock_account(tx, self.card(), account, &[req.key.as_str()]).await?;
             if let Some(record) = state.replay(req.key.as_str(), "grant", &hash)? {
                 let entry_id = record
                     .entry_id

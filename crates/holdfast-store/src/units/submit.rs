@@ -217,7 +217,7 @@ impl Store {
                 .iter()
                 .map(|i| [i.req.account.as_str(), i.req.key.as_str()])
                 .collect();
-            let mut states = lock_accounts_and_read(tx, &named, keys, Stale::ReadBeforeDeciding).await?;
+            let mut states = lock_accounts_and_read(tx, self.card(), &named, keys, Stale::ReadBeforeDeciding).await?;
             let mut call = SubmitCall::default();
             let mut decided = Vec::with_capacity(items.len());
             for (item, hash) in items.iter().zip(hashes) {

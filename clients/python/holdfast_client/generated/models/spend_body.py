@@ -14,22 +14,24 @@ T = TypeVar("T", bound="SpendBody")
 
 @_attrs_define
 class SpendBody:
-    """An account's spending in the current UTC day or month, under the rule in force.
+    """An account's spending in the current day or month of its rule's time zone, under the
+    rule in force.
 
-    Attributes:
-        alerts (list[str]): The thresholds whose first crossing in a period is told as
-            `account.spend_threshold`: amounts or percentages of the limit, as set.
-        own (bool): Whether the rule is the account's own (else its plan's).
-        period (SpendPeriodName): The length of a spending period: a UTC calendar day or month.
-        period_end (str):
-        period_start (str):
-        spent (str): Money debits and captures less money job refunds in the period.
-        spent_micros (int):
-        left (None | str | Unset): `limit − spent − held` (`null` without a limit); what a debit or a submit's money
-            hold may still take. Below zero when captures went past it.
-        left_micros (int | None | Unset):
-        limit (None | str | Unset): The hard limit of the period's spending (`null`: none, thresholds only).
-        limit_micros (int | None | Unset):
+        Attributes:
+            alerts (list[str]): The thresholds whose first crossing in a period is told as
+                `account.spend_threshold`: amounts or percentages of the limit, as set.
+            own (bool): Whether the rule is the account's own (else its plan's).
+            period (SpendPeriodName): The length of a spending period: a calendar day or month of the rule's time zone.
+            period_end (str):
+            period_start (str):
+            spent (str): Money debits and captures less money job refunds in the period.
+            spent_micros (int):
+            timezone (str): The IANA time zone whose days and months the rule counts (`UTC` by default). Example: UTC.
+            left (None | str | Unset): `limit − spent − held` (`null` without a limit); what a debit or a submit's money
+                hold may still take. Below zero when captures went past it.
+            left_micros (int | None | Unset):
+            limit (None | str | Unset): The hard limit of the period's spending (`null`: none, thresholds only).
+            limit_micros (int | None | Unset):
     """
 
     alerts: list[str]
@@ -39,6 +41,7 @@ class SpendBody:
     period_start: str
     spent: str
     spent_micros: int
+    timezone: str
     left: None | str | Unset = UNSET
     left_micros: int | None | Unset = UNSET
     limit: None | str | Unset = UNSET
@@ -59,6 +62,8 @@ class SpendBody:
         spent = self.spent
 
         spent_micros = self.spent_micros
+
+        timezone = self.timezone
 
         left: None | str | Unset
         if isinstance(self.left, Unset):
@@ -95,6 +100,7 @@ class SpendBody:
                 "period_start": period_start,
                 "spent": spent,
                 "spent_micros": spent_micros,
+                "timezone": timezone,
             }
         )
         if left is not UNSET:
@@ -124,6 +130,8 @@ class SpendBody:
         spent = d.pop("spent")
 
         spent_micros = d.pop("spent_micros")
+
+        timezone = d.pop("timezone")
 
         def _parse_left(data: object) -> None | str | Unset:
             if data is None:
@@ -169,6 +177,7 @@ class SpendBody:
             period_start=period_start,
             spent=spent,
             spent_micros=spent_micros,
+            timezone=timezone,
             left=left,
             left_micros=left_micros,
             limit=limit,

@@ -19,11 +19,13 @@ class SpendRequestType0:
             leading zero, e.g. `"10.00"`
         alerts (list[str] | Unset): Up to 20 amounts (`"40.00"`) or whole percentages of the limit (`"80%"`).
         period (None | SpendPeriodName | Unset):
+        timezone (None | str | Unset):
     """
 
     limit: str
     alerts: list[str] | Unset = UNSET
     period: None | SpendPeriodName | Unset = UNSET
+    timezone: None | str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         limit = self.limit
@@ -40,6 +42,12 @@ class SpendRequestType0:
         else:
             period = self.period
 
+        timezone: None | str | Unset
+        if isinstance(self.timezone, Unset):
+            timezone = UNSET
+        else:
+            timezone = self.timezone
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -51,6 +59,8 @@ class SpendRequestType0:
             field_dict["alerts"] = alerts
         if period is not UNSET:
             field_dict["period"] = period
+        if timezone is not UNSET:
+            field_dict["timezone"] = timezone
 
         return field_dict
 
@@ -78,10 +88,20 @@ class SpendRequestType0:
 
         period = _parse_period(d.pop("period", UNSET))
 
+        def _parse_timezone(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        timezone = _parse_timezone(d.pop("timezone", UNSET))
+
         spend_request_type_0 = cls(
             limit=limit,
             alerts=alerts,
             period=period,
+            timezone=timezone,
         )
 
         return spend_request_type_0

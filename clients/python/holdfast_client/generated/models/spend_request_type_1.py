@@ -18,11 +18,13 @@ class SpendRequestType1:
         alerts (list[str] | Unset): Up to 20 amounts (`"40.00"`) or whole percentages of the limit (`"80%"`).
         limit (None | Unset):
         period (None | SpendPeriodName | Unset):
+        timezone (None | str | Unset):
     """
 
     alerts: list[str] | Unset = UNSET
     limit: None | Unset = UNSET
     period: None | SpendPeriodName | Unset = UNSET
+    timezone: None | str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         alerts: list[str] | Unset = UNSET
@@ -39,6 +41,12 @@ class SpendRequestType1:
         else:
             period = self.period
 
+        timezone: None | str | Unset
+        if isinstance(self.timezone, Unset):
+            timezone = UNSET
+        else:
+            timezone = self.timezone
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update({})
@@ -48,6 +56,8 @@ class SpendRequestType1:
             field_dict["limit"] = limit
         if period is not UNSET:
             field_dict["period"] = period
+        if timezone is not UNSET:
+            field_dict["timezone"] = timezone
 
         return field_dict
 
@@ -75,10 +85,20 @@ class SpendRequestType1:
 
         period = _parse_period(d.pop("period", UNSET))
 
+        def _parse_timezone(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        timezone = _parse_timezone(d.pop("timezone", UNSET))
+
         spend_request_type_1 = cls(
             alerts=alerts,
             limit=limit,
             period=period,
+            timezone=timezone,
         )
 
         return spend_request_type_1
