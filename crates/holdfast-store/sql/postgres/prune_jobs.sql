@@ -1,23 +1,15 @@
--- prune_jobs: deletes up to :limit jobs that finished before :cutoff and that no ledger
--- entry written since :cutoff names (a late refund keeps its job), oldest first. A job
--- locked by anyone (a refund in flight) is skipped, so what a refund read is what it
--- writes to; one locked by the prune makes a refund wait and then find no job.
+-- prune_jobs: deletes the jobs prune_jobs_lock locked, except those a ledger entry
+-- written since :cutoff names (a late refund keeps its job): read in this statement's
+-- snapshot, which postdates every lock, so a refund that committed while the locks were
+-- taken is seen; one not yet begun waits for the prune and then finds no job.
 --
--- :cutoff  jobs that finished before this time go (micros)
--- :limit   at most this many
-DELETE FROM jobs
-WHERE job_id IN (
-    SELECT job.job_id
-    FROM jobs AS job
-    WHERE job.finished_at < :cutoff
-      AND job.status NOT IN ('queued', 'in_progress')
-      AND NOT EXISTS (
-        SELECT 1 FROM ledger AS entry
-        WHERE entry.account_id = job.account_id
-          AND entry.ref = job.job_id
-          AND entry.created_at >= :cutoff
-      )
-    ORDER BY job.finished_at
-    LIMIT :limit
-    FOR UPDATE OF job SKIP LOCKED
-)
+-- :cutoff   as prune_jobs_lock's
+-- :job_ids  the jobs it locked, an array of text
+DELETE FROM jobs AS job
+ WHERE job.job_id = ANY(:job_ids::text[])
+   AND NOT EXISTS (
+     SELECT 1 FROM ledger AS entry
+      WHERE entry.account_id = job.account_id
+        AND entry.ref = job.job_id
+        AND entry.created_at >= :cutoff
+   )

@@ -1,21 +1,14 @@
--- prune_jobs: deletes up to :limit jobs that finished before :cutoff and that no ledger
--- entry written since :cutoff names (a late refund keeps its job), oldest first. (The
--- write transaction holds the database's write lock: no refund runs meanwhile.)
+-- prune_jobs: deletes the jobs prune_jobs_lock chose, except those a ledger entry written
+-- since :cutoff names (as postgres/prune_jobs.sql; under SQLite's write lock nothing
+-- changed between the two).
 --
--- :cutoff  jobs that finished before this time go (micros)
--- :limit   at most this many
+-- :cutoff   as prune_jobs_lock's
+-- :job_ids  the jobs, as a JSON array of strings
 DELETE FROM jobs
-WHERE job_id IN (
-    SELECT job.job_id
-    FROM jobs AS job
-    WHERE job.finished_at < :cutoff
-      AND job.status NOT IN ('queued', 'in_progress')
-      AND NOT EXISTS (
-        SELECT 1 FROM ledger AS entry
-        WHERE entry.account_id = job.account_id
-          AND entry.ref = job.job_id
-          AND entry.created_at >= :cutoff
-      )
-    ORDER BY job.finished_at
-    LIMIT :limit
-)
+ WHERE job_id IN (SELECT value FROM json_each(:job_ids))
+   AND NOT EXISTS (
+     SELECT 1 FROM ledger AS entry
+      WHERE entry.account_id = jobs.account_id
+        AND entry.ref = jobs.job_id
+        AND entry.created_at >= :cutoff
+   )

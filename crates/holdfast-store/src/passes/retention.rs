@@ -13,6 +13,7 @@
 use holdfast_core::decide::{MICROS_PER_SECOND, Timestamp};
 use serde::Serialize;
 
+use crate::driver::db::Arg;
 use crate::driver::statement::Stmt;
 use crate::error::StoreError;
 use crate::scope::CrossAccount;
@@ -26,6 +27,7 @@ pub const PRUNE_CHUNK: u64 = 2_000;
 const MICROS_PER_DAY: i64 = 86_400 * MICROS_PER_SECOND;
 
 static PRUNE_IDEMPOTENCY: Stmt = statement!("prune_idempotency");
+static PRUNE_JOBS_LOCK: Stmt = statement!("prune_jobs_lock");
 static PRUNE_JOBS: Stmt = statement!("prune_jobs");
 static PRUNE_DELIVERIES: Stmt = statement!("prune_webhook_deliveries");
 static PRUNE_EVENTS_HEAD: Stmt = statement!("prune_events_head");
@@ -145,10 +147,25 @@ impl Store {
                     let n = tx.exec(&PRUNE_EVENTS, params! { through: through }).await?;
                     (n, Some(through))
                 }
+                // Locked, then deleted by a statement of its own that looks again for a
+                // refund that committed while the locks were taken (prune_jobs.sql).
+                Table::Jobs => {
+                    let locked = tx
+                        .rows(&PRUNE_JOBS_LOCK, params! { cutoff: cutoff, limit: limit })
+                        .await?;
+                    let ids = (locked.iter().map(|r| r.text("job_id")))
+                        .collect::<Result<Vec<String>, StoreError>>()?;
+                    let mut n = 0;
+                    if !ids.is_empty() {
+                        let job_ids = Arg::texts(ids.iter().map(String::as_str));
+                        let params = params! { cutoff: cutoff, job_ids: job_ids };
+                        n = tx.exec(&PRUNE_JOBS, params).await?;
+                    }
+                    (n, None)
+                }
                 _ => {
                     let stmt = match table {
                         Table::Idempotency => &PRUNE_IDEMPOTENCY,
-                        Table::Jobs => &PRUNE_JOBS,
                         _ => &PRUNE_DELIVERIES,
                     };
                     let n = tx
