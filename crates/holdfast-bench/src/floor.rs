@@ -519,6 +519,7 @@ fn engine_debits(
             actor: "library".to_owned(),
             meter: Some("linux-small".to_owned()),
             seconds: Some(1),
+            blocks: None,
         });
     }
     let changes = state

@@ -4,7 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::decide::{AccountStatus, JobStatus, PocketAmount, StatusMarks, Timestamp};
+use crate::decide::{
+    AccountSnapshot, AccountStatus, BlockAmount, CreditCategory, JobStatus, PocketAmount,
+    StatusMarks, Timestamp,
+};
 use serde::Serialize;
 
 /// One ledger entry: one change of one pocket.
@@ -25,6 +28,9 @@ pub struct LedgerEntry {
     /// and for metered debits written before migration 0013 recorded them).
     pub meter: Option<String>,
     pub seconds: Option<i64>,
+    /// The credit blocks it moved (block 0: general money); empty on an account
+    /// without blocks.
+    pub blocks: Vec<BlockAmount>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -64,6 +70,51 @@ pub struct AccountView {
     /// Its spending in the current period, when a rule of spending applies to it.
     pub spend: Option<SpendView>,
     pub allowances: BTreeMap<String, AllowanceView>,
+    /// Its credit blocks that hold money, in the order they are drawn.
+    pub blocks: Vec<BlockView>,
+}
+
+/// A credit block as the API shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BlockView {
+    pub block_id: i64,
+    pub category: CreditCategory,
+    pub priority: i64,
+    pub expires_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub granted: i64,
+    pub remaining: i64,
+    pub held: i64,
+    /// Past its expiry, not yet written off: what is free of it is not available.
+    pub expired: bool,
+}
+
+impl BlockView {
+    /// The blocks of `snap`, in the order a draw takes them (expired ones last).
+    pub fn of(snap: &AccountSnapshot) -> Vec<BlockView> {
+        let order = snap.spending_order();
+        let place = |id: i64| {
+            order
+                .iter()
+                .position(|(b, _)| *b == id)
+                .unwrap_or(usize::MAX)
+        };
+        let mut blocks: Vec<BlockView> = (snap.blocks.iter())
+            .map(|b| BlockView {
+                block_id: b.id,
+                category: b.terms.category,
+                priority: b.terms.priority,
+                expires_at: b.terms.expires_at,
+                created_at: b.created_at,
+                granted: b.granted,
+                remaining: b.remaining,
+                held: b.held,
+                expired: b.expired(snap.now),
+            })
+            .collect();
+        blocks.sort_by_key(|b| (place(b.block_id), b.block_id));
+        blocks
+    }
 }
 
 /// An account's spending in the current period of the rule in force: the rule (its own,

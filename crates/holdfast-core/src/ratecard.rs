@@ -134,6 +134,8 @@ pub struct Schedules {
     pub reactivate_every_seconds: f64,
     pub webhooks_every_seconds: f64,
     pub prune_every_seconds: f64,
+    /// How often the expiry pass writes off credit blocks past their expiry.
+    pub expire_every_seconds: f64,
 }
 
 /// How long what is not the ledger is kept (docs/OPERATIONS.md "Retention"), in days.
@@ -349,6 +351,7 @@ struct RawSchedules {
     reactivate_every_seconds: Option<f64>,
     webhooks_every_seconds: Option<f64>,
     prune_every_seconds: Option<f64>,
+    expire_every_seconds: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -696,6 +699,7 @@ impl RateCard {
                 1.0,
             )?,
             prune_every_seconds: interval("prune_every_seconds", s.prune_every_seconds, 3600.0)?,
+            expire_every_seconds: interval("expire_every_seconds", s.expire_every_seconds, 60.0)?,
         })
     }
 

@@ -47,6 +47,7 @@ fn snap(balance: i64, images: i64) -> AccountSnapshot {
         recharge: None,
         allowances,
         spend: Default::default(),
+        blocks: Vec::new(),
         now: START + 1,
     }
 }
@@ -55,6 +56,7 @@ fn hold_line(pocket: &str, amount: i64) -> PocketAmount {
     PocketAmount {
         pocket: pocket.into(),
         amount,
+        blocks: Vec::new(),
     }
 }
 

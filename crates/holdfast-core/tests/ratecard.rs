@@ -60,6 +60,7 @@ fn a_minimal_card_gets_every_default() {
             reactivate_every_seconds: 600.0,
             webhooks_every_seconds: 1.0,
             prune_every_seconds: 3600.0,
+            expire_every_seconds: 60.0,
         }
     );
     assert_eq!(card.retention, Retention::default());

@@ -187,6 +187,7 @@ mod tests {
             actor: Some("key:k1".into()),
             meter: None,
             seconds: None,
+            blocks: Vec::new(),
         }
     }
 

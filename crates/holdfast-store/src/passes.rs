@@ -2,6 +2,7 @@
 //! reactivation, reconciliation, retention (prune), webhook delivery, and the audit.
 
 pub mod audit;
+pub mod expiry;
 pub mod reactivate;
 pub mod reconcile;
 pub mod retention;

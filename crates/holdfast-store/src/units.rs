@@ -5,6 +5,7 @@
 pub mod account_state;
 pub mod accounts;
 pub mod bans;
+pub mod blocks;
 pub mod claim;
 pub mod finish;
 pub mod ingest;

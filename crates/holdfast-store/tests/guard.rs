@@ -51,6 +51,7 @@ async fn debit_of_ten(pool: &Pool, buffer: i64) -> Outcome {
         actor: "library".into(),
         meter: None,
         seconds: None,
+        blocks: None,
     };
     let change = AccountChange {
         account_id: account.clone(),

@@ -1,5 +1,5 @@
-//! The scheduled passes `serve` runs (sweep, notices, reconcile, reactivate, prune,
-//! webhooks): each on its own interval from the rate card's
+//! The scheduled passes `serve` runs (sweep, notices, reconcile, reactivate, expire,
+//! prune, webhooks): each on its own interval from the rate card's
 //! `[schedules]`, each bounded per run, each logging what it did when it did something and
 //! exporting `holdfast_pass_last_run_timestamp_seconds`, `holdfast_pass_items_total` and
 //! `holdfast_pass_errors_total` (label `pass`).
@@ -76,6 +76,13 @@ pub fn spawn_with(
             s.reactivate_every_seconds,
             shutdown.clone(),
             |e| async move { e.reactivate(MAX_ACCOUNTS_PER_RUN).await },
+        ),
+        spawn_pass(
+            engine.clone(),
+            "expire",
+            s.expire_every_seconds,
+            shutdown.clone(),
+            |e| async move { e.expire_blocks(MAX_ACCOUNTS_PER_RUN).await },
         ),
         spawn_pass(
             engine.clone(),

@@ -16,6 +16,7 @@ fn money(amount: i64) -> Vec<PocketAmount> {
     vec![PocketAmount {
         pocket: "money".into(),
         amount,
+        blocks: Vec::new(),
     }]
 }
 
@@ -677,7 +678,11 @@ async fn pocket_twin(b: Backend) -> Option<(TestDb, Engine, Vec<Lease>)> {
 fn pocket_items(leases: &[Lease]) -> (Vec<CompleteJob>, Vec<FailJob>) {
     let pocket = |l: &Lease, amount| {
         let pocket = l.job.hold[0].pocket.clone();
-        Some(vec![PocketAmount { pocket, amount }])
+        Some(vec![PocketAmount {
+            pocket,
+            amount,
+            blocks: Vec::new(),
+        }])
     };
     let mut completes = Vec::new();
     let mut fails = Vec::new();

@@ -23,6 +23,7 @@ fn money(amount: i64) -> Vec<PocketAmount> {
     vec![PocketAmount {
         pocket: "money".into(),
         amount,
+        blocks: Vec::new(),
     }]
 }
 
@@ -426,6 +427,7 @@ backend_test!(pockets_are_taken_in_order, |b| async move {
             vec![PocketAmount {
                 pocket: "daily_images".into(),
                 amount: 1,
+                blocks: Vec::new(),
             }]
         } else {
             money(40_000)
@@ -475,7 +477,8 @@ backend_test!(
             job.hold,
             vec![PocketAmount {
                 pocket: "daily_images".into(),
-                amount: 1
+                amount: 1,
+                blocks: Vec::new(),
             }]
         );
         let l = s
@@ -730,6 +733,7 @@ backend_test!(cancel_follows_the_contract, |b| async move {
     let other = vec![PocketAmount {
         pocket: "daily_images".into(),
         amount: 1,
+        blocks: Vec::new(),
     }];
     assert!(matches!(
         refused(

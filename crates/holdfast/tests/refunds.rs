@@ -50,6 +50,7 @@ fn money_line(amount: i64) -> Vec<PocketAmount> {
     vec![PocketAmount {
         pocket: "money".into(),
         amount,
+        blocks: Vec::new(),
     }]
 }
 
@@ -218,6 +219,7 @@ backend_test!(an_allowance_charge_is_refunded_in_items, |b| async move {
         vec![PocketAmount {
             pocket: "daily_images".into(),
             amount: n,
+            blocks: Vec::new(),
         }]
     };
     assert_eq!(job.charged, images(1));

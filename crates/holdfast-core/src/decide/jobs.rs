@@ -3,7 +3,8 @@
 //! its hold (capture, release, partial capture) and the money pocket.
 
 use super::{
-    AccountSnapshot, JobStatus, MICROS_PER_SECOND, PocketAmount, Timestamp, actual_decrease,
+    AccountSnapshot, BlockAmount, BlockEffect, JobStatus, MICROS_PER_SECOND, PocketAmount,
+    Timestamp, actual_decrease,
 };
 use super::{MoneyAfter, MoneyMove, change_money};
 use crate::money::Micros;
@@ -232,6 +233,8 @@ pub struct PocketEntry {
     pub available_after: i64,
     /// The money pocket's buffer when it was written; `None` for an allowance.
     pub buffer_micros: Option<i64>,
+    /// The credit blocks a money capture took from (empty: none).
+    pub blocks: Vec<BlockAmount>,
 }
 
 /// What finishing a job writes.
@@ -299,36 +302,51 @@ pub fn plan_finish(
         )));
     }
     let taken = if line.pocket == MONEY {
-        finish_money(&mut plan, line.amount, capture, buffer)?
+        finish_money(&mut plan, line, capture, buffer)?
     } else {
         finish_pocket(&mut plan, line, capture)?
     };
     if capture > 0 {
+        let blocks = plan
+            .entry
+            .as_ref()
+            .map_or_else(Vec::new, |e| e.blocks.clone());
         plan.charged.push(PocketAmount {
             pocket: line.pocket.clone(),
             amount: taken,
+            blocks,
         });
     }
     plan.entry = plan.entry.filter(|e| e.delta != 0);
     Ok(plan)
 }
 
-/// Releases a money hold and takes `capture` from the balance; returns what was taken.
+/// Releases a money hold and takes `capture` from the balance (from the credit blocks
+/// the hold reserved, in their order); returns what was taken.
 fn finish_money(
     plan: &mut FinishPlan,
-    held: i64,
+    line: &PocketAmount,
     capture: i64,
     buffer: Micros,
 ) -> Result<i64, FinishError> {
+    let held = line.amount;
     plan.money_held_delta_micros = -held;
     plan.after.held -= held;
+    let inconsistent = FinishError::Inconsistent;
+    (plan.after)
+        .apply_block_lines(&line.blocks, BlockEffect::Release)
+        .map_err(inconsistent)?;
     // A release alone (nothing captured) leaves the balance where it is.
     if capture == 0 {
         return Ok(0);
     }
     let money = change_money(&plan.after, MoneyMove::Capture(Micros(capture)))
         .map_err(FinishError::Refused)?;
+    let blocks = AccountSnapshot::capture_lines(&line.blocks, capture);
     plan.after.apply_money(&money);
+    (plan.after)
+        .apply_block_lines(&blocks, BlockEffect::Take)
+        .map_err(inconsistent)?;
     plan.money = Some(money);
     plan.entry = Some(PocketEntry {
         pocket: MONEY.to_owned(),
@@ -336,6 +354,7 @@ fn finish_money(
         amount_after: plan.after.balance,
         available_after: plan.after.balance - plan.after.held,
         buffer_micros: Some(buffer.0),
+        blocks,
     });
     Ok(capture)
 }
@@ -364,6 +383,7 @@ fn finish_pocket(
         amount_after: p.remaining,
         available_after: p.remaining - p.held,
         buffer_micros: None,
+        blocks: Vec::new(),
     });
     Ok(decrease)
 }
@@ -574,6 +594,7 @@ mod tests {
         vec![PocketAmount {
             pocket: MONEY.into(),
             amount,
+            blocks: Vec::new(),
         }]
     }
 
@@ -600,7 +621,8 @@ mod tests {
             plan.charged,
             vec![PocketAmount {
                 pocket: MONEY.into(),
-                amount: 20
+                amount: 20,
+                blocks: Vec::new(),
             }]
         );
         assert_eq!(
@@ -630,6 +652,7 @@ mod tests {
         let hold = vec![PocketAmount {
             pocket: "daily_images".into(),
             amount: 2,
+            blocks: Vec::new(),
         }];
         let plan = plan_finish(&snap, &hold, 1, Micros(0)).unwrap();
         let p = &plan.after.allowances["daily_images"];
@@ -679,6 +702,7 @@ mod tests {
         let hold = vec![PocketAmount {
             pocket: "daily_images".into(),
             amount: 2,
+            blocks: Vec::new(),
         }];
         let plan = plan_finish(&snap, &hold, 2, Micros(0)).unwrap();
         let p = &plan.after.allowances["daily_images"];
@@ -708,6 +732,7 @@ mod tests {
         let hold = vec![PocketAmount {
             pocket: "daily_images".into(),
             amount: 1,
+            blocks: Vec::new(),
         }];
         let plan = plan_finish(&snap, &hold, 1, Micros(0)).unwrap();
         assert_eq!(plan.entry, None);
@@ -715,7 +740,8 @@ mod tests {
             plan.charged,
             vec![PocketAmount {
                 pocket: "daily_images".into(),
-                amount: 0
+                amount: 0,
+                blocks: Vec::new(),
             }]
         );
     }
@@ -739,6 +765,7 @@ mod tests {
         let missing = vec![PocketAmount {
             pocket: "nope".into(),
             amount: 1,
+            blocks: Vec::new(),
         }];
         assert!(matches!(
             plan_finish(&snap, &missing, 0, Micros(0)),

@@ -11,6 +11,7 @@ use crate::ratecard::{CancelInProgress, Kind, MONEY, Plan, RateCard};
 use crate::refusal::Refusal;
 
 pub mod account;
+pub mod blocks;
 pub mod jobs;
 pub mod money;
 pub mod reconcile;
@@ -18,6 +19,7 @@ pub mod refund;
 pub mod spend;
 
 pub use account::*;
+pub use blocks::*;
 pub use jobs::*;
 pub use money::*;
 pub use reconcile::*;
@@ -57,6 +59,8 @@ pub struct AccountSnapshot {
     pub allowances: BTreeMap<String, AllowancePocket>,
     /// Its own rule of spending and its spending marks.
     pub spend: Spend,
+    /// Its credit blocks that hold money (none for an account that never had one).
+    pub blocks: Vec<CreditBlock>,
     pub now: Timestamp,
 }
 
@@ -65,6 +69,11 @@ pub struct AccountSnapshot {
 pub struct PocketAmount {
     pub pocket: String,
     pub amount: i64,
+    /// A money hold's sources on an account with credit blocks, in the order they are
+    /// drawn (block 0: general money); a charge's, what its capture took. Empty
+    /// elsewhere.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<BlockAmount>,
 }
 
 /// A due refill of one allowance pocket.
@@ -114,8 +123,10 @@ impl AccountSnapshot {
             .unwrap_or(self.effective_plan(card).1.max_concurrent_jobs)
     }
 
+    /// What a debit or a hold may use: the balance less what holds reserved and what
+    /// blocks past their expiry keep until the expiry pass writes it off.
     pub fn available_money(&self) -> i64 {
-        self.balance - self.held
+        self.balance - self.held - self.expired_money()
     }
 
     /// Allowance pockets whose window has passed, refilled to the effective plan's quota.
@@ -149,15 +160,19 @@ impl AccountSnapshot {
     }
 
     /// Applies a submit's hold to this snapshot (what the account looks like with the new
-    /// job queued): each line is held on its pocket, money on the account's `held`.
-    pub fn apply_hold(&mut self, hold: &[PocketAmount]) {
+    /// job queued): each line is held on its pocket, money on the account's `held` and
+    /// on the credit blocks the line reserved. A line naming a block the account does
+    /// not hold is refused.
+    pub fn apply_hold(&mut self, hold: &[PocketAmount]) -> Result<(), String> {
         for line in hold {
             if line.pocket == MONEY {
                 self.held += line.amount;
+                self.apply_block_lines(&line.blocks, BlockEffect::Hold)?;
             } else if let Some(p) = self.allowances.get_mut(&line.pocket) {
                 p.held += line.amount;
             }
         }
+        Ok(())
     }
 
     /// When the pocket's window passes next.
@@ -250,11 +265,17 @@ pub fn decide_submit(
             limited = true;
             continue;
         }
+        let blocks = if line.pocket == MONEY {
+            snap.draw(line.amount)
+        } else {
+            Vec::new()
+        };
         return Ok(SubmitDecision {
             lane,
             hold: vec![PocketAmount {
                 pocket: line.pocket.clone(),
                 amount: line.amount,
+                blocks,
             }],
         });
     }
@@ -460,6 +481,7 @@ pub(crate) mod tests_support {
             recharge: None,
             allowances,
             spend: Spend::default(),
+            blocks: Vec::new(),
             now: 1_000,
         }
     }
@@ -479,12 +501,12 @@ mod tests {
         let image = &card.kinds["image"];
         let first = decide_submit(&s, 0, image, &card).unwrap();
         assert_eq!(first.hold[0].pocket, "daily_images");
-        s.apply_hold(&first.hold);
+        s.apply_hold(&first.hold).unwrap();
         assert_eq!(s.allowances["daily_images"].held, 1);
         // The pocket is spoken for: the next image holds money.
         let second = decide_submit(&s, 1, image, &card).unwrap();
         assert_eq!(second.hold[0].pocket, MONEY);
-        s.apply_hold(&second.hold);
+        s.apply_hold(&second.hold).unwrap();
         assert_eq!((s.held, s.available_money()), (40_000, 560_000));
     }
 
@@ -497,7 +519,8 @@ mod tests {
             d.hold,
             vec![PocketAmount {
                 pocket: "daily_images".into(),
-                amount: 1
+                amount: 1,
+                blocks: Vec::new(),
             }]
         );
         assert_eq!(d.lane, "image");
@@ -506,7 +529,8 @@ mod tests {
             d.hold,
             vec![PocketAmount {
                 pocket: MONEY.into(),
-                amount: 40_000
+                amount: 40_000,
+                blocks: Vec::new(),
             }]
         );
         assert_eq!(
@@ -523,7 +547,8 @@ mod tests {
                 lane: "text".into(),
                 hold: vec![PocketAmount {
                     pocket: "daily_messages".into(),
-                    amount: 1
+                    amount: 1,
+                    blocks: Vec::new(),
                 }]
             })
         );
@@ -590,22 +615,26 @@ mod tests {
         let hold = vec![PocketAmount {
             pocket: MONEY.into(),
             amount: 500_000,
+            blocks: Vec::new(),
         }];
         let all = resolve_capture(&hold, None).unwrap();
         assert_eq!(all[0].capture, 500_000);
         let part = [PocketAmount {
             pocket: MONEY.into(),
             amount: 100,
+            blocks: Vec::new(),
         }];
         assert_eq!(resolve_capture(&hold, Some(&part)).unwrap()[0].capture, 100);
         let over = [PocketAmount {
             pocket: MONEY.into(),
             amount: 500_001,
+            blocks: Vec::new(),
         }];
         assert!(resolve_capture(&hold, Some(&over)).is_err());
         let other = [PocketAmount {
             pocket: "daily_images".into(),
             amount: 1,
+            blocks: Vec::new(),
         }];
         assert!(resolve_capture(&hold, Some(&other)).is_err());
         assert_eq!(resolve_capture(&hold, Some(&[])).unwrap()[0].capture, 0);

@@ -82,6 +82,9 @@ pub enum MoneyMove {
     /// A refund of a job's charge: the balance grows and `total_spent` falls (spending
     /// that did not stand); like a credit, it may end a suspension.
     JobRefund(Micros),
+    /// What is left of a credit block past its expiry, written off: the balance falls;
+    /// not spending, so no counter moves.
+    Expiry(Micros),
 }
 
 impl MoneyMove {
@@ -89,7 +92,10 @@ impl MoneyMove {
     pub fn delta_micros(self) -> i64 {
         match self {
             MoneyMove::Credit(m) | MoneyMove::JobRefund(m) => m.0,
-            MoneyMove::Debit(m) | MoneyMove::Capture(m) | MoneyMove::Refund(m) => -m.0,
+            MoneyMove::Debit(m)
+            | MoneyMove::Capture(m)
+            | MoneyMove::Refund(m)
+            | MoneyMove::Expiry(m) => -m.0,
         }
     }
 
@@ -106,7 +112,7 @@ impl MoneyMove {
         match self {
             MoneyMove::Debit(m) | MoneyMove::Capture(m) => m.0,
             MoneyMove::JobRefund(m) => -m.0,
-            MoneyMove::Credit(_) | MoneyMove::Refund(_) => 0,
+            MoneyMove::Credit(_) | MoneyMove::Refund(_) | MoneyMove::Expiry(_) => 0,
         }
     }
 }

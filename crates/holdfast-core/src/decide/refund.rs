@@ -3,7 +3,8 @@
 //! counts as `total_credited`.
 
 use super::{
-    AccountSnapshot, JobStatus, MoneyAfter, MoneyMove, PocketAmount, PocketEntry, change_money,
+    AccountSnapshot, BlockAmount, BlockEffect, JobStatus, MoneyAfter, MoneyMove, PocketAmount,
+    PocketEntry, change_money,
 };
 use crate::money::{MICROS_PER_UNIT, Micros};
 use crate::ratecard::MONEY;
@@ -97,19 +98,32 @@ pub fn plan_job_refund(
         return Err(Refusal::RefundExceedsCharge);
     }
     let mut after = snap.clone();
+    let mut blocks = Vec::new();
     let (money, entry) = if line.pocket == MONEY {
         let money = change_money(&after, MoneyMove::JobRefund(Micros(amount)))?;
+        blocks = AccountSnapshot::give_back_lines(&blocks_left(line, refunded), amount);
         after.apply_money(&money);
-        (Some(money), money_entry(&after, amount, buffer))
+        (after.apply_block_lines(&blocks, BlockEffect::Give))
+            .map_err(|e| Refusal::InvalidRequest(format!("job refund: {e}")))?;
+        (
+            Some(money),
+            money_entry(&after, amount, buffer, blocks.clone()),
+        )
     } else {
         (None, credit_pocket(&mut after, &line.pocket, amount)?)
     };
     let mut total: Vec<PocketAmount> = refunded.to_vec();
     match total.iter_mut().find(|r| r.pocket == line.pocket) {
-        Some(r) => r.amount += amount,
+        Some(r) => {
+            r.amount += amount;
+            for b in blocks {
+                add_block_line(&mut r.blocks, b);
+            }
+        }
         None => total.push(PocketAmount {
             pocket: line.pocket.clone(),
             amount,
+            blocks,
         }),
     }
     Ok(JobRefundPlan {
@@ -120,13 +134,45 @@ pub fn plan_job_refund(
     })
 }
 
-fn money_entry(after: &AccountSnapshot, amount: i64, buffer: Micros) -> PocketEntry {
+/// What a charge took from each credit block, less what its refunds gave back, in the
+/// order it was drawn.
+fn blocks_left(line: &PocketAmount, refunded: &[PocketAmount]) -> Vec<BlockAmount> {
+    let given = refunded.iter().filter(|r| r.pocket == line.pocket);
+    let given: Vec<&BlockAmount> = given.flat_map(|r| r.blocks.iter()).collect();
+    (line.blocks.iter())
+        .map(|b| BlockAmount {
+            block: b.block,
+            amount: b.amount
+                - given
+                    .iter()
+                    .filter(|g| g.block == b.block)
+                    .map(|g| g.amount)
+                    .sum::<i64>(),
+        })
+        .filter(|b| b.amount > 0)
+        .collect()
+}
+
+fn add_block_line(lines: &mut Vec<BlockAmount>, line: BlockAmount) {
+    match lines.iter_mut().find(|l| l.block == line.block) {
+        Some(l) => l.amount += line.amount,
+        None => lines.push(line),
+    }
+}
+
+fn money_entry(
+    after: &AccountSnapshot,
+    amount: i64,
+    buffer: Micros,
+    blocks: Vec<BlockAmount>,
+) -> PocketEntry {
     PocketEntry {
         pocket: MONEY.to_owned(),
         delta: amount,
         amount_after: after.balance,
         available_after: after.balance - after.held,
         buffer_micros: Some(buffer.0),
+        blocks,
     }
 }
 
@@ -153,6 +199,7 @@ fn credit_pocket(
         amount_after: remaining,
         available_after: remaining - p.held,
         buffer_micros: None,
+        blocks: Vec::new(),
     })
 }
 
@@ -192,6 +239,7 @@ mod tests {
         PocketAmount {
             pocket: pocket.into(),
             amount,
+            blocks: Vec::new(),
         }
     }
 

@@ -275,6 +275,7 @@ pub(super) fn capture_lines(lines: Vec<CaptureLine>) -> Result<Vec<PocketAmount>
             Ok(PocketAmount {
                 pocket: l.pocket,
                 amount,
+                blocks: Vec::new(),
             })
         })
         .collect()

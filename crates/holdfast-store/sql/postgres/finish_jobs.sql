@@ -24,7 +24,8 @@
 --         entry_available_after, entry_buffer_micros, job_id, now (the database clock),
 --         status (succeeded, failed, canceled, expired), charged (JSON lines),
 --         finished_by (complete, fail, cancel or sweep), failure_reason, event_type,
---         event_data (JSON text), actor (who ended it: see migration 0007)
+--         event_data (JSON text), actor (who ended it: see migration 0007),
+--         entry_blocks (the credit blocks the capture took from, JSON text, or NULL)
 WITH item AS (
     SELECT *
       FROM unnest((SELECT :items::finish_item[])) WITH ORDINALITY AS item(
@@ -32,7 +33,7 @@ WITH item AS (
                suspended_at, pocket, pocket_held_delta, pocket_remaining_delta, entry_pocket,
                entry_delta, entry_amount_after, entry_available_after, entry_buffer_micros,
                job_id, now, status, charged, finished_by, failure_reason, event_type,
-               event_data, actor, ord)
+               event_data, actor, entry_blocks, ord)
 ),
 released_money AS (
     UPDATE accounts
@@ -65,9 +66,10 @@ released_pocket AS (
        AND allowances.pocket = pocket_change.pocket
 ),
 capture_entry AS (
-    INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor)
+    INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor,
+                        blocks)
     SELECT account_id, entry_pocket, entry_delta, 'capture', entry_amount_after,
-           entry_available_after, entry_buffer_micros, job_id, now, actor
+           entry_available_after, entry_buffer_micros, job_id, now, actor, entry_blocks
       FROM item
      WHERE entry_delta <> 0
      ORDER BY ord

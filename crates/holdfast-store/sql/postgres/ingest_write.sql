@@ -25,7 +25,8 @@
 -- :items    the debits, in the order decided: account_id, key, request_hash, delta,
 --           amount_after, available_after, buffer, ref, now (the database clock as the account was read, micros: the entry's time),
 --           actor (who asked for it: a batch carries several callers' debits; see
---           migration 0007), meter and seconds (what a metered debit used, or NULL)
+--           migration 0007), meter and seconds (what a metered debit used, or NULL),
+--           blocks (the credit blocks it drew from, JSON text, or NULL: migration 0018)
 -- :changes  the accounts: account_id, delta (the sum of its debits), spent, suspended_at
 --           (after the last), balance_after, buffer
 -- :answered the accounts whose pockets and open jobs the lock could not read current
@@ -34,9 +35,10 @@
 --           current; a debit changes neither), for the answers' views
 WITH new_entry AS (
     INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer,
-                        ref, created_at, actor, idempotency_key, request_hash, meter, seconds)
+                        ref, created_at, actor, idempotency_key, request_hash, meter, seconds,
+                        blocks)
     SELECT account_id, 'money', delta, 'debit', amount_after, available_after, buffer, ref,
-           now, actor, key, request_hash, meter, seconds
+           now, actor, key, request_hash, meter, seconds, blocks
       FROM unnest((SELECT :items::debit_item[])) AS item
      WHERE NOT EXISTS (SELECT 1 FROM idempotency
                         WHERE idempotency.account_id = item.account_id

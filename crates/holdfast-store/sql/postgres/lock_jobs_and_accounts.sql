@@ -61,7 +61,7 @@ SELECT job.*,
        account.recharge_below, account.recharge_amount,
        account.spend_policy, account.spend_day_start, account.spend_day_base,
        account.spend_month_start, account.spend_month_base, account.spend_alerted_start,
-       account.spend_alerted,
+       account.spend_alerted, account.has_blocks,
        all_locked.now,
        NULL::text AS allowances, NULL::bigint AS open_jobs, NULL::text AS keys
   FROM locked_job AS job

@@ -15,6 +15,7 @@
 -- :entry_amount_after    the pocket's amount after
 -- :entry_available_after amount after minus held
 -- :entry_buffer_micros   the money buffer on the entry, or NULL
+-- :entry_blocks          the credit blocks given back to, JSON text, or NULL
 -- :job_id                the job (also the entry's reference)
 -- :refunded              what the job has been refunded in all, JSON lines
 -- :key                   the client's idempotency key
@@ -38,10 +39,10 @@ refunded_pocket AS (
 ),
 refund_entry AS (
     INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref,
-                        created_at, actor, idempotency_key, request_hash)
+                        created_at, actor, idempotency_key, request_hash, blocks)
     VALUES (:account_id, :entry_pocket, :entry_delta, 'job_refund', :entry_amount_after,
             :entry_available_after, :entry_buffer_micros::bigint, :job_id, :now, :actor, :key,
-            :request_hash)
+            :request_hash, :entry_blocks)
     RETURNING entry_id
 ),
 refund_event AS (

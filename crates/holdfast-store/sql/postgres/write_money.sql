@@ -25,11 +25,12 @@
 -- :reference            the entry's reference (a job, a top-up's entry), or NULL
 -- :now                  the time (database clock, micros)
 -- :actor                who caused it (see migration 0007)
+-- :blocks               the credit blocks it moved, JSON text, or NULL (migration 0018)
 WITH new_entry AS (
     INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref,
-                        created_at, actor, idempotency_key, request_hash)
+                        created_at, actor, idempotency_key, request_hash, blocks)
     SELECT :account_id, 'money', :delta_micros, :kind, :amount_after, :available_after,
-           :buffer_micros, :reference, :now, :actor, :key, :request_hash
+           :buffer_micros, :reference, :now, :actor, :key, :request_hash, :blocks
      WHERE NOT EXISTS (SELECT 1 FROM idempotency WHERE account_id = :account_id AND key = :key)
     ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING entry_id

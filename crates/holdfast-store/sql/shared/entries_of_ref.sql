@@ -5,7 +5,7 @@
 -- :reference   the ref
 -- :limit       at most this many
 SELECT entry_id, account_id, pocket, delta, kind, amount_after, available_after, ref, created_at,
-       actor, meter, seconds
+       actor, meter, seconds, blocks
   FROM ledger
  WHERE account_id = :account_id AND ref = :reference
  ORDER BY entry_id

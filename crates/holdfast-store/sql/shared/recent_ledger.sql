@@ -4,7 +4,7 @@
 -- :before      entries with a smaller id only (the smallest id of the previous page)
 -- :limit       the page size
 SELECT entry_id, account_id, pocket, delta, kind, amount_after, available_after, ref, created_at,
-       actor, meter, seconds
+       actor, meter, seconds, blocks
   FROM ledger
  WHERE account_id = :account_id AND entry_id < :before
  ORDER BY entry_id DESC

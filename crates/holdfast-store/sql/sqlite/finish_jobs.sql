@@ -12,7 +12,8 @@
 --         (after this job), pocket, pocket_held_delta, pocket_remaining_delta,
 --         entry_pocket, entry_delta, entry_amount_after, entry_available_after,
 --         entry_buffer_micros, job_id, now, status, charged, finished_by,
---         failure_reason, event_type, event_data, actor (see the PostgreSQL statement)
+--         failure_reason, event_type, event_data, actor, entry_blocks (see the
+--         PostgreSQL statement)
 UPDATE accounts
    SET balance = balance + account_change.balance_delta,
        held = held + account_change.held_delta,
@@ -45,11 +46,13 @@ UPDATE allowances
  WHERE allowances.account_id = pocket_change.account_id
    AND allowances.pocket = pocket_change.pocket;
 
-INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor)
+INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer, ref, created_at, actor,
+                    blocks)
 SELECT json_extract(value, '$.account_id'), json_extract(value, '$.entry_pocket'),
        json_extract(value, '$.entry_delta'), 'capture', json_extract(value, '$.entry_amount_after'),
        json_extract(value, '$.entry_available_after'), json_extract(value, '$.entry_buffer_micros'),
-       json_extract(value, '$.job_id'), json_extract(value, '$.now'), json_extract(value, '$.actor')
+       json_extract(value, '$.job_id'), json_extract(value, '$.now'), json_extract(value, '$.actor'),
+       json_extract(value, '$.entry_blocks')
   FROM jsonb_each(:items)
  WHERE json_extract(value, '$.entry_delta') <> 0
  ORDER BY key;

@@ -14,20 +14,23 @@
 --           delta, amount_after, available_after, buffer, ref, now (the database clock
 --           as the account was read, micros: the entry's time), actor (who asked for
 --           it: a batch carries several callers' debits; see migration 0007), meter and
---           seconds (what a metered debit used, or null)
+--           seconds (what a metered debit used, or null), blocks (the credit blocks it
+--           drew from, JSON text, or null: migration 0018)
 -- :changes  the accounts, a JSON array of objects: account_id, delta (the sum of its
 --           debits), spent, suspended_at (after the last), balance_after, buffer
 -- :answered the accounts whose pockets and open jobs the lock could not read current (on
 --           SQLite none: see ingest_lock_accounts), a JSON array of strings: `extras`
 --           lists them, [account, pockets, open jobs] each
 INSERT INTO ledger (account_id, pocket, delta, kind, amount_after, available_after, buffer,
-                    ref, created_at, actor, idempotency_key, request_hash, meter, seconds)
+                    ref, created_at, actor, idempotency_key, request_hash, meter, seconds,
+                    blocks)
 SELECT json_extract(value, '$.account_id'), 'money', json_extract(value, '$.delta'), 'debit',
        json_extract(value, '$.amount_after'), json_extract(value, '$.available_after'),
        json_extract(value, '$.buffer'), json_extract(value, '$.ref'),
        json_extract(value, '$.now'), json_extract(value, '$.actor'),
        json_extract(value, '$.key'), json_extract(value, '$.request_hash'),
-       json_extract(value, '$.meter'), json_extract(value, '$.seconds')
+       json_extract(value, '$.meter'), json_extract(value, '$.seconds'),
+       json_extract(value, '$.blocks')
   FROM jsonb_each(:items)
  WHERE NOT EXISTS (SELECT 1 FROM idempotency
                     WHERE idempotency.account_id = json_extract(value, '$.account_id')

@@ -11,7 +11,7 @@ SELECT job.*,
        account.recharge_below, account.recharge_amount,
        account.spend_policy, account.spend_day_start, account.spend_day_base,
        account.spend_month_start, account.spend_month_base, account.spend_alerted_start,
-       account.spend_alerted,
+       account.spend_alerted, account.has_blocks,
        CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) AS now,
        (SELECT json_group_array(json_array(pocket, remaining, held, cycle_started_at))
           FROM allowances WHERE account_id = account.account_id) AS allowances,

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use holdfast_core::decide::{JobStatus, PocketAmount};
+use holdfast_core::decide::{GENERAL, JobStatus, PocketAmount};
 use holdfast_core::{MONEY, Micros, pocket_amount};
 
 use crate::driver::db::Tx;
@@ -12,6 +12,7 @@ use crate::error::StoreError;
 use crate::model::{Job, Violation};
 use crate::reads::statement::jobs_pruned_before;
 use crate::store::Store;
+use crate::units::blocks::lines_of;
 use crate::units::jobs::job_from;
 use crate::{in_read_tx, params, statement};
 
@@ -26,6 +27,8 @@ static IDEMPOTENCY_ENTRIES: Stmt = statement!(shared "audit_idempotency_entries"
 static ENTRIES_WITHOUT_KEY: Stmt = statement!(shared "audit_entries_without_key");
 static ACCOUNT_COUNTERS: Stmt = statement!(shared "audit_account_counters");
 static RECONCILE_CHECKPOINTS: Stmt = statement!(shared "audit_reconcile_checkpoints");
+static BLOCKS: Stmt = statement!(shared "audit_blocks");
+static BLOCK_ENTRIES: Stmt = statement!(shared "audit_block_entries");
 
 fn v(invariant: u8, account: &str, job: Option<&str>, message: String) -> Violation {
     Violation {
@@ -59,7 +62,9 @@ impl Store {
         in_read_tx!(self, |tx| async {
             let mut out = Vec::new();
             let mut pockets = pocket_facts(tx).await?;
-            check_jobs(tx, &mut pockets, &mut out).await?;
+            let mut blocks_held = BTreeMap::new();
+            check_jobs(tx, &mut pockets, &mut blocks_held, &mut out).await?;
+            check_blocks(tx, blocks_held, &mut out).await?;
             for ((account, pocket), f) in &pockets {
                 let stored = f.stored.unwrap_or(0);
                 if stored != f.ledger_sum || f.last_after.is_some_and(|a| a != stored) {
@@ -136,6 +141,7 @@ type Refunds = BTreeMap<(String, String), (i64, i64)>;
 async fn check_jobs(
     tx: &mut Tx,
     pockets: &mut BTreeMap<(String, String), PocketFacts>,
+    blocks_held: &mut BTreeMap<i64, i64>,
     out: &mut Vec<Violation>,
 ) -> Result<(), StoreError> {
     let mut captured = capture_entries(tx).await?;
@@ -158,6 +164,9 @@ async fn check_jobs(
                     .entry((j.account_id.clone(), h.pocket.clone()))
                     .or_default()
                     .open_held += h.amount;
+                for line in h.blocks.iter().filter(|l| l.block != GENERAL) {
+                    *blocks_held.entry(line.block).or_default() += line.amount;
+                }
             }
         }
         check_charges(&j, out);
@@ -323,6 +332,64 @@ fn check_captures(j: &Job, captured: &mut Captures, out: &mut Vec<Violation>) {
             ));
         }
     }
+}
+
+/// Invariant 9: each credit block's remaining is what its ledger entries moved (a
+/// positive entry gives to the blocks it names, a negative one takes), every entry's
+/// lines add up to its delta, a block's held is what the open holds reserved of it
+/// (`held`, from the jobs), and 0 ≤ held ≤ remaining ≤ granted is not asked of
+/// remaining (a job refund gives back at most what was taken).
+async fn check_blocks(
+    tx: &mut Tx,
+    mut held: BTreeMap<i64, i64>,
+    out: &mut Vec<Violation>,
+) -> Result<(), StoreError> {
+    let mut moved: BTreeMap<i64, i64> = BTreeMap::new();
+    for r in tx.rows(&BLOCK_ENTRIES, params! {}).await? {
+        let (entry, delta) = (r.int("entry_id")?, r.int("delta")?);
+        let lines = lines_of(r.opt_text("blocks")?)?;
+        let sum: i64 = lines.iter().map(|l| l.amount).sum();
+        if sum != delta.abs() || lines.iter().any(|l| l.amount < 0) {
+            let what = format!(
+                "entry {entry} moves {} but its blocks {}",
+                Micros(delta),
+                Micros(sum)
+            );
+            out.push(v(9, &r.text("account_id")?, None, what));
+        }
+        for line in lines.iter().filter(|l| l.block != GENERAL) {
+            *moved.entry(line.block).or_default() += delta.signum() * line.amount;
+        }
+    }
+    for r in tx.rows(&BLOCKS, params! {}).await? {
+        let (block, account) = (r.int("block_id")?, r.text("account_id")?);
+        let (remaining, stored_held) = (r.int("remaining")?, r.int("held")?);
+        let by_ledger = moved.remove(&block).unwrap_or(0);
+        let by_jobs = held.remove(&block).unwrap_or(0);
+        if remaining != by_ledger || stored_held != by_jobs || r.int("has_blocks")? != 1 {
+            let what = format!(
+                "block {block}: remaining {} (ledger {}), held {} (open holds {})",
+                Micros(remaining),
+                Micros(by_ledger),
+                Micros(stored_held),
+                Micros(by_jobs)
+            );
+            out.push(v(9, &account, None, what));
+        }
+    }
+    for (block, amount) in moved.into_iter().chain(held).filter(|(_, a)| *a != 0) {
+        let what = format!(
+            "block {block} is not stored, yet entries or holds move {}",
+            Micros(amount)
+        );
+        out.push(Violation {
+            invariant: 9,
+            account_id: None,
+            job_id: None,
+            message: what,
+        });
+    }
+    Ok(())
 }
 
 /// Invariants 3 (debits within the buffer), 7 (idempotency) and 8 (counters).

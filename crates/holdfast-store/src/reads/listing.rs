@@ -75,7 +75,7 @@ impl Store {
             let mut accounts = Vec::with_capacity(rows.len());
             for row in &rows {
                 let mut state = AccountState::from_row(&account_id_of(row)?, row)?;
-                state.mark_spending(tx, self.card()).await?;
+                state.read_for_rules(tx, self.card()).await?;
                 accounts.push(state.view(self.card())?);
             }
             let next = accounts

@@ -11,14 +11,16 @@
 use std::collections::{BTreeMap, HashMap};
 
 use holdfast_core::decide::{
-    AccountSnapshot, AllowancePocket, Recharge, Spend, SpendMarks, SpendPolicy,
+    AccountSnapshot, AllowancePocket, CreditBlock, GENERAL, Recharge, Spend, SpendMarks,
+    SpendPolicy,
 };
 use holdfast_core::{AccountId, Micros, RateCard, Refusal};
 
 use crate::driver::db::{Row, Tx};
 use crate::driver::statement::Stmt;
 use crate::error::StoreError;
-use crate::model::{AccountView, AllowanceView, SpendView};
+use crate::model::{AccountView, AllowanceView, BlockView, SpendView};
+use crate::units::blocks::{read_block, read_blocks, write_blocks};
 use crate::units::spending::spent_since;
 use crate::{params, statement};
 
@@ -127,6 +129,10 @@ pub(crate) struct AccountState {
     keys: HashMap<String, IdemRecord>,
     /// The spending marks as stored (the snapshot's may have been marked since).
     marks_stored: SpendMarks,
+    /// Whether the account has had credit blocks (then they are read with it).
+    has_blocks: bool,
+    /// The credit blocks as stored (the snapshot's may have been drawn since).
+    blocks_stored: Vec<CreditBlock>,
 }
 
 impl AccountState {
@@ -151,6 +157,8 @@ impl AccountState {
             pockets_read: false,
             keys: HashMap::new(),
             marks_stored,
+            has_blocks: row.int("has_blocks")? != 0,
+            blocks_stored: Vec::new(),
         };
         state.fill_from(row)?;
         Ok(state)
@@ -240,11 +248,79 @@ impl AccountState {
         self.keys.insert(key.to_owned(), record);
     }
 
+    /// Reads what the rules of money need beside the account's row, where it has any:
+    /// its credit blocks ([`AccountState::read_blocks`]) and the marks of its rule of
+    /// spending ([`AccountState::read_for_rules`]). Nothing for an account with neither.
+    pub async fn read_for_rules(&mut self, tx: &mut Tx, card: &RateCard) -> Result<(), StoreError> {
+        self.read_blocks(tx).await?;
+        self.mark_spending(tx, card).await
+    }
+
+    /// Reads the credit blocks that hold money, if the account has had any.
+    async fn read_blocks(&mut self, tx: &mut Tx) -> Result<(), StoreError> {
+        if self.has_blocks {
+            self.snap.blocks = read_blocks(tx, &self.account).await?;
+            self.blocks_stored = self.snap.blocks.clone();
+        }
+        Ok(())
+    }
+
+    /// Reads the blocks `named` that the snapshot lacks (emptied ones: a job refund gives
+    /// back to the blocks its job was charged from).
+    pub async fn read_named_blocks(
+        &mut self,
+        tx: &mut Tx,
+        named: impl Iterator<Item = i64>,
+    ) -> Result<(), StoreError> {
+        let mut wanted: Vec<i64> = named.filter(|&b| b != GENERAL).collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        for id in wanted {
+            if self.snap.blocks.iter().any(|b| b.id == id) {
+                continue;
+            }
+            let block = read_block(tx, &self.account, id).await?.ok_or_else(|| {
+                StoreError::Corrupt(format!("{}: block {id} is missing", self.account))
+            })?;
+            self.snap.blocks.push(block.clone());
+            self.blocks_stored.push(block);
+        }
+        Ok(())
+    }
+
+    /// Counts a block the unit of work made (and wrote) as read and stored.
+    pub fn add_block(&mut self, block: CreditBlock) {
+        self.has_blocks = true;
+        self.snap.blocks.push(block.clone());
+        self.blocks_stored.push(block);
+    }
+
+    /// The credit blocks the unit of work changed (drawn, held, released, given back,
+    /// written off), counted as written from here on: the caller writes them
+    /// ([`write_blocks`]) in its transaction.
+    pub fn take_changed_blocks(&mut self) -> Vec<CreditBlock> {
+        let changed: Vec<CreditBlock> = (self.snap.blocks.iter())
+            .filter(|b| !self.blocks_stored.contains(b))
+            .cloned()
+            .collect();
+        if !changed.is_empty() {
+            self.blocks_stored = self.snap.blocks.clone();
+        }
+        changed
+    }
+
+    /// Writes the credit blocks the unit of work changed
+    /// ([`AccountState::take_changed_blocks`]).
+    pub async fn write_changed_blocks(&mut self, tx: &mut Tx) -> Result<(), StoreError> {
+        let changed = self.take_changed_blocks();
+        write_blocks(tx, &changed).await
+    }
+
     /// Marks the period of the rule in force from the ledger where it is not marked for
     /// now (core's [`AccountSnapshot::unmarked_spend_period`]): once per account and
     /// period under a rule; nothing for an account without one. The account is locked
     /// (or read in one snapshot), so the ledger agrees with its `total_spent`.
-    pub async fn mark_spending(&mut self, tx: &mut Tx, card: &RateCard) -> Result<(), StoreError> {
+    async fn mark_spending(&mut self, tx: &mut Tx, card: &RateCard) -> Result<(), StoreError> {
         let snap = &mut self.snap;
         let Some((period, start)) = snap.unmarked_spend_period(card) else {
             return Ok(());
@@ -298,7 +374,7 @@ impl AccountState {
             effective_plan: plan_name.to_owned(),
             balance: snap.balance,
             held: snap.held,
-            available: snap.balance - snap.held,
+            available: snap.available_money(),
             buffer: plan.buffer.0,
             total_credited: snap.total_credited,
             total_spent: snap.total_spent,
@@ -314,6 +390,7 @@ impl AccountState {
             recharge: snap.recharge,
             spend: SpendView::of(snap, card),
             allowances: allowances.collect(),
+            blocks: BlockView::of(snap),
         })
     }
 }
@@ -370,6 +447,7 @@ fn snapshot_from(row: &Row, created_at: &str) -> Result<(AccountSnapshot, SpendM
         recharge: recharge_from(row)?,
         allowances: BTreeMap::new(),
         spend,
+        blocks: Vec::new(),
         now,
     };
     Ok((snap, stored))
@@ -399,7 +477,7 @@ fn keys_json(keys: &[&str]) -> String {
 /// Locks the account row and reads it with the database clock, and with its pockets,
 /// open jobs and the records of `keys` where the statement reads them with the lock
 /// (SQLite); elsewhere they are read on demand. The period of its rule of spending is
-/// marked ([`AccountState::mark_spending`]).
+/// marked and its blocks read ([`AccountState::read_for_rules`]).
 pub(crate) async fn lock_account_row(
     tx: &mut Tx,
     card: &RateCard,
@@ -412,7 +490,7 @@ pub(crate) async fn lock_account_row(
         .await?
         .ok_or(Refusal::AccountNotFound)?;
     let mut state = AccountState::read(account, &row, "created_at")?;
-    state.mark_spending(tx, card).await?;
+    state.read_for_rules(tx, card).await?;
     Ok(state)
 }
 
@@ -443,7 +521,7 @@ pub(crate) async fn read_account(
         .await?
         .ok_or(Refusal::AccountNotFound)?;
     let mut state = AccountState::from_row(account, &row)?;
-    state.mark_spending(tx, card).await?;
+    state.read_for_rules(tx, card).await?;
     Ok(state)
 }
 

@@ -106,7 +106,7 @@ impl Store {
         self.add_missing_pockets(tx, account, snap, inserted)
             .await?;
         // A rule that came into force counts what was spent in its period already.
-        state.mark_spending(tx, self.card()).await?;
+        state.read_for_rules(tx, self.card()).await?;
         state.write_changed_marks(tx).await?;
         Ok((state.view(self.card())?, inserted))
     }

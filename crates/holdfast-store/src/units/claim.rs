@@ -101,7 +101,7 @@ pub(crate) enum Stale {
 /// [`Keys::ReadFirst`] they are read again for every account, with the records of the
 /// keys named, by a statement of their own. An account that does not exist is absent.
 /// The period of each account's rule of spending is marked
-/// ([`AccountState::mark_spending`]).
+/// ([`AccountState::read_for_rules`]).
 pub(crate) async fn lock_accounts_and_read(
     tx: &mut Tx,
     card: &RateCard,
@@ -138,7 +138,7 @@ pub(crate) async fn lock_accounts_and_read(
         locked_mut(&mut states, &account_id_of(&row)?, "read, not locked")?.fill_from(&row)?;
     }
     for state in states.values_mut() {
-        state.mark_spending(tx, card).await?;
+        state.read_for_rules(tx, card).await?;
     }
     Ok(states)
 }

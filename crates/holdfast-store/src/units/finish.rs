@@ -318,7 +318,7 @@ impl LockedJobs {
             locked.jobs.insert(job.job.job_id.clone(), job);
         }
         for state in locked.accounts.values_mut() {
-            state.mark_spending(tx, card).await?;
+            state.read_for_rules(tx, card).await?;
         }
         Ok(locked)
     }

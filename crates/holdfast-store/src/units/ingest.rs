@@ -22,7 +22,7 @@
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
-use holdfast_core::decide::{self, MoneyMove, Suspension};
+use holdfast_core::decide::{self, BlockAmount, BlockEffect, MoneyMove, Suspension};
 use holdfast_core::{AccountId, AccountSnapshot, MONEY, Micros, RateCard, Refusal};
 use serde::Serialize;
 
@@ -33,6 +33,7 @@ use crate::model::{AccountView, LedgerEntry, MoneyResult, SpendView};
 use crate::scope::CrossAccount;
 use crate::store::Store;
 use crate::units::account_state::{AccountState, IdemRecord, account_id_of, listed_extras};
+use crate::units::blocks::lines_text;
 use crate::units::claim::{
     AttemptFailed, Keys, Stale, any_key_used, claimed_then_read, lock_accounts_and_read,
     locked_mut, read_again,
@@ -49,7 +50,7 @@ static WRITE: Stmt = statement!("ingest_write");
 /// What the decision gave one debit of the call.
 enum DebitOutcome {
     /// Applied: its entry, and where it left its account.
-    Applied(LedgerEntry, Standing),
+    Applied(Box<LedgerEntry>, Standing),
     /// An earlier use of the key: that entry's id, and where its account stood then.
     Replay(i64, Standing),
     Refused(Refusal),
@@ -95,7 +96,7 @@ impl Standing {
         });
         AccountView {
             balance: self.balance,
-            available: self.balance - after.held,
+            available: after.available + (self.balance - after.balance),
             total_spent: self.total_spent,
             suspended_at: self.suspended_at,
             spend,
@@ -132,7 +133,7 @@ impl IngestWrite {
 impl Records for DebitItem {
     fn texts(&self) -> impl Iterator<Item = &str> {
         let named = [&self.account_id, &self.key, &self.request_hash, &self.actor];
-        let maybe = [&self.reference, &self.meter];
+        let maybe = [&self.reference, &self.meter, &self.blocks];
         named
             .into_iter()
             .map(String::as_str)
@@ -168,6 +169,8 @@ pub struct DebitItem {
     /// What a metered debit used: its meter and seconds.
     pub meter: Option<String>,
     pub seconds: Option<i64>,
+    /// The credit blocks it drew from, as the entry stores them (NULL: none).
+    pub blocks: Option<String>,
 }
 
 /// An account's row as `ingest_write` changes it (`:changes`): the sum of its debits;
@@ -266,7 +269,8 @@ impl Store {
             let mut out = Vec::with_capacity(decided.len());
             for d in decided {
                 out.push(match d {
-                    DebitOutcome::Applied(mut entry, standing) => {
+                    DebitOutcome::Applied(entry, standing) => {
+                        let mut entry = *entry;
                         entry.entry_id = written.id_of(entry.entry_id)?;
                         Ok(Answered {
                             entry,
@@ -336,7 +340,11 @@ impl Store {
         };
         let entry_id = Written::provisional(write.items.len());
         let before = state.snap.available_money();
+        let lines = state.snap.draw(p.amount.0);
         state.snap.apply_money(&after);
+        (state.snap)
+            .apply_block_lines(&lines, BlockEffect::Take)
+            .map_err(|e| StoreError::Corrupt(format!("{}: {e}", state.account)))?;
         let now_available = state.snap.available_money();
         let mut crossings = crossing_events(self.card(), &state.snap, before, now_available);
         crossings.extend(spend_thresholds(self.card(), &mut state.snap));
@@ -344,13 +352,16 @@ impl Store {
             let account = state.account.to_string();
             write.crossings.push((account, event, data, state.snap.now));
         }
-        let entry = ing.record(p, change, buffer, entry_id, write);
+        let entry = ing.record(p, change, buffer, entry_id, lines, write);
         if after.suspension != Suspension::Unchanged {
             let account = ing.state.account.to_string();
             let suspension = (account, after.suspension, ing.state.snap.clone(), entry_id);
             write.suspensions.push(suspension);
         }
-        Ok(DebitOutcome::Applied(entry, Standing::of(&ing.state)))
+        Ok(DebitOutcome::Applied(
+            Box::new(entry),
+            Standing::of(&ing.state),
+        ))
     }
 }
 
@@ -398,6 +409,7 @@ impl Ingesting {
         change: MoneyMove,
         buffer: Micros,
         entry_id: i64,
+        lines: Vec<BlockAmount>,
         write: &mut IngestWrite,
     ) -> LedgerEntry {
         let snap = &self.state.snap;
@@ -416,6 +428,7 @@ impl Ingesting {
             actor: p.req.actor.clone(),
             meter: p.req.usage.meter().map(str::to_owned),
             seconds: p.req.usage.seconds(),
+            blocks: lines_text(&lines),
         });
         self.buffer = Some(buffer.0);
         let record = IdemRecord {
@@ -438,6 +451,7 @@ impl Ingesting {
             actor: Some(p.req.actor.clone()),
             meter: p.req.usage.meter().map(str::to_owned),
             seconds: p.req.usage.seconds(),
+            blocks: lines,
             ..facts.entry(entry_id, &account, self.state.snap.now)
         }
     }
@@ -571,6 +585,7 @@ async fn apply(
     }
     for ing in states.values_mut() {
         ing.state.write_changed_marks(tx).await?;
+        ing.state.write_changed_blocks(tx).await?;
     }
     Ok(written)
 }

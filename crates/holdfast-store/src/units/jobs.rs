@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use holdfast_core::decide::{
-    self, AccountSnapshot, FinishCall, FinishError, FinishedBy, JobStatus, LeaseState,
+    self, AccountSnapshot, CreditBlock, FinishCall, FinishError, FinishedBy, JobStatus, LeaseState,
     PocketAmount, SpendMarks, Suspension,
 };
 use holdfast_core::{JobId, MONEY, Micros, RateCard, Refusal};
@@ -17,6 +17,7 @@ use crate::error::StoreError;
 use crate::model::{Heartbeat, Job, JobActors, Lease};
 use crate::store::Store;
 use crate::units::account_state::{AccountState, write_spend_marks};
+use crate::units::blocks::{lines_text, write_blocks};
 use crate::units::writes::{crossing_events, emit, emit_suspension, spend_thresholds};
 use crate::{in_read_tx, in_write_tx, params, statement};
 
@@ -188,6 +189,9 @@ pub(crate) struct FinishWrite {
     event_type: String,
     event_data: String,
     actor: String,
+    /// The credit blocks the capture took from, JSON text (NULL: none; migration 0018
+    /// adds it last).
+    entry_blocks: Option<String>,
 }
 
 impl Records for FinishWrite {
@@ -202,7 +206,12 @@ impl Records for FinishWrite {
             &self.event_data,
             &self.actor,
         ];
-        let maybe = [&self.pocket, &self.entry_pocket, &self.failure_reason];
+        let maybe = [
+            &self.pocket,
+            &self.entry_pocket,
+            &self.failure_reason,
+            &self.entry_blocks,
+        ];
         named
             .into_iter()
             .map(String::as_str)
@@ -241,6 +250,7 @@ impl FinishWrite {
             entry_amount_after: entry.map_or(0, |e| e.amount_after),
             entry_available_after: entry.map(|e| e.available_after),
             entry_buffer_micros: entry.and_then(|e| e.buffer_micros),
+            entry_blocks: entry.and_then(|e| lines_text(&e.blocks)),
             job_id: job.job_id.clone(),
             now: plan.after.now,
             status: f.status.as_str().to_owned(),
@@ -262,6 +272,8 @@ pub(crate) struct DecidedFinish {
     events: Option<FinishEvents>,
     /// The account's spending marks, where this finish changed them.
     marks: Option<SpendMarks>,
+    /// The account's credit blocks this finish changed (released, captured).
+    blocks: Vec<CreditBlock>,
 }
 
 impl DecidedFinish {
@@ -309,6 +321,7 @@ pub(crate) fn decide_finish(
         });
     state.snap = finished;
     let marks = state.take_changed_marks();
+    let blocks = state.take_changed_blocks();
     if let Some(open) = state.open_jobs.as_mut()
         && job.status.is_open()
         && !f.status.is_open()
@@ -319,6 +332,7 @@ pub(crate) fn decide_finish(
         write,
         events,
         marks,
+        blocks,
     })
 }
 
@@ -355,6 +369,7 @@ pub(crate) async fn write_finishes(
         if let Some(marks) = finish.marks {
             write_spend_marks(tx, &account, marks).await?;
         }
+        write_blocks(tx, &finish.blocks).await?;
         pending.push(finish.write);
         if let Some(events) = finish.events {
             let entry_id = write_finish_rows(tx, std::mem::take(&mut pending), &mut written)

@@ -3,7 +3,9 @@
 //! work: lock the account, let `holdfast_core::decide` decide, write it with its ledger
 //! entry and events, commit.
 
-use holdfast_core::decide::{self, MoneyMove, RefundAsk, Usage};
+use holdfast_core::decide::{
+    self, BlockAmount, BlockTerms, CreditBlock, GENERAL, MoneyMove, RefundAsk, Usage,
+};
 use holdfast_core::{AccountId, IdempotencyKey, Micros, Refusal};
 use serde_json::json;
 
@@ -14,6 +16,7 @@ use crate::model::{LedgerEntry, MoneyResult, Page};
 use crate::scope::CrossAccount;
 use crate::store::{Store, TxFailure};
 use crate::units::account_state::{AccountState, lock_account, lock_account_row, read_account};
+use crate::units::blocks::insert_block;
 use crate::units::jobs::UsedJobs;
 use crate::units::writes::{MoneyRequest, entry_from, read_entry, request_hash, write_money};
 use crate::{in_read_tx, in_write_tx, params, statement};
@@ -127,12 +130,13 @@ impl<'k> UseOfKey<'k> {
             reference,
             key: self.key,
             request_hash: self.request_hash,
+            blocks: Vec::new(),
         }
     }
 }
 
 impl Store {
-    /// A top-up or bonus. Idempotent by key.
+    /// A top-up or bonus of general money. Idempotent by key.
     pub async fn credit(
         &self,
         account: &AccountId,
@@ -140,9 +144,28 @@ impl Store {
         kind: CreditKind,
         key: &IdempotencyKey,
     ) -> Result<MoneyResult, StoreError> {
+        (self.credit_on_terms(account, amount, kind, BlockTerms::GENERAL, key)).await
+    }
+
+    /// A top-up or bonus on `terms`: general money, or a credit block of its own when
+    /// the terms make one (core's [`holdfast_core::decide::blocks`]: the account's debt
+    /// is paid first, the rest is the block's). Idempotent by key; the terms are part of
+    /// the request (a credit of general money hashes as it always has).
+    pub async fn credit_on_terms(
+        &self,
+        account: &AccountId,
+        amount: Micros,
+        kind: CreditKind,
+        terms: BlockTerms,
+        key: &IdempotencyKey,
+    ) -> Result<MoneyResult, StoreError> {
         decide::check_request_amount(amount)?;
         let operation = kind.as_str();
-        let hash = request_hash(&json!({ "op": operation, "amount_micros": amount.0 }));
+        let mut request = json!({ "op": operation, "amount_micros": amount.0 });
+        if terms.makes_block() {
+            request["terms"] = json!(terms);
+        }
+        let hash = request_hash(&request);
         let use_of_key = UseOfKey {
             key,
             operation,
@@ -153,9 +176,14 @@ impl Store {
             if let Some(replay) = self.known_replay(tx, &mut state, use_of_key).await? {
                 return Ok(replay);
             }
+            terms.check(state.snap.now)?;
+            let share = state.snap.block_share_of_credit(amount.0);
             let buffer = state.snap.buffer(self.card());
             let req = use_of_key.request(MoneyMove::Credit(amount), None);
-            let written = write_money(tx, self.card(), &mut state, buffer, req).await?;
+            let mut written = write_money(tx, self.card(), &mut state, buffer, req).await?;
+            if let Some(entry) = written.as_mut().filter(|_| terms.makes_block()) {
+                entry.blocks = make_block(tx, &mut state, entry, terms, share).await?;
+            }
             self.written_or_replay(tx, &mut state, use_of_key, written)
                 .await
         })
@@ -283,7 +311,10 @@ impl Store {
             if let Some(replay) = self.known_replay(tx, &mut state, use_of_key).await? {
                 return Ok(Some(replay));
             }
-            let top_up = read_entry(tx, top_up_entry).await?.delta;
+            let top_up = read_entry(tx, top_up_entry).await?;
+            // The block the top-up made, if it made one (its id is the top-up's entry).
+            let block = top_up.blocks.iter().any(|b| b.block == top_up_entry).then_some(top_up_entry);
+            let top_up = top_up.delta;
             let reference = top_up_entry.to_string();
             let params = params! { account_id: account.as_str(), reference: reference.as_str() };
             let refunded = tx.row(&REFUNDED_OF_TOP_UP, params).await?.int("refunded")?;
@@ -291,7 +322,8 @@ impl Store {
                 return Ok(None);
             };
             let buffer = state.snap.buffer(self.card());
-            let req = use_of_key.request(MoneyMove::Refund(amount), Some(reference));
+            let mut req = use_of_key.request(MoneyMove::Refund(amount), Some(reference));
+            req.blocks = state.snap.refund_lines(block, amount.0);
             let written = write_money(tx, self.card(), &mut state, buffer, req).await?;
             self.written_or_replay(tx, &mut state, use_of_key, written)
                 .await
@@ -376,6 +408,39 @@ impl Store {
             Ok(Page { items, next })
         })
     }
+}
+
+/// Makes the block a credit on `terms` wrote `entry` for: its id the entry's, keeping
+/// `share` of it (what paid the account's debt is general money); answers the entry's
+/// lines.
+async fn make_block(
+    tx: &mut Tx,
+    state: &mut AccountState,
+    entry: &LedgerEntry,
+    terms: BlockTerms,
+    share: i64,
+) -> Result<Vec<BlockAmount>, StoreError> {
+    let block = CreditBlock {
+        id: entry.entry_id,
+        terms,
+        created_at: entry.created_at,
+        granted: share,
+        remaining: share,
+        held: 0,
+    };
+    let mut lines = vec![BlockAmount {
+        block: block.id,
+        amount: share,
+    }];
+    if entry.delta > share {
+        lines.push(BlockAmount {
+            block: GENERAL,
+            amount: entry.delta - share,
+        });
+    }
+    insert_block(tx, &state.account, &block, &lines).await?;
+    state.add_block(block);
+    Ok(lines)
 }
 
 /// The entry of the top-up `top_up_key` names, when it may be refunded: a bonus is not

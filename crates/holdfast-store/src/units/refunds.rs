@@ -13,6 +13,7 @@ use crate::error::StoreError;
 use crate::model::{AccountView, Job, LedgerEntry};
 use crate::store::Store;
 use crate::units::account_state::{AccountState, lock_account};
+use crate::units::blocks::lines_text;
 use crate::units::finish::LockedJobs;
 use crate::units::jobs::{job_from, lines_json, read_job};
 use crate::units::writes::{
@@ -74,6 +75,7 @@ struct RefundWrite {
     entry_amount_after: i64,
     entry_available_after: i64,
     entry_buffer_micros: Option<i64>,
+    entry_blocks: Option<String>,
     job_id: String,
     refunded: String,
     key: String,
@@ -94,6 +96,7 @@ bind_by_name!(RefundWrite {
     entry_amount_after,
     entry_available_after,
     entry_buffer_micros,
+    entry_blocks,
     job_id,
     refunded,
     key,
@@ -114,6 +117,7 @@ impl RefundWrite {
         let refund_line = [decide::PocketAmount {
             pocket: entry.pocket.clone(),
             amount: entry.delta,
+            blocks: Vec::new(),
         }];
         let event = json!({
             "refund": lines_json(&refund_line), "refunded": lines_json(&plan.refunded),
@@ -131,6 +135,7 @@ impl RefundWrite {
             entry_amount_after: entry.amount_after,
             entry_available_after: entry.available_after,
             entry_buffer_micros: entry.buffer_micros,
+            entry_blocks: lines_text(&entry.blocks),
             job_id: j.job_id.clone(),
             refunded: serde_json::to_string(&plan.refunded)
                 .map_err(|e| StoreError::Corrupt(e.to_string()))?,
@@ -221,6 +226,10 @@ impl Store {
                 return self.refund_replay(tx, state, job, entry_id).await;
             }
             let j = &row.job;
+            let charged_blocks = j.charged.iter().flat_map(|c| c.blocks.iter());
+            state
+                .read_named_blocks(tx, charged_blocks.map(|b| b.block))
+                .await?;
             let buffer = state.snap.buffer(self.card());
             let plan = decide::plan_job_refund(
                 &state.snap,
@@ -243,14 +252,19 @@ impl Store {
             let before = state.snap.available_money();
             state.snap = plan.after;
             state.write_changed_marks(tx).await?;
+            state.write_changed_blocks(tx).await?;
             if let Some(m) = plan.money {
                 emit_suspension(tx, &j.account_id, m.suspension, &state.snap, entry_id).await?;
             }
             let after = state.snap.available_money();
             emit_crossing(tx, self.card(), &j.account_id, &state.snap, before, after).await?;
             let facts = credit_facts(&plan.entry, "job_refund", Some(j.job_id.clone()));
+            let entry = LedgerEntry {
+                blocks: plan.entry.blocks.clone(),
+                ..facts.entry(entry_id, &j.account_id, state.snap.now)
+            };
             Ok(JobRefunded {
-                entries: vec![facts.entry(entry_id, &j.account_id, state.snap.now)],
+                entries: vec![entry],
                 job: job_from(written)?.job,
                 account: state.view(self.card())?,
                 replay: false,

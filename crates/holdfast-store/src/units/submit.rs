@@ -228,6 +228,9 @@ impl Store {
                 return Err(AttemptFailed::KeyTaken);
             }
             let mut written = write_jobs(tx, std::mem::take(&mut call.writes), keys).await?;
+            for state in states.values_mut() {
+                state.write_changed_blocks(tx).await?;
+            }
             for account in &call.stamps {
                 let snap = &mut locked_mut(&mut states, account, "refused, not read")?.snap;
                 self.stamp_activity(tx, account, snap).await?;
@@ -314,7 +317,8 @@ impl Store {
                 actor: item.actor.clone(),
             });
         }
-        state.snap.apply_hold(&decision.hold);
+        (state.snap.apply_hold(&decision.hold))
+            .map_err(|e| StoreError::Corrupt(format!("{}: {e}", req.account)))?;
         state.snap.last_active_at = Some(state.snap.now);
         state.open_jobs = Some(open + 1);
         let record = IdemRecord {

@@ -2,7 +2,8 @@
 //! due refills, and a change of the money pocket under the client's key.
 
 use holdfast_core::decide::{
-    AccountSnapshot, MoneyAfter, MoneyMove, Refill, Suspension, ThresholdCrossed, Timestamp,
+    AccountSnapshot, BlockAmount, BlockEffect, MoneyAfter, MoneyMove, Refill, Suspension,
+    ThresholdCrossed, Timestamp,
 };
 use holdfast_core::{IdempotencyKey, MONEY, Micros, RateCard, decide};
 use sha2::{Digest, Sha256};
@@ -12,6 +13,7 @@ use crate::driver::statement::{BindByName, Stmt};
 use crate::error::StoreError;
 use crate::model::LedgerEntry;
 use crate::units::account_state::{AccountState, IdemRecord};
+use crate::units::blocks::{lines_of, lines_text};
 use crate::{bind_by_name, params, statement};
 
 static INSERT_LEDGER_ENTRY: Stmt = statement!(shared "insert_ledger_entry");
@@ -48,6 +50,7 @@ impl EntryFacts<'_> {
             actor: Some(crate::actor::current()),
             meter: None,
             seconds: None,
+            blocks: Vec::new(),
         }
     }
 }
@@ -238,6 +241,8 @@ pub(crate) struct MoneyRequest<'a> {
     pub reference: Option<String>,
     pub key: &'a IdempotencyKey,
     pub request_hash: &'a str,
+    /// The credit blocks it takes from (a refund of a top-up; empty: none named).
+    pub blocks: Vec<BlockAmount>,
 }
 
 /// The parameters of `write_money.sql`.
@@ -256,6 +261,7 @@ struct MoneyWrite {
     reference: Option<String>,
     now: i64,
     actor: String,
+    blocks: Option<String>,
 }
 
 bind_by_name!(MoneyWrite {
@@ -273,6 +279,7 @@ bind_by_name!(MoneyWrite {
     reference,
     now,
     actor,
+    blocks,
 });
 
 /// What `write_money.sql` answered: the entry (none when the key was taken) and the
@@ -305,6 +312,7 @@ impl MoneyWrite {
             reference: req.reference.clone(),
             now: state.snap.now,
             actor: crate::actor::current(),
+            blocks: lines_text(&req.blocks),
         }
     }
 }
@@ -348,6 +356,10 @@ pub(crate) async fn write_money(
     state.fill_from(&row)?;
     let before = state.snap.available_money();
     state.snap.apply_money(&after);
+    (state.snap)
+        .apply_block_lines(&req.blocks, BlockEffect::Take)
+        .map_err(|e| StoreError::Corrupt(format!("{account}: {e}")))?;
+    state.write_changed_blocks(tx).await?;
     emit_suspension(tx, account, after.suspension, &state.snap, entry_id).await?;
     let now_available = state.snap.available_money();
     emit_crossing(tx, card, account, &state.snap, before, now_available).await?;
@@ -367,7 +379,10 @@ pub(crate) async fn write_money(
         buffer: Some(buffer.0),
         reference: req.reference,
     };
-    Ok(Some(facts.entry(entry_id, account, state.snap.now)))
+    Ok(Some(LedgerEntry {
+        blocks: req.blocks,
+        ..facts.entry(entry_id, account, state.snap.now)
+    }))
 }
 
 /// The hash of a normalised request: the first 64 bits (16 hex digits) of the SHA-256 of
@@ -398,6 +413,7 @@ pub(crate) fn entry_from(row: &Row) -> Result<LedgerEntry, StoreError> {
         actor: row.opt_text("actor")?,
         meter: row.opt_text("meter")?,
         seconds: row.opt_int("seconds")?,
+        blocks: lines_of(row.opt_text("blocks")?)?,
     })
 }
 

@@ -51,6 +51,22 @@ impl Engine {
         self.store.credit(account, amount, kind, key).await
     }
 
+    /// A top-up or bonus on `terms`: a credit block of its own when the terms make one
+    /// (an expiry, a priority, a category), else general money. Idempotent by key.
+    pub async fn credit_on_terms(
+        &self,
+        account: &AccountId,
+        amount: Micros,
+        kind: CreditKind,
+        terms: holdfast_core::decide::BlockTerms,
+        key: &IdempotencyKey,
+    ) -> Result<MoneyResult, StoreError> {
+        (self
+            .store
+            .credit_on_terms(account, amount, kind, terms, key))
+        .await
+    }
+
     /// A metered debit, group-committed with the debits that arrive while one is in
     /// flight (one transaction for all of them; see [`crate::batch`]). Passes when
     /// `balance − held − amount ≥ −buffer`, else `insufficient_funds`. Idempotent by key.

@@ -40,6 +40,12 @@ impl Engine {
         self.store.reactivate(max_accounts).await
     }
 
+    /// Expiry: writes off what is left of the credit blocks past their expiry, on up to
+    /// `max_accounts` accounts, with `credit.expired` for each block.
+    pub async fn expire_blocks(&self, max_accounts: u64) -> Result<PassReport, StoreError> {
+        self.store.expire_blocks(max_accounts).await
+    }
+
     /// Retention: deletes up to `max_rows` idempotency records, finished jobs, ended
     /// webhook deliveries and events past the card's `[retention]` windows, oldest first,
     /// in short transactions. Never the ledger. Less than `max_rows`: nothing is left.

@@ -1,0 +1,110 @@
+//! Credit blocks as stored: read with an account that has had them, written where a
+//! unit of work changed them, made by a credit with terms. What a block does is core's
+//! ([`holdfast_core::decide::blocks`]); here it is only read and written.
+
+use holdfast_core::AccountId;
+use holdfast_core::decide::{BlockAmount, BlockTerms, CreditBlock, CreditCategory};
+
+use crate::driver::db::{Row, Tx};
+use crate::driver::statement::Stmt;
+use crate::error::StoreError;
+use crate::{params, statement};
+
+static ACCOUNT_BLOCKS: Stmt = statement!(shared "account_blocks");
+static READ_BLOCK: Stmt = statement!(shared "read_block");
+static INSERT_BLOCK: Stmt = statement!(shared "insert_block");
+static MARK_HAS_BLOCKS: Stmt = statement!(shared "mark_has_blocks");
+static SET_ENTRY_BLOCKS: Stmt = statement!(shared "set_entry_blocks");
+static WRITE_BLOCK: Stmt = statement!(shared "write_block");
+
+fn block_from(row: &Row) -> Result<CreditBlock, StoreError> {
+    let category = row.text("category")?;
+    let category = CreditCategory::parse(&category)
+        .ok_or_else(|| StoreError::Corrupt(format!("a block of category {category:?}")))?;
+    Ok(CreditBlock {
+        id: row.int("block_id")?,
+        terms: BlockTerms {
+            category,
+            priority: row.int("priority")?,
+            expires_at: row.opt_int("expires_at")?,
+        },
+        created_at: row.int("created_at")?,
+        granted: row.int("granted")?,
+        remaining: row.int("remaining")?,
+        held: row.int("held")?,
+    })
+}
+
+/// The account's blocks that hold money.
+pub(crate) async fn read_blocks(
+    tx: &mut Tx,
+    account: &AccountId,
+) -> Result<Vec<CreditBlock>, StoreError> {
+    let rows = (tx.rows(&ACCOUNT_BLOCKS, params! { account_id: account.as_str() })).await?;
+    rows.iter().map(block_from).collect()
+}
+
+/// One block of the account, whatever it holds (`None`: not the account's).
+pub(crate) async fn read_block(
+    tx: &mut Tx,
+    account: &AccountId,
+    block: i64,
+) -> Result<Option<CreditBlock>, StoreError> {
+    let params = params! { account_id: account.as_str(), block_id: block };
+    let row = tx.maybe_row(&READ_BLOCK, params).await?;
+    row.as_ref().map(block_from).transpose()
+}
+
+/// Writes blocks as a unit of work left them.
+pub(crate) async fn write_blocks(tx: &mut Tx, blocks: &[CreditBlock]) -> Result<(), StoreError> {
+    for b in blocks {
+        let params = params! { block_id: b.id, remaining: b.remaining, held: b.held };
+        if tx.exec(&WRITE_BLOCK, params).await? != 1 {
+            return Err(StoreError::Corrupt(format!("block {}: not written", b.id)));
+        }
+    }
+    Ok(())
+}
+
+/// Writes the block a credit made (its id the credit's entry's), and names the lines
+/// of the credit on its entry.
+pub(crate) async fn insert_block(
+    tx: &mut Tx,
+    account: &AccountId,
+    block: &CreditBlock,
+    lines: &[BlockAmount],
+) -> Result<(), StoreError> {
+    let t = &block.terms;
+    let params = params! {
+        block_id: block.id, account_id: account.as_str(), category: t.category.as_str(),
+        priority: t.priority, expires_at: t.expires_at, now: block.created_at,
+        granted: block.granted,
+    };
+    tx.exec(&INSERT_BLOCK, params).await?;
+    tx.exec(&MARK_HAS_BLOCKS, params! { account_id: account.as_str() })
+        .await?;
+    set_entry_blocks(tx, block.id, lines).await
+}
+
+/// Names the blocks an entry moved.
+pub(crate) async fn set_entry_blocks(
+    tx: &mut Tx,
+    entry_id: i64,
+    lines: &[BlockAmount],
+) -> Result<(), StoreError> {
+    let params = params! { entry_id: entry_id, blocks: lines_text(lines) };
+    tx.exec(&SET_ENTRY_BLOCKS, params).await?;
+    Ok(())
+}
+
+/// A draw's lines as a ledger entry stores them: JSON, or NULL when there are none.
+pub(crate) fn lines_text(lines: &[BlockAmount]) -> Option<String> {
+    (!lines.is_empty()).then(|| serde_json::to_string(lines).expect("lines serialize"))
+}
+
+/// A ledger entry's lines as stored.
+pub(crate) fn lines_of(text: Option<String>) -> Result<Vec<BlockAmount>, StoreError> {
+    text.map_or(Ok(Vec::new()), |t| {
+        serde_json::from_str(&t).map_err(|e| StoreError::Corrupt(format!("blocks: {e}")))
+    })
+}

@@ -1,0 +1,336 @@
+//! Credit blocks (issue #41): credits with an expiry, a priority and a category, drawn in
+//! one order by debits (single, batched), holds and their captures, given back by job
+//! refunds, taken back by top-up refunds, written off by the expiry pass; on SQLite and
+//! PostgreSQL, with the audit (invariant 9: each block against its ledger) after each.
+
+use holdfast::decide::{BlockAmount, BlockTerms, CreditCategory, GENERAL};
+use holdfast::testing::*;
+use holdfast::{
+    CreditKind, Engine, JobRefund, MoneyResult, Refusal, StoreError, Usage, backend_test,
+};
+
+const HOUR: i64 = 3_600_000_000;
+
+fn terms(priority: i64, expires_in: Option<i64>, now: i64) -> BlockTerms {
+    BlockTerms {
+        category: CreditCategory::Promotional,
+        priority,
+        expires_at: expires_in.map(|d| now + d),
+    }
+}
+
+/// A credit of `amount` to `u` on `terms` under key `k`: its block's id (its entry's).
+async fn block(e: &Engine, amount: &str, t: BlockTerms, k: &str) -> i64 {
+    let r = credit(e, amount, t, k).await.unwrap();
+    r.entry.entry_id
+}
+
+async fn credit(
+    e: &Engine,
+    amount: &str,
+    t: BlockTerms,
+    k: &str,
+) -> Result<MoneyResult, StoreError> {
+    (e.credit_on_terms(&acct("u"), usd(amount), CreditKind::Bonus, t, &key(k))).await
+}
+
+async fn debit(e: &Engine, amount: &str, k: &str) -> Result<MoneyResult, StoreError> {
+    e.debit(&acct("u"), &Usage::Amount(usd(amount)), &key(k), None)
+        .await
+}
+
+fn lines(pairs: &[(i64, &str)]) -> Vec<BlockAmount> {
+    (pairs.iter())
+        .map(|&(block, amount)| BlockAmount {
+            block,
+            amount: usd(amount).0,
+        })
+        .collect()
+}
+
+/// The blocks of `u` as its account shows them: (id, remaining, held).
+async fn blocks_of(e: &Engine) -> Vec<(i64, i64, i64)> {
+    let view = e.get_account(&acct("u")).await.unwrap();
+    let b = view.blocks.iter();
+    b.map(|b| (b.block_id, b.remaining, b.held)).collect()
+}
+
+/// A video job of `u` (it holds 0.50) submitted and leased: its id and lease token.
+async fn leased_video(e: &Engine, k: &str) -> (String, String) {
+    let job = e.submit(&submit_req("u", "video", k)).await.unwrap().job;
+    let lease = e.lease("video", &worker(), 60).await.unwrap().unwrap();
+    assert_eq!(lease.job.job_id, job.job_id);
+    (job.job_id, lease.lease_token)
+}
+
+backend_test!(
+    debits_draw_by_priority_expiry_and_age_then_into_debt_which_the_next_block_pays,
+    |b| async move {
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        put(e.store(), "u", "free").await;
+        top_up(e.store(), "u", "2.00", "t").await;
+        let now = e.store().now().await.unwrap();
+        let a = block(&e, "3.00", terms(10, Some(24 * HOUR), now), "a").await;
+        let soon = block(&e, "1.00", terms(50, Some(HOUR), now), "b").await;
+        let last = block(&e, "1.00", terms(60, None, now), "c").await;
+        let view = e.get_account(&acct("u")).await.unwrap();
+        assert_eq!(view.balance, usd("7.00").0);
+        let order: Vec<i64> = view.blocks.iter().map(|b| b.block_id).collect();
+        assert_eq!(order, [a, soon, last]);
+
+        let first = debit(&e, "3.50", "d1").await.unwrap();
+        assert_eq!(first.entry.blocks, lines(&[(a, "3.00"), (soon, "0.50")]));
+        // General money (priority 50, no expiry) comes after the expiring block of 50.
+        let second = debit(&e, "3.50", "d2").await.unwrap();
+        let want = lines(&[(soon, "0.50"), (GENERAL, "2.00"), (last, "1.00")]);
+        assert_eq!(second.entry.blocks, want);
+        assert!(blocks_of(&e).await.is_empty(), "every block is spent");
+        // Past every block: debt within the buffer, from general money (an entry names
+        // blocks while the account has some that hold money).
+        let third = debit(&e, "0.80", "d3").await.unwrap();
+        assert!(third.entry.blocks.is_empty());
+        assert!(third.account.suspended_at.is_some());
+        // A credit on terms pays the debt first; its block keeps the rest.
+        let paid = credit(&e, "2.00", terms(20, None, now), "p").await.unwrap();
+        let p = paid.entry.entry_id;
+        assert_eq!(paid.entry.blocks, lines(&[(p, "1.20"), (GENERAL, "0.80")]));
+        assert_eq!(blocks_of(&e).await, [(p, usd("1.20").0, 0)]);
+        assert_eq!(paid.account.balance, usd("1.20").0);
+        assert!(paid.account.suspended_at.is_none());
+        // The ledger keeps what each entry moved; a replay answers the same entry.
+        let again = debit(&e, "3.50", "d2").await.unwrap();
+        assert!(again.replay);
+        assert_eq!(again.entry.blocks, want);
+        assert_clean(e.store()).await;
+    }
+);
+
+backend_test!(
+    a_credits_terms_are_part_of_its_request_and_bad_terms_write_nothing,
+    |b| async move {
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        put(e.store(), "u", "free").await;
+        let now = e.store().now().await.unwrap();
+        let first = credit(&e, "1.00", terms(10, None, now), "k").await.unwrap();
+        let replay = credit(&e, "1.00", terms(10, None, now), "k").await.unwrap();
+        assert!(replay.replay);
+        assert_eq!(replay.entry, first.entry);
+        let other = credit(&e, "1.00", terms(11, None, now), "k").await;
+        assert_eq!(refused(other), Refusal::IdempotencyMismatch);
+        for (bad, k) in [(terms(101, None, now), "b1"), (terms(-1, None, now), "b2")] {
+            let r = credit(&e, "1.00", bad, k).await;
+            assert!(matches!(refused(r), Refusal::InvalidRequest(m) if m.starts_with("priority")));
+        }
+        let past = terms(10, Some(-HOUR), now);
+        let r = credit(&e, "1.00", past, "b3").await;
+        assert!(matches!(refused(r), Refusal::InvalidRequest(m) if m.starts_with("expires_at")));
+        // General terms make no block: today's money.
+        let plain = credit(&e, "1.00", BlockTerms::GENERAL, "g").await.unwrap();
+        assert!(plain.entry.blocks.is_empty());
+        let view = e.get_account(&acct("u")).await.unwrap();
+        assert_eq!((view.balance, view.blocks.len()), (usd("2.00").0, 1));
+        assert_clean(e.store()).await;
+    }
+);
+
+backend_test!(
+    a_hold_reserves_its_blocks_its_capture_takes_them_and_a_release_gives_them_back,
+    |b| async move {
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        put_limited(e.store(), "u", "free", Some(5)).await;
+        top_up(e.store(), "u", "1.00", "t").await;
+        let now = e.store().now().await.unwrap();
+        let a = block(&e, "0.30", terms(10, None, now), "a").await;
+        let (job, token) = leased_video(&e, "v1").await;
+        let held = e.get_job(&job_id(&job)).await.unwrap().hold;
+        assert_eq!(held[0].blocks, lines(&[(a, "0.30"), (GENERAL, "0.20")]));
+        assert_eq!(blocks_of(&e).await, [(a, usd("0.30").0, usd("0.30").0)]);
+        // A debit meanwhile draws only what is free: not the held block.
+        let d = debit(&e, "0.80", "d1").await.unwrap();
+        assert_eq!(d.entry.blocks, lines(&[(GENERAL, "0.80")]));
+        // A partial capture takes the reserved sources in their order.
+        let part = [holdfast::decide::PocketAmount {
+            pocket: "money".into(),
+            amount: usd("0.40").0,
+            blocks: Vec::new(),
+        }];
+        let done = e
+            .complete(&job_id(&job), &token, Some(&part))
+            .await
+            .unwrap();
+        assert_eq!(
+            done.charged[0].blocks,
+            lines(&[(a, "0.30"), (GENERAL, "0.10")])
+        );
+        assert!(blocks_of(&e).await.is_empty());
+        // A failed job releases its blocks whole.
+        let b2 = block(&e, "0.60", terms(10, None, now), "b").await;
+        let (job, token) = leased_video(&e, "v2").await;
+        assert_eq!(blocks_of(&e).await, [(b2, usd("0.60").0, usd("0.50").0)]);
+        e.fail(&job_id(&job), &token, Some("provider down"))
+            .await
+            .unwrap();
+        assert_eq!(blocks_of(&e).await, [(b2, usd("0.60").0, 0)]);
+        assert_clean(e.store()).await;
+    }
+);
+
+backend_test!(
+    an_expired_block_is_not_drawn_and_the_pass_writes_off_all_but_what_a_job_holds,
+    |b| async move {
+        let Some((db, e)) = engine(b).await else {
+            return;
+        };
+        put_limited(e.store(), "u", "free", Some(5)).await;
+        top_up(e.store(), "u", "0.50", "t").await;
+        let now = e.store().now().await.unwrap();
+        let x = block(&e, "1.00", terms(0, Some(HOUR), now), "x").await;
+        let (job, token) = leased_video(&e, "v1").await;
+        db.execute(&format!(
+            "UPDATE credit_blocks SET expires_at = 1 WHERE block_id = {x}"
+        ))
+        .await;
+        let view = e.get_account(&acct("u")).await.unwrap();
+        assert_eq!(
+            (view.balance, view.available),
+            (usd("1.50").0, usd("0.50").0)
+        );
+        assert!(view.blocks[0].expired);
+        // Not drawn: general money, then debt.
+        let d = debit(&e, "0.60", "d1").await.unwrap();
+        assert_eq!(d.entry.blocks, lines(&[(GENERAL, "0.60")]));
+        let report = e.expire_blocks(100).await.unwrap();
+        assert_eq!(report.processed, 1);
+        let written = e.ledger(&acct("u"), None, 100).await.unwrap().items;
+        let expiry = written.iter().find(|en| en.kind == "expiry").unwrap();
+        assert_eq!(
+            (expiry.delta, expiry.blocks.clone()),
+            (-usd("0.50").0, lines(&[(x, "0.50")]))
+        );
+        assert_eq!(blocks_of(&e).await, [(x, usd("0.50").0, usd("0.50").0)]);
+        let told = events_of(e.store(), "credit.expired", 1).await;
+        assert_eq!(told[0].data["block_id"], x);
+        // Nothing more to write off while the job holds the rest; its capture spends it.
+        assert_eq!(e.expire_blocks(100).await.unwrap().processed, 0);
+        let done = e.complete(&job_id(&job), &token, None).await.unwrap();
+        assert_eq!(done.charged[0].blocks, lines(&[(x, "0.50")]));
+        assert!(blocks_of(&e).await.is_empty());
+        let view = e.get_account(&acct("u")).await.unwrap();
+        assert_eq!(view.balance, -usd("0.10").0);
+        assert_clean(e.store()).await;
+    }
+);
+
+backend_test!(
+    refunds_take_back_from_the_top_ups_block_and_give_back_to_the_jobs,
+    |b| async move {
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        put_limited(e.store(), "u", "free", Some(5)).await;
+        let now = e.store().now().await.unwrap();
+        let paid = BlockTerms {
+            category: CreditCategory::Paid,
+            ..terms(10, None, now)
+        };
+        let r = e
+            .credit_on_terms(&acct("u"), usd("2.00"), CreditKind::TopUp, paid, &key("p"))
+            .await
+            .unwrap();
+        let p = r.entry.entry_id;
+        debit(&e, "1.50", "d1").await.unwrap();
+        let back = e
+            .refund(&acct("u"), &key("p"), usd("2.00"), &key("r"))
+            .await
+            .unwrap();
+        assert_eq!(back.entry.blocks, lines(&[(p, "0.50"), (GENERAL, "1.50")]));
+        assert_eq!(back.account.balance, -usd("1.50").0);
+        // A job charged from a block gets its refund back in it, even once emptied (the
+        // block keeps 0.50 of 2.00: the rest pays the debt).
+        let j = block(&e, "2.00", terms(10, None, now), "j").await;
+        let (job, token) = leased_video(&e, "v1").await;
+        e.complete(&job_id(&job), &token, None).await.unwrap();
+        assert_eq!(blocks_of(&e).await, []);
+        let refund = JobRefund {
+            amount: Some(usd("0.30")),
+            reason: "bad output".into(),
+            key: key("jr1"),
+        };
+        let given = e.refund_job(&job_id(&job), &refund).await.unwrap();
+        assert_eq!(given.entries[0].blocks, lines(&[(j, "0.30")]));
+        assert_eq!(blocks_of(&e).await, [(j, usd("0.30").0, 0)]);
+        let rest = JobRefund {
+            amount: None,
+            key: key("jr2"),
+            ..refund
+        };
+        let given = e.refund_job(&job_id(&job), &rest).await.unwrap();
+        assert_eq!(given.entries[0].blocks, lines(&[(j, "0.20")]));
+        assert_eq!(blocks_of(&e).await, [(j, usd("0.50").0, 0)]);
+        assert_clean(e.store()).await;
+    }
+);
+
+backend_test!(
+    racing_debits_holds_and_credits_on_blocks_keep_every_block_to_its_ledger,
+    |b| async move {
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        put_limited(e.store(), "u", "free", Some(50)).await;
+        top_up(e.store(), "u", "5.00", "t").await;
+        let now = e.store().now().await.unwrap();
+        for (i, p) in [10, 50, 90].into_iter().enumerate() {
+            block(
+                &e,
+                "3.00",
+                terms(p, Some((i as i64 + 1) * HOUR), now),
+                &format!("b{i}"),
+            )
+            .await;
+        }
+        let mut tasks = Vec::new();
+        for i in 0..40 {
+            let e = e.clone();
+            tasks.push(tokio::spawn(async move {
+                match i % 4 {
+                    0 | 1 => debit(&e, "0.37", &format!("d{i}"))
+                        .await
+                        .map(|r| r.entry.blocks),
+                    2 => e
+                        .submit(&submit_req("u", "video", &format!("s{i}")))
+                        .await
+                        .map(|_| vec![]),
+                    _ => credit(&e, "0.25", terms(30, None, now), &format!("c{i}"))
+                        .await
+                        .map(|r| r.entry.blocks),
+                }
+            }));
+        }
+        for t in tasks {
+            match t.await.unwrap() {
+                Ok(drawn) => {
+                    assert!(drawn.iter().all(|l| l.amount > 0), "{drawn:?}");
+                }
+                Err(StoreError::Refused(
+                    Refusal::InsufficientFunds | Refusal::AccountSuspended,
+                )) => {}
+                Err(other) => panic!("{other:?}"),
+            }
+        }
+        // Every debit drew in order, each hold reserved, and the books say so.
+        assert_clean(e.store()).await;
+        let view = e.get_account(&acct("u")).await.unwrap();
+        let in_blocks: i64 = view.blocks.iter().map(|b| b.remaining).sum();
+        let held: i64 = view.blocks.iter().map(|b| b.held).sum();
+        // General money never went past the buffer, and blocks hold no more than the holds.
+        assert!(view.balance - in_blocks >= -view.buffer, "{view:?}");
+        assert!(held <= view.held && view.held == view.open_jobs * usd("0.50").0);
+    }
+);
