@@ -339,3 +339,90 @@ backend_test!(
         api.stop().await;
     }
 );
+
+backend_test!(
+    credit_blocks_are_made_by_top_ups_on_terms_drawn_in_order_and_listed,
+    |b| async move {
+        let Some(api) = api(b).await else { return };
+        api.put(&api.service, "/v1/accounts/c1", json!({ "plan": "free" }))
+            .await
+            .expect(201, "");
+        let top_ups = "/v1/accounts/c1/top-ups";
+        api.top_up("c1", "1.00", "t1").await;
+        let promo = json!({
+            "amount": "2.00", "idempotency_key": "p1", "kind": "bonus",
+            "category": "promotional", "priority": 10, "expires_at": "2099-01-01T00:00:00Z",
+        });
+        let made = api.post(&api.service, top_ups, promo.clone()).await;
+        let made = made.expect(201, "").clone();
+        let block_id = made["entry"]["entry_id"].clone();
+        let line = &made["entry"]["blocks"][0];
+        assert_eq!(
+            (&line["block_id"], &line["amount"]),
+            (&block_id, &json!("2.00"))
+        );
+        let shown = &made["account"]["blocks"][0];
+        assert_eq!(
+            (
+                &shown["category"],
+                &shown["priority"],
+                &shown["expires_at"],
+                &shown["expired"]
+            ),
+            (
+                &json!("promotional"),
+                &json!(10),
+                &json!("2099-01-01T00:00:00Z"),
+                &json!(false)
+            )
+        );
+        // The same key and terms replay; other terms under it are refused.
+        api.post(&api.service, top_ups, promo.clone())
+            .await
+            .expect(200, "");
+        let mut other = promo.clone();
+        other["priority"] = json!(11);
+        api.post(&api.service, top_ups, other)
+            .await
+            .expect(409, "idempotency_mismatch");
+        for (field, bad) in [
+            ("priority", json!(101)),
+            ("priority", json!(1.5)),
+            ("category", json!("free")),
+            ("expires_at", json!("tomorrow")),
+        ] {
+            let mut body = json!({ "amount": "1.00", "idempotency_key": "bad" });
+            body[field] = bad;
+            let r = api.post(&api.service, top_ups, body).await;
+            assert!(
+                r.expect(422, "invalid_request").to_string().contains(field),
+                "{}",
+                r.body
+            );
+        }
+        // A debit draws the block before general money.
+        let debit = json!({ "amount": "2.50", "idempotency_key": "d1" });
+        let d = api
+            .post(&api.service, "/v1/accounts/c1/debits", debit)
+            .await;
+        let lines = d.expect(201, "")["entry"]["blocks"].clone();
+        assert_eq!(
+            lines,
+            json!([
+                { "block_id": block_id, "amount": "2.00", "amount_micros": 2_000_000 },
+                { "block_id": null, "amount": "0.50", "amount_micros": 500_000 },
+            ])
+        );
+        let blocks = api.get(&api.service, "/v1/accounts/c1/blocks").await;
+        let blocks = blocks.expect(200, "");
+        assert_eq!(
+            (&blocks["general"], &blocks["blocks"]),
+            (&json!("0.50"), &json!([]))
+        );
+        api.get(&api.service, "/v1/accounts/nobody/blocks")
+            .await
+            .expect(404, "account_not_found");
+        api.assert_clean().await;
+        api.stop().await;
+    }
+);

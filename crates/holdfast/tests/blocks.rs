@@ -125,14 +125,17 @@ backend_test!(
             let r = credit(&e, "1.00", bad, k).await;
             assert!(matches!(refused(r), Refusal::InvalidRequest(m) if m.starts_with("priority")));
         }
-        let past = terms(10, Some(-HOUR), now);
-        let r = credit(&e, "1.00", past, "b3").await;
-        assert!(matches!(refused(r), Refusal::InvalidRequest(m) if m.starts_with("expires_at")));
+        // An expiry already past makes a block expired from the start: not available.
+        let past = credit(&e, "1.00", terms(10, Some(-HOUR), now), "b3")
+            .await
+            .unwrap();
+        assert_eq!(past.account.available, usd("1.00").0);
         // General terms make no block: today's money.
         let plain = credit(&e, "1.00", BlockTerms::GENERAL, "g").await.unwrap();
         assert!(plain.entry.blocks.is_empty());
         let view = e.get_account(&acct("u")).await.unwrap();
-        assert_eq!((view.balance, view.blocks.len()), (usd("2.00").0, 1));
+        assert_eq!((view.balance, view.blocks.len()), (usd("3.00").0, 2));
+        assert_eq!(e.expire_blocks(10).await.unwrap().processed, 1);
         assert_clean(e.store()).await;
     }
 );

@@ -81,17 +81,14 @@ impl BlockTerms {
         expires_at: None,
     };
 
-    /// Terms a client may ask for: a priority in 0–100, an expiry after `now`.
-    pub fn check(&self, now: Timestamp) -> Result<(), Refusal> {
+    /// Terms a client may ask for: a priority in 0–100. Any expiry: one at or before now
+    /// makes a block expired from the start (an import of history), in the balance but
+    /// not available, written off by the next expiry pass.
+    pub fn check(&self) -> Result<(), Refusal> {
         if !(0..=MAX_PRIORITY).contains(&self.priority) {
             return Err(Refusal::InvalidRequest(format!(
                 "priority: must be 0 to {MAX_PRIORITY}"
             )));
-        }
-        if self.expires_at.is_some_and(|at| at <= now) {
-            return Err(Refusal::InvalidRequest(
-                "expires_at: must be in the future".into(),
-            ));
         }
         Ok(())
     }
@@ -439,11 +436,11 @@ mod tests {
         assert!(!BlockTerms::GENERAL.makes_block());
         let mut terms = BlockTerms::GENERAL;
         terms.priority = 101;
-        assert!(terms.check(0).is_err());
+        assert!(terms.check().is_err());
+        terms.priority = -1;
+        assert!(terms.check().is_err());
         terms.priority = 0;
-        assert!(terms.makes_block() && terms.check(0).is_ok());
-        terms.expires_at = Some(10);
-        assert!(terms.check(10).is_err() && terms.check(9).is_ok());
+        assert!(terms.makes_block() && terms.check().is_ok());
         let unknown_block =
             account(0, vec![]).apply_block_lines(&lines(&[(7, 1)]), BlockEffect::Take);
         assert!(unknown_block.is_err());

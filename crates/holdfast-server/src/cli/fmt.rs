@@ -87,6 +87,7 @@ pub fn account_json(a: &AccountView) -> Value {
         "recharge": a.recharge.map(crate::http::wire::RechargeBody::from),
         "spend": a.spend.clone().map(crate::http::wire::SpendBody::from),
         "allowances": allowances,
+        "blocks": a.blocks.iter().cloned().map(crate::http::wire::BlockBody::from).collect::<Vec<_>>(),
     })
 }
 
@@ -99,6 +100,14 @@ pub fn entry_json(e: &LedgerEntry) -> Value {
     if let (Some(meter), Some(seconds)) = (&e.meter, e.seconds) {
         v["meter"] = json!(meter);
         v["seconds"] = json!(seconds);
+    }
+    if !e.blocks.is_empty() {
+        let lines = e
+            .blocks
+            .iter()
+            .copied()
+            .map(crate::http::wire::BlockLineBody::from);
+        v["blocks"] = json!(lines.collect::<Vec<_>>());
     }
     if e.pocket == MONEY {
         v["delta"] = json!(money(e.delta));

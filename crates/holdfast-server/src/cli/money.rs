@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use holdfast::decide::{Recharge, SpendPolicy};
+use holdfast::decide::{BlockTerms, CreditCategory, DEFAULT_PRIORITY, Recharge, SpendPolicy};
 use holdfast::{
     AccountView, CreditKind, Grant, JobRefund, Micros, MoneyResult, PutAccount, SpendView, Usage,
 };
@@ -145,8 +145,38 @@ pub struct TopUpArgs {
     /// A bonus (given, not bought; not refundable) instead of a top-up.
     #[arg(long)]
     bonus: bool,
+    /// Makes the credit a block that expires at this RFC 3339 time.
+    #[arg(long)]
+    expires_at: Option<String>,
+    /// Makes the credit a block of this priority, 0 to 100 (lower is drawn first; 50
+    /// is general money's).
+    #[arg(long)]
+    priority: Option<i64>,
+    /// Makes the credit a block of this category: paid or promotional.
+    #[arg(long)]
+    category: Option<String>,
     #[command(flatten)]
     opts: Opts,
+}
+
+impl TopUpArgs {
+    /// The terms the flags give the credit (general money without any).
+    fn terms(&self) -> anyhow::Result<BlockTerms> {
+        let category = match self.category.as_deref() {
+            None => CreditCategory::Paid,
+            Some(c) => CreditCategory::parse(c).ok_or_else(|| {
+                parse::invalid(format!("--category {c:?}: must be paid or promotional"))
+            })?,
+        };
+        let expires_at = (self.expires_at.as_deref())
+            .map(|t| parse::time("--expires-at", t))
+            .transpose()?;
+        Ok(BlockTerms {
+            category,
+            priority: self.priority.unwrap_or(DEFAULT_PRIORITY),
+            expires_at,
+        })
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -320,8 +350,11 @@ pub async fn top_up(a: TopUpArgs) -> anyhow::Result<ExitCode> {
     } else {
         CreditKind::TopUp
     };
+    let terms = a.terms()?;
     let engine = a.opts.db.engine().await?;
-    let r = engine.credit(&id, amount, kind, &key).await.coded()?;
+    let r = (engine.credit_on_terms(&id, amount, kind, terms, &key))
+        .await
+        .coded()?;
     emit(&a.opts, fmt::money_result_json(&r), || result_text(&r))
 }
 
@@ -460,6 +493,9 @@ pub fn account_text(a: &AccountView) -> String {
     if let Some(s) = &a.spend {
         rows.push(("spending".into(), spend_text(s)));
     }
+    for b in &a.blocks {
+        rows.push((format!("block {}", b.block_id), block_text(b)));
+    }
     for (name, p) in &a.allowances {
         let refills = p.refills_at.map_or_else(|| "-".into(), fmt::time);
         rows.push((
@@ -471,6 +507,24 @@ pub fn account_text(a: &AccountView) -> String {
         ));
     }
     labelled(&rows)
+}
+
+/// A credit block in a line: `0.70 of 1.00 left, 0.50 held; promotional, priority 10,
+/// expires 2026-12-31T00:00:00Z`.
+fn block_text(b: &holdfast::BlockView) -> String {
+    let expiry = match (b.expires_at, b.expired) {
+        (None, _) => "no expiry".to_owned(),
+        (Some(at), false) => format!("expires {}", fmt::time(at)),
+        (Some(at), true) => format!("expired {}", fmt::time(at)),
+    };
+    format!(
+        "{} of {} left, {} held; {}, priority {}, {expiry}",
+        money(b.remaining),
+        money(b.granted),
+        money(b.held),
+        b.category.as_str(),
+        b.priority
+    )
 }
 
 /// A period's spending in a line: `2.50 this month of limit 10.00 (7.50 left); alerts

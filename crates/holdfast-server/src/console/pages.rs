@@ -395,6 +395,20 @@ pub async fn account(
                 } }
             }
         }
+        @if !a.blocks.is_empty() {
+            h2 { "Credit blocks" }
+            table {
+                thead { tr { th { "Block" } th { "Category" } th.num { "Priority" } th { "Expires" } th.num { "Remaining" } th.num { "Held" } th.num { "Granted" } } }
+                tbody { @for b in &a.blocks {
+                    tr {
+                        td { (b.block_id) @if b.expired { " (expired)" } }
+                        td { (b.category.as_str()) } td.num { (b.priority) }
+                        td { (opt_time(b.expires_at)) }
+                        td.num { (fmt::money(b.remaining)) } td.num { (fmt::money(b.held)) } td.num { (fmt::money(b.granted)) }
+                    }
+                } }
+            }
+        }
         p { a href={ "/console/accounts/" (view::url_encode(&id)) "/statement" } { "Statement of this month" } }
         @if who.session.is_admin() { (actions::account_forms(&who, &a)) }
         h2 { "Balance" }

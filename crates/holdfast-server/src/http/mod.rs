@@ -200,6 +200,7 @@ fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(money::ledger))
         .routes(routes!(money::statement))
         .routes(routes!(money::balance_at))
+        .routes(routes!(money::blocks))
         .routes(routes!(usage::usage))
         .routes(routes!(export::ledger))
         .routes(routes!(refunds::grant))

@@ -5,18 +5,20 @@ use axum::extract::State;
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use holdfast::decide::{BlockTerms, CreditCategory, DEFAULT_PRIORITY};
 use holdfast::{CreditKind, DebitRequest, IdempotencyKey, Micros, MoneyResult, Usage};
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::ToSchema;
 
 use super::accounts::account_id;
 use super::auth::{Auth, ServiceRead, ServiceRole};
 use super::error::{ApiError, ApiResult, AuthErrors, ErrorBody};
-use super::extract::{Body, Paging, PathText, QueryPairs, whole_number};
-use super::schema::{JobRefText, KeyText, MAX_JOB_REF, MeterName, PositiveAmount};
+use super::extract::{Body, Paging, PathText, QueryPairs, opt_whole_number, whole_number};
+use super::schema::{JobRefText, KeyText, MAX_JOB_REF, MeterName, PositiveAmount, Timestamp};
 use super::state::AppState;
 use super::wire::{
-    AskedPeriod, BalanceAtBody, LedgerPage, MoneyResultBody, StatementBody, parse_time,
+    AskedPeriod, BalanceAtBody, BlockBody, LedgerPage, MoneyResultBody, StatementBody, money,
+    parse_time,
 };
 
 // The wire names of the library's `CreditKind`: deserializes straight into it (serde's
@@ -28,6 +30,22 @@ use super::wire::{
 enum CreditKindName {
     TopUp,
     Bonus,
+}
+
+// The wire names of core's `CreditCategory`, as `CreditKindName` is `CreditKind`'s.
+#[derive(Deserialize, ToSchema)]
+#[serde(remote = "CreditCategory", rename_all = "snake_case")]
+#[schema(as = CreditCategory)]
+pub(super) enum CreditCategoryName {
+    Paid,
+    Promotional,
+}
+
+/// An optional [`CreditCategory`] by its wire name; absent or null is `None`.
+fn credit_category<'de, D: Deserializer<'de>>(de: D) -> Result<Option<CreditCategory>, D::Error> {
+    #[derive(Deserialize)]
+    struct Named(#[serde(with = "CreditCategoryName")] CreditCategory);
+    Ok(Option::<Named>::deserialize(de)?.map(|Named(c)| c))
 }
 
 /// An optional [`CreditKind`] by its wire name; absent or null is `None`.
@@ -50,6 +68,35 @@ pub struct TopUpRequest {
     #[serde(default, deserialize_with = "credit_kind")]
     #[schema(value_type = Option<CreditKindName>)]
     pub kind: Option<CreditKind>,
+    /// RFC 3339: the credit is a block that expires then (what is left of it is
+    /// written off; one at or before now makes a block expired from the start).
+    /// `expires_at`, `priority` or `category` make a credit block; without them the
+    /// credit is general money (paid, priority 50, no expiry).
+    #[serde(default)]
+    #[schema(value_type = Option<Timestamp>)]
+    pub expires_at: Option<String>,
+    /// 0 to 100 (default 50): lower is drawn first.
+    #[serde(default, deserialize_with = "opt_whole_number")]
+    #[schema(minimum = 0, maximum = 100)]
+    pub priority: Option<i64>,
+    /// `paid` (default) or `promotional`.
+    #[serde(default, deserialize_with = "credit_category")]
+    #[schema(value_type = Option<CreditCategoryName>)]
+    pub category: Option<CreditCategory>,
+}
+
+impl TopUpRequest {
+    /// The terms the request gives its credit (general money when it names none).
+    fn terms(&self) -> Result<BlockTerms, ApiError> {
+        let expires_at = (self.expires_at.as_deref())
+            .map(|t| parse_time("expires_at", t))
+            .transpose()?;
+        Ok(BlockTerms {
+            category: self.category.unwrap_or_default(),
+            priority: self.priority.unwrap_or(DEFAULT_PRIORITY),
+            expires_at,
+        })
+    }
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -137,7 +184,8 @@ pub async fn top_up(
     let key = IdempotencyKey::parse(&req.idempotency_key)?;
     let id = account_id(&id)?;
     let kind = req.kind.unwrap_or(CreditKind::TopUp);
-    let r = s.engine.credit(&id, amount, kind, &key).await?;
+    let terms = req.terms()?;
+    let r = (s.engine.credit_on_terms(&id, amount, kind, terms, &key)).await?;
     Ok(created_unless_replay(r))
 }
 
@@ -315,6 +363,49 @@ pub async fn statement(
         ),
     ];
     Ok((headers, csv).into_response())
+}
+
+/// An account's money by credit block: the blocks that hold money, in the order debits
+/// and holds draw them, and the general money outside them.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BlocksBody {
+    pub account_id: String,
+    pub balance: String,
+    pub balance_micros: i64,
+    /// The balance less the blocks' remaining: money credited without terms; below zero,
+    /// the account's debt (the next credit pays it first).
+    pub general: String,
+    pub general_micros: i64,
+    pub blocks: Vec<BlockBody>,
+}
+
+/// An account's credit blocks that hold money, in the order they are drawn, and its
+/// general money.
+#[utoipa::path(get, path = "/v1/accounts/{account_id}/blocks", tag = "money",
+    params(("account_id" = String, Path)),
+    responses(
+        (status = 200, description = "The account's blocks", body = BlocksBody),
+        (status = 404, description = "`account_not_found`", body = ErrorBody),
+        (status = 422, description = "`invalid_request` (bad account id)", body = ErrorBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn blocks(
+    _: Auth<ServiceRead>,
+    State(s): State<AppState>,
+    PathText(id): PathText,
+) -> ApiResult<Json<BlocksBody>> {
+    let id = account_id(&id)?;
+    let view = s.engine.get_account(&id).await?;
+    let general = view.balance - view.blocks.iter().map(|b| b.remaining).sum::<i64>();
+    Ok(Json(BlocksBody {
+        account_id: view.account_id,
+        balance: money(view.balance),
+        balance_micros: view.balance,
+        general: money(general),
+        general_micros: general,
+        blocks: view.blocks.into_iter().map(BlockBody::from).collect(),
+    }))
 }
 
 /// The account's money and allowance pockets as they were at a time, from its ledger:

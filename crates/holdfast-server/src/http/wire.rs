@@ -4,9 +4,10 @@
 
 use std::collections::BTreeMap;
 
+use holdfast::decide::{BlockAmount, GENERAL};
 use holdfast::{
-    AccountView, AllowanceView, Event, Heartbeat, Job, Lease, LedgerEntry, MONEY, Micros,
-    MoneyResult, PassReport, PocketAmount, Violation,
+    AccountView, AllowanceView, BlockView, Event, Heartbeat, Job, Lease, LedgerEntry, MONEY,
+    Micros, MoneyResult, PassReport, PocketAmount, Violation,
 };
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
@@ -131,6 +132,70 @@ pub struct AccountBody {
     /// rule applies, neither its own nor its plan's).
     pub spend: Option<SpendBody>,
     pub allowances: BTreeMap<String, AllowanceBody>,
+    /// Its credit blocks that hold money, in the order they are drawn (those past their
+    /// expiry last). Empty for an account whose money is all general.
+    pub blocks: Vec<BlockBody>,
+}
+
+/// A credit block: money credited with terms of its own, part of the balance.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BlockBody {
+    /// The id of the credit's ledger entry that made it.
+    pub block_id: String,
+    #[schema(value_type = super::money::CreditCategoryName)]
+    pub category: String,
+    /// 0 to 100: lower is drawn first.
+    pub priority: i64,
+    pub expires_at: Option<String>,
+    pub created_at: String,
+    /// What the credit put in it (after paying the account's debt).
+    pub granted: String,
+    pub granted_micros: i64,
+    pub remaining: String,
+    pub remaining_micros: i64,
+    /// What open jobs' holds reserved of `remaining`.
+    pub held: String,
+    pub held_micros: i64,
+    /// Past its expiry and not yet written off: what is free of it is not available.
+    pub expired: bool,
+}
+
+impl From<BlockView> for BlockBody {
+    fn from(b: BlockView) -> BlockBody {
+        BlockBody {
+            block_id: b.block_id.to_string(),
+            category: b.category.as_str().to_owned(),
+            priority: b.priority,
+            expires_at: opt_time(b.expires_at),
+            created_at: rfc3339(b.created_at),
+            granted: money(b.granted),
+            granted_micros: b.granted,
+            remaining: money(b.remaining),
+            remaining_micros: b.remaining,
+            held: money(b.held),
+            held_micros: b.held,
+            expired: b.expired,
+        }
+    }
+}
+
+/// What a ledger entry moved of one credit block.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BlockLineBody {
+    /// The block (`null`: general money, outside blocks).
+    pub block_id: Option<String>,
+    pub amount: String,
+    pub amount_micros: i64,
+}
+
+impl From<BlockAmount> for BlockLineBody {
+    fn from(l: BlockAmount) -> BlockLineBody {
+        BlockLineBody {
+            block_id: (l.block != GENERAL).then(|| l.block.to_string()),
+            amount: money(l.amount),
+            amount_micros: l.amount,
+        }
+    }
 }
 
 /// An account's spending in the current day or month of its rule's time zone, under the
@@ -260,6 +325,7 @@ impl From<AccountView> for AccountBody {
                 .into_iter()
                 .map(|(k, v)| (k, v.into()))
                 .collect(),
+            blocks: a.blocks.into_iter().map(BlockBody::from).collect(),
         }
     }
 }
@@ -275,8 +341,8 @@ pub struct LedgerEntryBody {
     /// Money only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delta_micros: Option<i64>,
-    /// `top_up`, `bonus`, `debit`, `capture`, `refund`, `job_refund`, `grant`, `refill` or
-    /// `adjustment`.
+    /// `top_up`, `bonus`, `debit`, `capture`, `refund`, `job_refund`, `grant`, `refill`,
+    /// `adjustment` or `expiry` (what was left of a credit block past its expiry).
     pub kind: String,
     pub amount_after: Amount,
     /// Money only.
@@ -295,6 +361,10 @@ pub struct LedgerEntryBody {
     /// A metered debit's seconds (absent on every other entry).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seconds: Option<i64>,
+    /// What it moved of each credit block, in the order drawn (absent on an account
+    /// without blocks that hold money).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<BlockLineBody>,
 }
 
 impl From<LedgerEntry> for LedgerEntryBody {
@@ -315,6 +385,7 @@ impl From<LedgerEntry> for LedgerEntryBody {
             actor: e.actor,
             meter: e.meter,
             seconds: e.seconds,
+            blocks: e.blocks.into_iter().map(BlockLineBody::from).collect(),
         }
     }
 }

@@ -160,6 +160,7 @@ impl Store {
         key: &IdempotencyKey,
     ) -> Result<MoneyResult, StoreError> {
         decide::check_request_amount(amount)?;
+        terms.check()?;
         let operation = kind.as_str();
         let mut request = json!({ "op": operation, "amount_micros": amount.0 });
         if terms.makes_block() {
@@ -176,7 +177,6 @@ impl Store {
             if let Some(replay) = self.known_replay(tx, &mut state, use_of_key).await? {
                 return Ok(replay);
             }
-            terms.check(state.snap.now)?;
             let share = state.snap.block_share_of_credit(amount.0);
             let buffer = state.snap.buffer(self.card());
             let req = use_of_key.request(MoneyMove::Credit(amount), None);
