@@ -128,6 +128,11 @@ struct Args {
     /// (each run's value, min, median, max).
     #[arg(long, default_value_t = 1)]
     runs: u32,
+    /// Credit blocks each account gets at setup (priorities 10, 20, …, each expiring a
+    /// year later than the one before, each large enough that a run never empties it),
+    /// beside its general money: the engine then draws every debit from its blocks.
+    #[arg(long, default_value_t = 0)]
+    blocks: u64,
     /// Print JSON instead of the table.
     #[arg(long)]
     json: bool,
@@ -502,7 +507,7 @@ async fn run_workload(args: &Args, w: Workload, target: &Target) -> anyhow::Resu
         Workload::Ingest => args.ingest_accounts,
         _ => args.accounts,
     };
-    workloads::create_accounts(&engine, accounts, &names).await?;
+    workloads::create_accounts(&engine, accounts, args.blocks, &names).await?;
     floor.analyze().await?;
     let result = match w {
         Workload::Seed => Ok(seeded(w, target.backend, accounts)),

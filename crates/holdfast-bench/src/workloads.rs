@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+use holdfast::decide::{BlockTerms, CreditCategory};
 use holdfast::{
     AccountId, CreditKind, Engine, IdempotencyKey, JobId, Micros, PutAccount, Submit, Usage,
     WorkerId,
@@ -49,13 +50,33 @@ pub fn account_name(i: u64) -> String {
     format!("b{i}")
 }
 
+/// The terms of the `n`-th block of a bench account: priority 10, 20, …; expiring a year
+/// apart, the first a year from now (the bench runs for minutes).
+fn block_terms(n: u64) -> BlockTerms {
+    const YEAR: i64 = 365 * 86_400 * 1_000_000;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX));
+    let n = i64::try_from(n).unwrap_or(0);
+    BlockTerms {
+        category: CreditCategory::Promotional,
+        priority: (10 * (n + 1)).min(100),
+        expires_at: Some(now + YEAR * (n + 1)),
+    }
+}
+
 pub(crate) fn random_account(accounts: u64) -> String {
     account_name(rand::random_range(0..accounts.max(1)))
 }
 
 /// Creates accounts `b0`…`b{n-1}` on the free plan with no concurrency limit to speak of,
-/// each with a large top-up. Setup, not measured.
-pub async fn create_accounts(engine: &Engine, n: u64, names: &Arc<Names>) -> anyhow::Result<()> {
+/// each with a large top-up and `blocks` large credit blocks. Setup, not measured.
+pub async fn create_accounts(
+    engine: &Engine,
+    n: u64,
+    blocks: u64,
+    names: &Arc<Names>,
+) -> anyhow::Result<()> {
     let workers: u64 = 8;
     let tasks: Vec<_> = (0..workers)
         .map(|w| {
@@ -77,6 +98,12 @@ pub async fn create_accounts(engine: &Engine, n: u64, names: &Arc<Names>) -> any
                     store
                         .credit(&account, amount, CreditKind::TopUp, &key)
                         .await?;
+                    for b in 0..blocks {
+                        let key = IdempotencyKey::parse(&names.key())?;
+                        let terms = block_terms(b);
+                        (store.credit_on_terms(&account, amount, CreditKind::Bonus, terms, &key))
+                            .await?;
+                    }
                 }
                 anyhow::Ok(())
             })

@@ -322,6 +322,22 @@ pub struct BalanceAt {
     pub held: Option<i64>,
     /// Each allowance pocket that existed at `at` (had an entry by then).
     pub allowances: BTreeMap<String, PocketAt>,
+    /// The credit blocks made by then that held money then, by id.
+    pub blocks: Vec<BlockAt>,
+}
+
+/// A credit block as it was at a time: its terms, what remained of it, what the jobs open
+/// then held of it (`None`: not known, as the account's `held`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BlockAt {
+    pub block_id: i64,
+    pub category: CreditCategory,
+    pub priority: i64,
+    pub expires_at: Option<Timestamp>,
+    pub created_at: Timestamp,
+    pub granted: i64,
+    pub remaining: i64,
+    pub held: Option<i64>,
 }
 
 impl BalanceAt {

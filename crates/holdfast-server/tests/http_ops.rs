@@ -61,6 +61,7 @@ const CONTRACT: &[(&str, &str)] = &[
     ("GET", "/v1/accounts/{account_id}/ledger"),
     ("GET", "/v1/accounts/{account_id}/statement"),
     ("GET", "/v1/accounts/{account_id}/balance"),
+    ("GET", "/v1/accounts/{account_id}/blocks"),
     ("GET", "/v1/usage"),
     ("GET", "/v1/ledger"),
     ("POST", "/v1/accounts/{account_id}/grants"),

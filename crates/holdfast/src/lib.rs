@@ -33,9 +33,9 @@ pub use holdfast_store::actor;
 
 // The engine's requests and results.
 pub use holdfast_core::model::{
-    AccountView, AllowanceView, ApiKey, BalanceAt, BlockView, Event, Heartbeat, Job, JobActors,
-    JobKindSpend, Lease, LedgerEntry, MeterSpend, MoneyResult, Page, PassReport, PocketAt,
-    SpendView, Statement, StatementLine, Submitted, Violation,
+    AccountView, AllowanceView, ApiKey, BalanceAt, BlockAt, BlockView, Event, Heartbeat, Job,
+    JobActors, JobKindSpend, Lease, LedgerEntry, MeterSpend, MoneyResult, Page, PassReport,
+    PocketAt, SpendView, Statement, StatementLine, Submitted, Violation,
 };
 /// Most jobs one batched complete or fail takes.
 pub use holdfast_store::MAX_JOB_BATCH;

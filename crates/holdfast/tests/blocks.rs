@@ -337,3 +337,35 @@ backend_test!(
         assert!(held <= view.held && view.held == view.open_jobs * usd("0.50").0);
     }
 );
+
+backend_test!(
+    the_balance_at_a_time_shows_each_block_as_it_was,
+    |b| async move {
+        let Some((_db, e)) = engine(b).await else {
+            return;
+        };
+        put_limited(e.store(), "u", "free", Some(5)).await;
+        top_up(e.store(), "u", "1.00", "t").await;
+        let now = e.store().now().await.unwrap();
+        let a = block(&e, "2.00", terms(10, None, now), "a").await;
+        let first = debit(&e, "0.50", "d1").await.unwrap().entry.created_at;
+        leased_video(&e, "v1").await;
+        let second = debit(&e, "1.20", "d2").await.unwrap().entry.created_at;
+        // After the first debit: 1.50 left of the block; after the hold and the second,
+        // the block held 0.50 and the second debit took the 1.00 free.
+        let then = e.balance_at(&acct("u"), first).await.unwrap();
+        let shown: Vec<(i64, i64)> = then
+            .blocks
+            .iter()
+            .map(|b| (b.block_id, b.remaining))
+            .collect();
+        assert_eq!(shown, [(a, usd("1.50").0)]);
+        let later = e.balance_at(&acct("u"), second).await.unwrap();
+        let b = &later.blocks[0];
+        assert_eq!((b.remaining, b.held), (usd("0.50").0, Some(usd("0.50").0)));
+        assert_eq!(later.balance, usd("1.30").0);
+        let before = e.balance_at(&acct("u"), now - 1).await.unwrap();
+        assert!(before.blocks.is_empty());
+        assert_clean(e.store()).await;
+    }
+);

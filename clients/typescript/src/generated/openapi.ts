@@ -164,6 +164,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/accounts/{account_id}/blocks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An account's credit blocks that hold money, in the order they are drawn, and its
+         *     general money.
+         */
+        get: operations["blocks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/accounts/{account_id}/debits": {
         parameters: {
             query?: never;
@@ -736,6 +756,11 @@ export interface components {
             banned_at?: string | null;
             /** Format: date-time */
             blocked_at?: string | null;
+            /**
+             * @description Its credit blocks that hold money, in the order they are drawn (those past their
+             *     expiry last). Empty for an account whose money is all general.
+             */
+            blocks: components["schemas"]["BlockBody"][];
             buffer: string;
             /** Format: int64 */
             buffer_micros: number;
@@ -832,6 +857,8 @@ export interface components {
             balance: string;
             /** Format: int64 */
             balance_micros: number;
+            /** @description The credit blocks made by `at` that held money then, by id. */
+            blocks: components["schemas"]["BlockAtBody"][];
             currency: string;
             /**
              * @description Money held by the jobs open at `at` (`null`: not known, `at` is before the jobs'
@@ -855,9 +882,86 @@ export interface components {
             /** @description Why, 1–500 characters; recorded on the `account.banned` event. */
             reason: components["schemas"]["Reason"];
         };
+        /**
+         * @description A credit block at a time: its terms, what remained of it, what the jobs open then held
+         *     of it (`null`: not known, as the account's `held`).
+         */
+        BlockAtBody: {
+            block_id: string;
+            category: components["schemas"]["CreditCategory"];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at?: string | null;
+            granted: string;
+            /** Format: int64 */
+            granted_micros: number;
+            held?: string | null;
+            /** Format: int64 */
+            held_micros?: number | null;
+            /** Format: int64 */
+            priority: number;
+            remaining: string;
+            /** Format: int64 */
+            remaining_micros: number;
+        };
+        /** @description A credit block: money credited with terms of its own, part of the balance. */
+        BlockBody: {
+            /** @description The id of the credit's ledger entry that made it. */
+            block_id: string;
+            category: components["schemas"]["CreditCategory"];
+            /** Format: date-time */
+            created_at: string;
+            /** @description Past its expiry and not yet written off: what is free of it is not available. */
+            expired: boolean;
+            /** Format: date-time */
+            expires_at?: string | null;
+            /** @description What the credit put in it (after paying the account's debt). */
+            granted: string;
+            /** Format: int64 */
+            granted_micros: number;
+            /** @description What open jobs' holds reserved of `remaining`. */
+            held: string;
+            /** Format: int64 */
+            held_micros: number;
+            /**
+             * Format: int64
+             * @description 0 to 100: lower is drawn first.
+             */
+            priority: number;
+            remaining: string;
+            /** Format: int64 */
+            remaining_micros: number;
+        };
+        /** @description What a ledger entry moved of one credit block. */
+        BlockLineBody: {
+            amount: string;
+            /** Format: int64 */
+            amount_micros: number;
+            /** @description The block (`null`: general money, outside blocks). */
+            block_id?: string | null;
+        };
         /** @description A block's or an unblock's body: optionally why (recorded on `operator.blocked`). */
         BlockRequest: {
             reason?: null | components["schemas"]["Reason"];
+        };
+        /**
+         * @description An account's money by credit block: the blocks that hold money, in the order debits
+         *     and holds draw them, and the general money outside them.
+         */
+        BlocksBody: {
+            account_id: string;
+            balance: string;
+            /** Format: int64 */
+            balance_micros: number;
+            blocks: components["schemas"]["BlockBody"][];
+            /**
+             * @description The balance less the blocks' remaining: money credited without terms; below zero,
+             *     the account's debt (the next credit pays it first).
+             */
+            general: string;
+            /** Format: int64 */
+            general_micros: number;
         };
         /** @description What to capture of one pocket's hold (0 allowed): money as a money string, an allowance in whole items. */
         CaptureLine: {
@@ -887,6 +991,8 @@ export interface components {
             capture?: components["schemas"]["CaptureLine"][] | null;
             lease_token: components["schemas"]["LeaseToken"];
         };
+        /** @enum {string} */
+        CreditCategory: "paid" | "promotional";
         /** @description A Stripe customer and the account it pays for. */
         CustomerBody: {
             account_id: string;
@@ -1177,6 +1283,11 @@ export interface components {
              * @description Money only.
              */
             amount_after_micros?: number | null;
+            /**
+             * @description What it moved of each credit block, in the order drawn (absent on an account
+             *     without blocks that hold money).
+             */
+            blocks?: components["schemas"]["BlockLineBody"][];
             /** Format: date-time */
             created_at: string;
             /** @description Signed change: a money string, or an allowance count. */
@@ -1188,8 +1299,8 @@ export interface components {
             delta_micros?: number | null;
             entry_id: string;
             /**
-             * @description `top_up`, `bonus`, `debit`, `capture`, `refund`, `job_refund`, `grant`, `refill` or
-             *     `adjustment`.
+             * @description `top_up`, `bonus`, `debit`, `capture`, `refund`, `job_refund`, `grant`, `refill`,
+             *     `adjustment` or `expiry` (what was left of a credit block past its expiry).
              * @enum {string}
              */
             kind: "top_up" | "bonus" | "debit" | "capture" | "refund" | "job_refund" | "grant" | "refill" | "adjustment";
@@ -1273,6 +1384,11 @@ export interface components {
              * @description Money only.
              */
             amount_micros?: number | null;
+            /**
+             * @description A money line on an account with credit blocks: what it reserved (a hold) or took
+             *     (a charge) of each block, in the order drawn (absent otherwise).
+             */
+            blocks?: components["schemas"]["BlockLineBody"][];
             pocket: string;
         };
         /** @description Money: a decimal string greater than 0 and at most 1000000000, with at most 6 decimals and no leading zero, e.g. `"10.00"` */
@@ -1484,9 +1600,16 @@ export interface components {
         TopUpRequest: {
             /** @description A positive money string, e.g. `"10.00"`. */
             amount: components["schemas"]["PositiveAmount"];
+            category?: null | components["schemas"]["CreditCategory"];
+            expires_at?: null | components["schemas"]["Timestamp"];
             /** @description 1–255 characters, unique per account. */
             idempotency_key: components["schemas"]["IdempotencyKey"];
             kind?: null | components["schemas"]["TopUpKind"];
+            /**
+             * Format: int64
+             * @description 0 to 100 (default 50): lower is drawn first.
+             */
+            priority?: number | null;
         };
         /** @description A usage report. */
         UsageBody: {
@@ -2364,6 +2487,105 @@ export interface operations {
                 };
             };
             /** @description `invalid_request` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    blocks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                account_id: components["schemas"]["AccountId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account's blocks */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BlocksBody"];
+                };
+            };
+            /** @description `unauthorized`: no key, or not a live key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `forbidden`: the key's role may not call this; or `account_blocked` /
+             *     `account_suspended` where a submit is refused.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `account_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over 64 KiB (1 MiB for `POST /v1/debits`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_request` (bad account id) */
             422: {
                 headers: {
                     [name: string]: unknown;

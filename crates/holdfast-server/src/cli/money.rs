@@ -576,6 +576,14 @@ fn balance_at_text(b: &BalanceAtBody) -> String {
         let held = p.held.map_or_else(unknown, |h| h.to_string());
         rows.push((name.clone(), format!("{} left, {held} held", p.remaining)));
     }
+    for block in &b.blocks {
+        let held = block.held.clone().unwrap_or_else(unknown);
+        let text = format!(
+            "{} of {} left, {held} held; {}, priority {}",
+            block.remaining, block.granted, block.category, block.priority
+        );
+        rows.push((format!("block {}", block.block_id), text));
+    }
     labelled(&rows)
 }
 

@@ -423,6 +423,10 @@ pub struct PocketLine {
     /// Money only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub amount_micros: Option<i64>,
+    /// A money line on an account with credit blocks: what it reserved (a hold) or took
+    /// (a charge) of each block, in the order drawn (absent otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<BlockLineBody>,
 }
 
 fn lines(lines: Vec<PocketAmount>) -> Vec<PocketLine> {
@@ -434,6 +438,7 @@ fn lines(lines: Vec<PocketAmount>) -> Vec<PocketLine> {
                 pocket: l.pocket,
                 amount,
                 amount_micros,
+                blocks: l.blocks.into_iter().map(BlockLineBody::from).collect(),
             }
         })
         .collect()
@@ -677,6 +682,44 @@ pub struct BalanceAtBody {
     pub available_micros: Option<i64>,
     /// Each allowance pocket that existed at `at`.
     pub allowances: BTreeMap<String, PocketAtBody>,
+    /// The credit blocks made by `at` that held money then, by id.
+    pub blocks: Vec<BlockAtBody>,
+}
+
+/// A credit block at a time: its terms, what remained of it, what the jobs open then held
+/// of it (`null`: not known, as the account's `held`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BlockAtBody {
+    pub block_id: String,
+    #[schema(value_type = super::money::CreditCategoryName)]
+    pub category: String,
+    pub priority: i64,
+    pub expires_at: Option<String>,
+    pub created_at: String,
+    pub granted: String,
+    pub granted_micros: i64,
+    pub remaining: String,
+    pub remaining_micros: i64,
+    pub held: Option<String>,
+    pub held_micros: Option<i64>,
+}
+
+impl From<holdfast::BlockAt> for BlockAtBody {
+    fn from(b: holdfast::BlockAt) -> BlockAtBody {
+        BlockAtBody {
+            block_id: b.block_id.to_string(),
+            category: b.category.as_str().to_owned(),
+            priority: b.priority,
+            expires_at: opt_time(b.expires_at),
+            created_at: rfc3339(b.created_at),
+            granted: money(b.granted),
+            granted_micros: b.granted,
+            remaining: money(b.remaining),
+            remaining_micros: b.remaining,
+            held: b.held.map(money),
+            held_micros: b.held,
+        }
+    }
 }
 
 /// An allowance pocket at a time: what remained, what open jobs held of it (`null`: not
@@ -709,6 +752,7 @@ impl BalanceAtBody {
                     (pocket, body)
                 })
                 .collect(),
+            blocks: b.blocks.into_iter().map(BlockAtBody::from).collect(),
             account_id: b.account_id,
         }
     }

@@ -334,7 +334,7 @@ fn check_captures(j: &Job, captured: &mut Captures, out: &mut Vec<Violation>) {
     }
 }
 
-/// Invariant 9: each credit block's remaining is what its ledger entries moved (a
+/// Invariant 10: each credit block's remaining is what its ledger entries moved (a
 /// positive entry gives to the blocks it names, a negative one takes), every entry's
 /// lines add up to its delta, a block's held is what the open holds reserved of it
 /// (`held`, from the jobs), and 0 ≤ held ≤ remaining ≤ granted is not asked of
@@ -355,7 +355,7 @@ async fn check_blocks(
                 Micros(delta),
                 Micros(sum)
             );
-            out.push(v(9, &r.text("account_id")?, None, what));
+            out.push(v(10, &r.text("account_id")?, None, what));
         }
         for line in lines.iter().filter(|l| l.block != GENERAL) {
             *moved.entry(line.block).or_default() += delta.signum() * line.amount;
@@ -374,7 +374,7 @@ async fn check_blocks(
                 Micros(stored_held),
                 Micros(by_jobs)
             );
-            out.push(v(9, &account, None, what));
+            out.push(v(10, &account, None, what));
         }
     }
     for (block, amount) in moved.into_iter().chain(held).filter(|(_, a)| *a != 0) {
@@ -383,7 +383,7 @@ async fn check_blocks(
             Micros(amount)
         );
         out.push(Violation {
-            invariant: 9,
+            invariant: 10,
             account_id: None,
             job_id: None,
             message: what,

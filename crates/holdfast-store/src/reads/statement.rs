@@ -13,11 +13,12 @@ use crate::driver::db::Tx;
 use crate::driver::statement::Stmt;
 use crate::error::StoreError;
 use crate::model::{
-    BalanceAt, JobKindSpend, MeterSpend, PocketAt, Statement, StatementLine, UsageGroup,
+    BalanceAt, BlockAt, JobKindSpend, MeterSpend, PocketAt, Statement, StatementLine, UsageGroup,
 };
 use crate::reads::usage::{UsageGrouping, by_kind_and_meter, sum_by};
 use crate::store::Store;
 use crate::units::account_state::read_account;
+use crate::units::blocks::{block_from, lines_of};
 use crate::units::spending::last_entry_before;
 use crate::{in_read_tx, params, statement};
 
@@ -25,6 +26,8 @@ static POCKET_BEFORE: Stmt = statement!(shared "pocket_before");
 static CHANGES: Stmt = statement!(shared "statement_changes");
 static HOLDS_OPEN_AT: Stmt = statement!(shared "statement_holds_open_at");
 static RETENTION_MARKS: Stmt = statement!(shared "read_retention_marks");
+static BLOCK_LINES_UNTIL: Stmt = statement!(shared "block_lines_until");
+static BLOCKS_MADE_UNTIL: Stmt = statement!(shared "blocks_made_until");
 
 impl Store {
     /// The statement of `account` for `[from, to)` (`account_not_found` if none).
@@ -81,6 +84,7 @@ impl Store {
                 .collect();
             let held_at_end = held_before(tx, account, to)
                 .await?
+                .0
                 .remove(MONEY)
                 .unwrap_or(0);
             Ok(Statement {
@@ -109,10 +113,10 @@ impl Store {
             let now = read_account(tx, self.card(), account).await?;
             // Before the jobs' cut a job open then may be gone: the holds are not read.
             let held_known = jobs_pruned_before(tx).await? <= at;
-            let mut held = if held_known {
+            let (mut held, mut blocks_held) = if held_known {
                 held_before(tx, account, before).await?
             } else {
-                BTreeMap::new()
+                (BTreeMap::new(), BTreeMap::new())
             };
             let mut held_of = |pocket: &str| held_known.then(|| held.remove(pocket).unwrap_or(0));
             let last_entry = last_entry_before(tx, account, before).await?;
@@ -123,11 +127,18 @@ impl Store {
                 balance: 0,
                 held: held_of(MONEY),
                 allowances: BTreeMap::new(),
+                blocks: Vec::new(),
             };
             let Some(last) = last_entry else {
                 return Ok(answer);
             };
             answer.balance = pocket_at(tx, account, MONEY, last).await?.unwrap_or(0);
+            if now.has_blocks() {
+                answer.blocks = blocks_at(tx, account, last).await?;
+                for b in &mut answer.blocks {
+                    b.held = held_known.then(|| blocks_held.remove(&b.block_id).unwrap_or(0));
+                }
+            }
             // A pocket is never deleted: those the account has now are all it ever had.
             for pocket in now.snap.allowances.keys() {
                 let Some(remaining) = pocket_at(tx, account, pocket, last).await? else {
@@ -156,23 +167,61 @@ async fn pocket_at(
     row.map(|r| r.int("amount_after")).transpose()
 }
 
-/// What the jobs of `account` open just before `before` held, by pocket (while those jobs
-/// are kept: see [`jobs_pruned_before`]).
+/// What the jobs of `account` open just before `before` held, by pocket and by credit
+/// block (while those jobs are kept: see [`jobs_pruned_before`]).
 async fn held_before(
     tx: &mut Tx,
     account: &AccountId,
     before: Timestamp,
-) -> Result<BTreeMap<String, i64>, StoreError> {
+) -> Result<(BTreeMap<String, i64>, BTreeMap<i64, i64>), StoreError> {
     let params = params! { account_id: account.as_str(), at: before };
-    let mut held = BTreeMap::new();
+    let (mut held, mut blocks) = (BTreeMap::new(), BTreeMap::new());
     for row in tx.rows(&HOLDS_OPEN_AT, params).await? {
         let lines: Vec<PocketAmount> = serde_json::from_str(&row.text("hold")?)
             .map_err(|e| StoreError::Corrupt(format!("job hold: {e}")))?;
         for line in lines {
+            for b in &line.blocks {
+                *blocks.entry(b.block).or_insert(0) += b.amount;
+            }
             *held.entry(line.pocket).or_insert(0) += line.amount;
         }
     }
-    Ok(held)
+    Ok((held, blocks))
+}
+
+/// The credit blocks of `account` made by its entry `last` that held money then: each
+/// one's remaining is what the entries up to `last` moved of it (invariant 10).
+async fn blocks_at(
+    tx: &mut Tx,
+    account: &AccountId,
+    last: i64,
+) -> Result<Vec<BlockAt>, StoreError> {
+    let params = || params! { account_id: account.as_str(), last_entry: last };
+    let mut moved: BTreeMap<i64, i64> = BTreeMap::new();
+    for row in tx.rows(&BLOCK_LINES_UNTIL, params()).await? {
+        let delta = row.int("delta")?;
+        for line in lines_of(row.opt_text("blocks")?)? {
+            *moved.entry(line.block).or_insert(0) += delta.signum() * line.amount;
+        }
+    }
+    let mut out = Vec::new();
+    for row in tx.rows(&BLOCKS_MADE_UNTIL, params()).await? {
+        let block = block_from(&row)?;
+        let remaining = moved.get(&block.id).copied().unwrap_or(0);
+        if remaining > 0 {
+            out.push(BlockAt {
+                block_id: block.id,
+                category: block.terms.category,
+                priority: block.terms.priority,
+                expires_at: block.terms.expires_at,
+                created_at: block.created_at,
+                granted: block.granted,
+                remaining,
+                held: None,
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// Before when finished jobs may have been pruned (0: never): a job that finished since

@@ -288,6 +288,11 @@ impl AccountState {
         Ok(())
     }
 
+    /// Whether the account has had credit blocks.
+    pub fn has_blocks(&self) -> bool {
+        self.has_blocks
+    }
+
     /// Counts a block the unit of work made (and wrote) as read and stored.
     pub fn add_block(&mut self, block: CreditBlock) {
         self.has_blocks = true;

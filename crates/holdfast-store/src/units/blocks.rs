@@ -17,7 +17,7 @@ static MARK_HAS_BLOCKS: Stmt = statement!(shared "mark_has_blocks");
 static SET_ENTRY_BLOCKS: Stmt = statement!(shared "set_entry_blocks");
 static WRITE_BLOCK: Stmt = statement!(shared "write_block");
 
-fn block_from(row: &Row) -> Result<CreditBlock, StoreError> {
+pub(crate) fn block_from(row: &Row) -> Result<CreditBlock, StoreError> {
     let category = row.text("category")?;
     let category = CreditCategory::parse(&category)
         .ok_or_else(|| StoreError::Corrupt(format!("a block of category {category:?}")))?;

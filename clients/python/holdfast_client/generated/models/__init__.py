@@ -9,12 +9,17 @@ from .balance_at_body import BalanceAtBody
 from .balance_at_body_allowances import BalanceAtBodyAllowances
 from .ban_body import BanBody
 from .ban_request import BanRequest
+from .block_at_body import BlockAtBody
+from .block_body import BlockBody
+from .block_line_body import BlockLineBody
 from .block_request import BlockRequest
+from .blocks_body import BlocksBody
 from .capture_line_type_0 import CaptureLineType0
 from .capture_line_type_1 import CaptureLineType1
 from .complete_batch_request import CompleteBatchRequest
 from .complete_item import CompleteItem
 from .complete_request import CompleteRequest
+from .credit_category import CreditCategory
 from .customer_body import CustomerBody
 from .customer_request import CustomerRequest
 from .dead_delivery_body import DeadDeliveryBody
@@ -96,12 +101,17 @@ __all__ = (
     "BalanceAtBodyAllowances",
     "BanBody",
     "BanRequest",
+    "BlockAtBody",
+    "BlockBody",
+    "BlockLineBody",
     "BlockRequest",
+    "BlocksBody",
     "CaptureLineType0",
     "CaptureLineType1",
     "CompleteBatchRequest",
     "CompleteItem",
     "CompleteRequest",
+    "CreditCategory",
     "CustomerBody",
     "CustomerRequest",
     "DeadDeliveryBody",

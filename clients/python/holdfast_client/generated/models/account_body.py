@@ -11,6 +11,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.account_body_allowances import AccountBodyAllowances
+    from ..models.block_body import BlockBody
     from ..models.recharge_body import RechargeBody
     from ..models.spend_body import SpendBody
 
@@ -29,6 +30,8 @@ class AccountBody:
         available_micros (int):
         balance (str):
         balance_micros (int):
+        blocks (list[BlockBody]): Its credit blocks that hold money, in the order they are drawn (those past their
+            expiry last). Empty for an account whose money is all general.
         buffer (str):
         buffer_micros (int):
         created_at (datetime.datetime):
@@ -59,6 +62,7 @@ class AccountBody:
     available_micros: int
     balance: str
     balance_micros: int
+    blocks: list[BlockBody]
     buffer: str
     buffer_micros: int
     created_at: datetime.datetime
@@ -98,6 +102,11 @@ class AccountBody:
         balance = self.balance
 
         balance_micros = self.balance_micros
+
+        blocks = []
+        for blocks_item_data in self.blocks:
+            blocks_item = blocks_item_data.to_dict()
+            blocks.append(blocks_item)
 
         buffer = self.buffer
 
@@ -199,6 +208,7 @@ class AccountBody:
                 "available_micros": available_micros,
                 "balance": balance,
                 "balance_micros": balance_micros,
+                "blocks": blocks,
                 "buffer": buffer,
                 "buffer_micros": buffer_micros,
                 "created_at": created_at,
@@ -237,6 +247,7 @@ class AccountBody:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.account_body_allowances import AccountBodyAllowances
+        from ..models.block_body import BlockBody
         from ..models.recharge_body import RechargeBody
         from ..models.spend_body import SpendBody
 
@@ -252,6 +263,13 @@ class AccountBody:
         balance = d.pop("balance")
 
         balance_micros = d.pop("balance_micros")
+
+        blocks = []
+        _blocks = d.pop("blocks")
+        for blocks_item_data in _blocks:
+            blocks_item = BlockBody.from_dict(blocks_item_data)
+
+            blocks.append(blocks_item)
 
         buffer = d.pop("buffer")
 
@@ -418,6 +436,7 @@ class AccountBody:
             available_micros=available_micros,
             balance=balance,
             balance_micros=balance_micros,
+            blocks=blocks,
             buffer=buffer,
             buffer_micros=buffer_micros,
             created_at=created_at,

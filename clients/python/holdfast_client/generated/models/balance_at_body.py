@@ -10,6 +10,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.balance_at_body_allowances import BalanceAtBodyAllowances
+    from ..models.block_at_body import BlockAtBody
 
 
 T = TypeVar("T", bound="BalanceAtBody")
@@ -27,6 +28,7 @@ class BalanceAtBody:
             at (str): The time asked: every ledger entry written at or before it counts.
             balance (str):
             balance_micros (int):
+            blocks (list[BlockAtBody]): The credit blocks made by `at` that held money then, by id.
             currency (str):
             available (None | str | Unset): `balance` less `held` (`null` where `held` is).
             available_micros (int | None | Unset):
@@ -42,6 +44,7 @@ class BalanceAtBody:
     at: str
     balance: str
     balance_micros: int
+    blocks: list[BlockAtBody]
     currency: str
     available: None | str | Unset = UNSET
     available_micros: int | None | Unset = UNSET
@@ -60,6 +63,11 @@ class BalanceAtBody:
         balance = self.balance
 
         balance_micros = self.balance_micros
+
+        blocks = []
+        for blocks_item_data in self.blocks:
+            blocks_item = blocks_item_data.to_dict()
+            blocks.append(blocks_item)
 
         currency = self.currency
 
@@ -102,6 +110,7 @@ class BalanceAtBody:
                 "at": at,
                 "balance": balance,
                 "balance_micros": balance_micros,
+                "blocks": blocks,
                 "currency": currency,
             }
         )
@@ -121,6 +130,7 @@ class BalanceAtBody:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.balance_at_body_allowances import BalanceAtBodyAllowances
+        from ..models.block_at_body import BlockAtBody
 
         d = dict(src_dict)
         account_id = d.pop("account_id")
@@ -132,6 +142,13 @@ class BalanceAtBody:
         balance = d.pop("balance")
 
         balance_micros = d.pop("balance_micros")
+
+        blocks = []
+        _blocks = d.pop("blocks")
+        for blocks_item_data in _blocks:
+            blocks_item = BlockAtBody.from_dict(blocks_item_data)
+
+            blocks.append(blocks_item)
 
         currency = d.pop("currency")
 
@@ -186,6 +203,7 @@ class BalanceAtBody:
             at=at,
             balance=balance,
             balance_micros=balance_micros,
+            blocks=blocks,
             currency=currency,
             available=available,
             available_micros=available_micros,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping
-from typing import Any, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
@@ -12,6 +12,10 @@ from ..models.ledger_entry_body_kind import (
     check_ledger_entry_body_kind,
 )
 from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.block_line_body import BlockLineBody
+
 
 T = TypeVar("T", bound="LedgerEntryBody")
 
@@ -26,14 +30,17 @@ class LedgerEntryBody:
         created_at (datetime.datetime):
         delta (int | str): An amount: a decimal string for money, an integer count for an allowance.
         entry_id (str):
-        kind (LedgerEntryBodyKind): `top_up`, `bonus`, `debit`, `capture`, `refund`, `job_refund`, `grant`, `refill` or
-            `adjustment`.
+        kind (LedgerEntryBodyKind): `top_up`, `bonus`, `debit`, `capture`, `refund`, `job_refund`, `grant`, `refill`,
+            `adjustment` or `expiry` (what was left of a credit block past its expiry).
         pocket (str):
         actor (None | str | Unset): Who caused it: `key:<key id>`, `cli:<user>`, `system:<pass>`, `serve:first-admin-
             key`
             or `library` (null
             for entries written before actors were recorded).
         amount_after_micros (int | None | Unset): Money only.
+        blocks (list[BlockLineBody] | Unset): What it moved of each credit block, in the order drawn (absent on an
+            account
+            without blocks that hold money).
         delta_micros (int | None | Unset): Money only.
         meter (None | str | Unset): A metered debit's meter (absent on every other entry).
         ref (None | str | Unset):
@@ -49,6 +56,7 @@ class LedgerEntryBody:
     pocket: str
     actor: None | str | Unset = UNSET
     amount_after_micros: int | None | Unset = UNSET
+    blocks: list[BlockLineBody] | Unset = UNSET
     delta_micros: int | None | Unset = UNSET
     meter: None | str | Unset = UNSET
     ref: None | str | Unset = UNSET
@@ -83,6 +91,13 @@ class LedgerEntryBody:
             amount_after_micros = UNSET
         else:
             amount_after_micros = self.amount_after_micros
+
+        blocks: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.blocks, Unset):
+            blocks = []
+            for blocks_item_data in self.blocks:
+                blocks_item = blocks_item_data.to_dict()
+                blocks.append(blocks_item)
 
         delta_micros: int | None | Unset
         if isinstance(self.delta_micros, Unset):
@@ -125,6 +140,8 @@ class LedgerEntryBody:
             field_dict["actor"] = actor
         if amount_after_micros is not UNSET:
             field_dict["amount_after_micros"] = amount_after_micros
+        if blocks is not UNSET:
+            field_dict["blocks"] = blocks
         if delta_micros is not UNSET:
             field_dict["delta_micros"] = delta_micros
         if meter is not UNSET:
@@ -138,6 +155,8 @@ class LedgerEntryBody:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.block_line_body import BlockLineBody
+
         d = dict(src_dict)
         account_id = d.pop("account_id")
 
@@ -178,6 +197,15 @@ class LedgerEntryBody:
         amount_after_micros = _parse_amount_after_micros(
             d.pop("amount_after_micros", UNSET)
         )
+
+        _blocks = d.pop("blocks", UNSET)
+        blocks: list[BlockLineBody] | Unset = UNSET
+        if _blocks is not UNSET:
+            blocks = []
+            for blocks_item_data in _blocks:
+                blocks_item = BlockLineBody.from_dict(blocks_item_data)
+
+                blocks.append(blocks_item)
 
         def _parse_delta_micros(data: object) -> int | None | Unset:
             if data is None:
@@ -225,6 +253,7 @@ class LedgerEntryBody:
             pocket=pocket,
             actor=actor,
             amount_after_micros=amount_after_micros,
+            blocks=blocks,
             delta_micros=delta_micros,
             meter=meter,
             ref=ref,

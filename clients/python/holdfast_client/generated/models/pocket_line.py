@@ -1,12 +1,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.block_line_body import BlockLineBody
+
 
 T = TypeVar("T", bound="PocketLine")
 
@@ -19,11 +23,15 @@ class PocketLine:
         amount (int | str): An amount: a decimal string for money, an integer count for an allowance.
         pocket (str):
         amount_micros (int | None | Unset): Money only.
+        blocks (list[BlockLineBody] | Unset): A money line on an account with credit blocks: what it reserved (a hold)
+            or took
+            (a charge) of each block, in the order drawn (absent otherwise).
     """
 
     amount: int | str
     pocket: str
     amount_micros: int | None | Unset = UNSET
+    blocks: list[BlockLineBody] | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -38,6 +46,13 @@ class PocketLine:
         else:
             amount_micros = self.amount_micros
 
+        blocks: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.blocks, Unset):
+            blocks = []
+            for blocks_item_data in self.blocks:
+                blocks_item = blocks_item_data.to_dict()
+                blocks.append(blocks_item)
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -48,11 +63,15 @@ class PocketLine:
         )
         if amount_micros is not UNSET:
             field_dict["amount_micros"] = amount_micros
+        if blocks is not UNSET:
+            field_dict["blocks"] = blocks
 
         return field_dict
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.block_line_body import BlockLineBody
+
         d = dict(src_dict)
 
         def _parse_amount(data: object) -> int | str:
@@ -71,10 +90,20 @@ class PocketLine:
 
         amount_micros = _parse_amount_micros(d.pop("amount_micros", UNSET))
 
+        _blocks = d.pop("blocks", UNSET)
+        blocks: list[BlockLineBody] | Unset = UNSET
+        if _blocks is not UNSET:
+            blocks = []
+            for blocks_item_data in _blocks:
+                blocks_item = BlockLineBody.from_dict(blocks_item_data)
+
+                blocks.append(blocks_item)
+
         pocket_line = cls(
             amount=amount,
             pocket=pocket,
             amount_micros=amount_micros,
+            blocks=blocks,
         )
 
         pocket_line.additional_properties = d
