@@ -237,6 +237,7 @@ impl FloorPool {
             items: Arg::records(items),
             changes: Arg::records(changes),
             answered: Arg::texts([]),
+            blocks: "[]",
         };
         let accounts = state.len() as i64;
         let row = engine_query(&ENGINE_INGEST_WRITE, write)?

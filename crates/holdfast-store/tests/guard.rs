@@ -65,7 +65,7 @@ async fn debit_of_ten(pool: &Pool, buffer: i64) -> Outcome {
         .records("items", vec![item])
         .unwrap()
         .and(tx.records("changes", vec![change]).unwrap())
-        .and(params! { answered: Arg::texts([account.as_str()]) });
+        .and(params! { answered: Arg::texts([account.as_str()]), blocks: "[]" });
     let row = tx.row(ingest_write(dialect), params).await.unwrap();
     let balance = "SELECT balance FROM accounts WHERE account_id = $1";
     let balance = tx

@@ -48,7 +48,44 @@ pub fn spawn_with(
     webhooks: crate::webhooks::WebhookOptions,
 ) -> Vec<JoinHandle<()>> {
     let s = &engine.card().schedules;
-    let mut passes = vec![
+    let mut passes = account_passes(engine, &shutdown);
+    passes.push(spawn_pass(
+        engine.clone(),
+        "prune",
+        s.prune_every_seconds,
+        shutdown.clone(),
+        |e| async move {
+            let r = e.prune(MAX_PRUNED_PER_RUN).await?;
+            Ok(crate::PassReport {
+                processed: r.total(),
+                ..Default::default()
+            })
+        },
+    ));
+    if !engine.card().webhooks.is_empty() {
+        match crate::webhooks::Dispatcher::new(engine.store.clone(), webhooks) {
+            Ok(dispatcher) => passes.push(spawn_pass(
+                engine.clone(),
+                "webhooks",
+                s.webhooks_every_seconds,
+                shutdown,
+                move |_| {
+                    let d = dispatcher.clone();
+                    async move { d.run_once(MAX_DELIVERIES_PER_RUN).await }
+                },
+            )),
+            Err(e) => {
+                tracing::error!(error = %e, "webhooks are configured but cannot be dispatched")
+            }
+        }
+    }
+    passes
+}
+
+/// The passes over jobs and accounts: sweep, notices, reconcile, reactivate, expire.
+fn account_passes(engine: &Engine, shutdown: &watch::Receiver<bool>) -> Vec<JoinHandle<()>> {
+    let s = &engine.card().schedules;
+    vec![
         spawn_pass(
             engine.clone(),
             "sweep",
@@ -84,38 +121,7 @@ pub fn spawn_with(
             shutdown.clone(),
             |e| async move { e.expire_blocks(MAX_ACCOUNTS_PER_RUN).await },
         ),
-        spawn_pass(
-            engine.clone(),
-            "prune",
-            s.prune_every_seconds,
-            shutdown.clone(),
-            |e| async move {
-                let r = e.prune(MAX_PRUNED_PER_RUN).await?;
-                Ok(crate::PassReport {
-                    processed: r.total(),
-                    ..Default::default()
-                })
-            },
-        ),
-    ];
-    if !engine.card().webhooks.is_empty() {
-        match crate::webhooks::Dispatcher::new(engine.store.clone(), webhooks) {
-            Ok(dispatcher) => passes.push(spawn_pass(
-                engine.clone(),
-                "webhooks",
-                s.webhooks_every_seconds,
-                shutdown,
-                move |_| {
-                    let d = dispatcher.clone();
-                    async move { d.run_once(MAX_DELIVERIES_PER_RUN).await }
-                },
-            )),
-            Err(e) => {
-                tracing::error!(error = %e, "webhooks are configured but cannot be dispatched")
-            }
-        }
-    }
-    passes
+    ]
 }
 
 fn spawn_pass<F, Fut>(

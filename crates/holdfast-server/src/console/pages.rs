@@ -395,20 +395,7 @@ pub async fn account(
                 } }
             }
         }
-        @if !a.blocks.is_empty() {
-            h2 { "Credit blocks" }
-            table {
-                thead { tr { th { "Block" } th { "Category" } th.num { "Priority" } th { "Expires" } th.num { "Remaining" } th.num { "Held" } th.num { "Granted" } } }
-                tbody { @for b in &a.blocks {
-                    tr {
-                        td { (b.block_id) @if b.expired { " (expired)" } }
-                        td { (b.category.as_str()) } td.num { (b.priority) }
-                        td { (opt_time(b.expires_at)) }
-                        td.num { (fmt::money(b.remaining)) } td.num { (fmt::money(b.held)) } td.num { (fmt::money(b.granted)) }
-                    }
-                } }
-            }
-        }
+        (blocks_table(&a.blocks))
         p { a href={ "/console/accounts/" (view::url_encode(&id)) "/statement" } { "Statement of this month" } }
         @if who.session.is_admin() { (actions::account_forms(&who, &a)) }
         h2 { "Balance" }
@@ -425,6 +412,26 @@ pub async fn account(
         (event_table(&events))
     };
     Ok(view::page(&format!("Account {id}"), Some(&who), body))
+}
+
+/// The account's credit blocks, in the order they are drawn (nothing without any).
+fn blocks_table(blocks: &[holdfast::BlockView]) -> Markup {
+    html! {
+        @if !blocks.is_empty() {
+            h2 { "Credit blocks" }
+            table {
+                thead { tr { th { "Block" } th { "Category" } th.num { "Priority" } th { "Expires" } th.num { "Remaining" } th.num { "Held" } th.num { "Granted" } } }
+                tbody { @for b in blocks {
+                    tr {
+                        td { (b.block_id) @if b.expired { " (expired)" } }
+                        td { (b.category.as_str()) } td.num { (b.priority) }
+                        td { (opt_time(b.expires_at)) }
+                        td.num { (fmt::money(b.remaining)) } td.num { (fmt::money(b.held)) } td.num { (fmt::money(b.granted)) }
+                    }
+                } }
+            }
+        }
+    }
 }
 
 fn job_table(jobs: &[holdfast::Job]) -> Markup {

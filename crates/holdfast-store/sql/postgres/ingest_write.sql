@@ -29,6 +29,9 @@
 --           blocks (the credit blocks it drew from, JSON text, or NULL: migration 0018)
 -- :changes  the accounts: account_id, delta (the sum of its debits), spent, suspended_at
 --           (after the last), balance_after, buffer
+-- :blocks   the credit blocks the debits drew from, as each account's last debit left
+--           them: a JSON array of {block_id, remaining, held} (`[]` on accounts without
+--           blocks)
 -- :answered the accounts whose pockets and open jobs the lock could not read current
 --           (ingest_lock_accounts' `stale`), an array of text: `extras` lists them as
 --           this statement reads them (its snapshot postdates every lock, so they are
@@ -45,6 +48,14 @@ WITH new_entry AS (
                           AND idempotency.key = item.key
                        OFFSET 0)
     RETURNING entry_id
+),
+changed_block AS (
+    UPDATE credit_blocks
+       SET remaining = block.remaining, held = block.held
+      FROM (SELECT * FROM json_to_recordset((SELECT :blocks::json))
+                       AS written(block_id bigint, remaining bigint, held bigint)
+             LIMIT (SELECT NULL::bigint)) AS block
+     WHERE credit_blocks.block_id = block.block_id
 ),
 changed_account AS (
     UPDATE accounts

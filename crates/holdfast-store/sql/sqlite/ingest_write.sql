@@ -18,6 +18,9 @@
 --           drew from, JSON text, or null: migration 0018)
 -- :changes  the accounts, a JSON array of objects: account_id, delta (the sum of its
 --           debits), spent, suspended_at (after the last), balance_after, buffer
+-- :blocks   the credit blocks the debits drew from, as each account's last debit left
+--           them: a JSON array of {block_id, remaining, held} (`[]` on accounts without
+--           blocks); written before the accounts, whose UPDATE changes() counts
 -- :answered the accounts whose pockets and open jobs the lock could not read current (on
 --           SQLite none: see ingest_lock_accounts), a JSON array of strings: `extras`
 --           lists them, [account, pockets, open jobs] each
@@ -36,6 +39,12 @@ SELECT json_extract(value, '$.account_id'), 'money', json_extract(value, '$.delt
                     WHERE idempotency.account_id = json_extract(value, '$.account_id')
                       AND idempotency.key = json_extract(value, '$.key'))
  ORDER BY jsonb_each.key;
+
+UPDATE credit_blocks
+   SET remaining = json_extract(block.value, '$.remaining'),
+       held = json_extract(block.value, '$.held')
+  FROM json_each(:blocks) AS block
+ WHERE credit_blocks.block_id = json_extract(block.value, '$.block_id');
 
 UPDATE accounts
    SET balance = balance + json_extract(change.value, '$.delta'),

@@ -20,7 +20,7 @@ use crate::driver::db::{Row, Tx};
 use crate::driver::statement::Stmt;
 use crate::error::StoreError;
 use crate::model::{AccountView, AllowanceView, BlockView, SpendView};
-use crate::units::blocks::{read_block, read_blocks, write_blocks};
+use crate::units::blocks::{blocks_of, read_block, read_blocks, write_blocks};
 use crate::units::spending::spent_since;
 use crate::{params, statement};
 
@@ -131,8 +131,9 @@ pub(crate) struct AccountState {
     marks_stored: SpendMarks,
     /// Whether the account has had credit blocks (then they are read with it).
     has_blocks: bool,
-    /// The credit blocks as stored (the snapshot's may have been drawn since).
-    blocks_stored: Vec<CreditBlock>,
+    /// The credit blocks as stored (the snapshot's may have been drawn since); `None`
+    /// until read, for an account that has had blocks.
+    blocks_stored: Option<Vec<CreditBlock>>,
 }
 
 impl AccountState {
@@ -157,9 +158,13 @@ impl AccountState {
             pockets_read: false,
             keys: HashMap::new(),
             marks_stored,
-            has_blocks: row.int("has_blocks")? != 0,
-            blocks_stored: Vec::new(),
+            has_blocks: false,
+            blocks_stored: Some(Vec::new()),
         };
+        if row.int("has_blocks")? != 0 {
+            state.has_blocks = true;
+            state.blocks_stored = None;
+        }
         state.fill_from(row)?;
         Ok(state)
     }
@@ -256,11 +261,24 @@ impl AccountState {
         self.mark_spending(tx, card).await
     }
 
-    /// Reads the credit blocks that hold money, if the account has had any.
+    /// Reads the credit blocks that hold money, if the account has had any and a
+    /// statement did not read them with its lock.
     async fn read_blocks(&mut self, tx: &mut Tx) -> Result<(), StoreError> {
-        if self.has_blocks {
+        if self.blocks_stored.is_none() {
             self.snap.blocks = read_blocks(tx, &self.account).await?;
-            self.blocks_stored = self.snap.blocks.clone();
+            self.blocks_stored = Some(self.snap.blocks.clone());
+        }
+        Ok(())
+    }
+
+    /// Takes the credit blocks a lock statement read (`blocks`: NULL for an account
+    /// without them), when they are current.
+    pub(crate) fn blocks_from(&mut self, row: &Row) -> Result<(), StoreError> {
+        if self.blocks_stored.is_none()
+            && let Some(text) = row.opt_text("blocks")?
+        {
+            self.snap.blocks = blocks_of(&text)?;
+            self.blocks_stored = Some(self.snap.blocks.clone());
         }
         Ok(())
     }
@@ -283,7 +301,7 @@ impl AccountState {
                 StoreError::Corrupt(format!("{}: block {id} is missing", self.account))
             })?;
             self.snap.blocks.push(block.clone());
-            self.blocks_stored.push(block);
+            self.blocks_stored.get_or_insert_with(Vec::new).push(block);
         }
         Ok(())
     }
@@ -297,19 +315,20 @@ impl AccountState {
     pub fn add_block(&mut self, block: CreditBlock) {
         self.has_blocks = true;
         self.snap.blocks.push(block.clone());
-        self.blocks_stored.push(block);
+        self.blocks_stored.get_or_insert_with(Vec::new).push(block);
     }
 
     /// The credit blocks the unit of work changed (drawn, held, released, given back,
     /// written off), counted as written from here on: the caller writes them
     /// ([`write_blocks`]) in its transaction.
     pub fn take_changed_blocks(&mut self) -> Vec<CreditBlock> {
+        let stored = self.blocks_stored.as_deref().unwrap_or(&[]);
         let changed: Vec<CreditBlock> = (self.snap.blocks.iter())
-            .filter(|b| !self.blocks_stored.contains(b))
+            .filter(|b| !stored.contains(b))
             .cloned()
             .collect();
         if !changed.is_empty() {
-            self.blocks_stored = self.snap.blocks.clone();
+            self.blocks_stored = Some(self.snap.blocks.clone());
         }
         changed
     }

@@ -18,21 +18,63 @@ static SET_ENTRY_BLOCKS: Stmt = statement!(shared "set_entry_blocks");
 static WRITE_BLOCK: Stmt = statement!(shared "write_block");
 
 pub(crate) fn block_from(row: &Row) -> Result<CreditBlock, StoreError> {
-    let category = row.text("category")?;
+    block_of((
+        row.int("block_id")?,
+        row.text("category")?,
+        row.int("priority")?,
+        row.opt_int("expires_at")?,
+        row.int("created_at")?,
+        row.int("granted")?,
+        row.int("remaining")?,
+        row.int("held")?,
+    ))
+}
+
+/// A block as a lock statement lists it: `[id, category, priority, expires_at,
+/// created_at, granted, remaining, held]`.
+type BlockColumns = (i64, String, i64, Option<i64>, i64, i64, i64, i64);
+
+/// The blocks a lock statement read with its account (`blocks`, a JSON array).
+pub(crate) fn blocks_of(text: &str) -> Result<Vec<CreditBlock>, StoreError> {
+    let listed: Vec<BlockColumns> =
+        serde_json::from_str(text).map_err(|e| StoreError::Corrupt(format!("blocks: {e}")))?;
+    listed.into_iter().map(block_of).collect()
+}
+
+fn block_of(columns: BlockColumns) -> Result<CreditBlock, StoreError> {
+    let (id, category, priority, expires_at, created_at, granted, remaining, held) = columns;
     let category = CreditCategory::parse(&category)
         .ok_or_else(|| StoreError::Corrupt(format!("a block of category {category:?}")))?;
     Ok(CreditBlock {
-        id: row.int("block_id")?,
+        id,
         terms: BlockTerms {
             category,
-            priority: row.int("priority")?,
-            expires_at: row.opt_int("expires_at")?,
+            priority,
+            expires_at,
         },
-        created_at: row.int("created_at")?,
-        granted: row.int("granted")?,
-        remaining: row.int("remaining")?,
-        held: row.int("held")?,
+        created_at,
+        granted,
+        remaining,
+        held,
     })
+}
+
+/// A block as a write sets it: what is left of it, what holds reserved.
+#[derive(serde::Serialize)]
+pub(crate) struct BlockWrite {
+    block_id: i64,
+    remaining: i64,
+    held: i64,
+}
+
+impl BlockWrite {
+    pub(crate) fn of(b: &CreditBlock) -> BlockWrite {
+        BlockWrite {
+            block_id: b.id,
+            remaining: b.remaining,
+            held: b.held,
+        }
+    }
 }
 
 /// The account's blocks that hold money.

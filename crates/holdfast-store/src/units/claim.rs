@@ -123,6 +123,8 @@ pub(crate) async fn lock_accounts_and_read(
                 state.forget_extras();
             }
             stale.push(account.clone());
+        } else {
+            state.blocks_from(&row)?;
         }
         states.insert(account, state);
     }

@@ -33,7 +33,7 @@ use crate::model::{AccountView, LedgerEntry, MoneyResult, SpendView};
 use crate::scope::CrossAccount;
 use crate::store::Store;
 use crate::units::account_state::{AccountState, IdemRecord, account_id_of, listed_extras};
-use crate::units::blocks::lines_text;
+use crate::units::blocks::{BlockWrite, lines_text};
 use crate::units::claim::{
     AttemptFailed, Keys, Stale, any_key_used, claimed_then_read, lock_accounts_and_read,
     locked_mut, read_again,
@@ -116,17 +116,23 @@ struct IngestWrite {
     /// The keys of the debits the decision refused, `[account, key]`: unread, such a key
     /// may name an earlier debit, and then the answer is its replay.
     refused_keys: Vec<[String; 2]>,
+    /// The credit blocks the debits drew from, as the call leaves them.
+    blocks: Vec<BlockWrite>,
 }
 
 impl IngestWrite {
     /// The parameters of `ingest_write` (see [`Records`]); the items and changes move
     /// into them.
     fn params(&mut self, tx: &Tx, answered: &[AccountId]) -> Result<Params, StoreError> {
-        let answered = params! { answered: Arg::texts(answered.iter().map(AccountId::as_str)) };
+        let blocks = serde_json::to_string(&std::mem::take(&mut self.blocks))
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let named = params! {
+            answered: Arg::texts(answered.iter().map(AccountId::as_str)), blocks: blocks,
+        };
         Ok(tx
             .records("items", std::mem::take(&mut self.items))?
             .and(tx.records("changes", std::mem::take(&mut self.changes))?)
-            .and(answered))
+            .and(named))
     }
 }
 
@@ -265,6 +271,10 @@ impl Store {
                 return Err(AttemptFailed::KeyTaken);
             }
             write.changes = states.values().filter_map(Ingesting::change).collect();
+            for ing in states.values_mut() {
+                let changed = ing.state.take_changed_blocks();
+                write.blocks.extend(changed.iter().map(BlockWrite::of));
+            }
             let written = apply(tx, write, keys, &mut states).await?;
             let mut out = Vec::with_capacity(decided.len());
             for d in decided {
@@ -585,7 +595,6 @@ async fn apply(
     }
     for ing in states.values_mut() {
         ing.state.write_changed_marks(tx).await?;
-        ing.state.write_changed_blocks(tx).await?;
     }
     Ok(written)
 }

@@ -86,6 +86,19 @@ struct SubmitCall {
     refused_keys: Vec<[String; 2]>,
 }
 
+impl SubmitCall {
+    /// A submit the decision refused: its account's activity is stamped, and its key,
+    /// unread, may name an earlier call (then the answer is that call's).
+    fn refused(&mut self, account: &AccountId, key: &str, refused: Refusal) -> SubmitAnswer {
+        if !self.stamps.contains(account) {
+            self.stamps.push(account.clone());
+        }
+        self.refused_keys
+            .push([account.to_string(), key.to_owned()]);
+        SubmitAnswer::Refused(refused)
+    }
+}
+
 /// A submit decided to hold and queue, as `submit_jobs` reads it (`:items`): on
 /// PostgreSQL a `submit_item` (migration 0015: these fields in this order), on SQLite
 /// serialized as it is.
@@ -296,14 +309,7 @@ impl Store {
         let open = state.open_jobs()?;
         let decision = match decide::decide_submit(&state.snap, open, kind, self.card()) {
             Ok(decision) => decision,
-            Err(refused) => {
-                if !call.stamps.contains(&req.account) {
-                    call.stamps.push(req.account.clone());
-                }
-                let named = [req.account.to_string(), key.to_owned()];
-                call.refused_keys.push(named);
-                return Ok(SubmitAnswer::Refused(refused));
-            }
+            Err(refused) => return Ok(call.refused(&req.account, key, refused)),
         };
         let write = SubmitWrite::new(self.card(), state, item, hash, &decision)?;
         let before = state.snap.available_money();
@@ -317,8 +323,8 @@ impl Store {
                 actor: item.actor.clone(),
             });
         }
-        (state.snap.apply_hold(&decision.hold))
-            .map_err(|e| StoreError::Corrupt(format!("{}: {e}", req.account)))?;
+        let held = state.snap.apply_hold(&decision.hold);
+        held.map_err(|e| StoreError::Corrupt(format!("{}: {e}", req.account)))?;
         state.snap.last_active_at = Some(state.snap.now);
         state.open_jobs = Some(open + 1);
         let record = IdemRecord {
