@@ -188,11 +188,16 @@ impl AccountSnapshot {
         sources.into_iter().map(|(_, s)| s).collect()
     }
 
+    /// Whether a block holds money: then the lines of a draw name where it came from.
+    pub fn has_live_blocks(&self) -> bool {
+        self.blocks.iter().any(|b| b.remaining > 0)
+    }
+
     /// Where `amount` comes from, in the spending order: each source's free money, and
-    /// what is left past them all from general money (debt). Empty for an account
-    /// without blocks (all of it is general money).
+    /// what is left past them all from general money (debt). Empty where no block holds
+    /// money (all of it is general money).
     pub fn draw(&self, amount: i64) -> Vec<BlockAmount> {
-        if self.blocks.is_empty() || amount <= 0 {
+        if !self.has_live_blocks() || amount <= 0 {
             return Vec::new();
         }
         let mut lines = Vec::new();
@@ -240,7 +245,7 @@ impl AccountSnapshot {
         if let Some(id) = block.filter(|_| free > 0) {
             add_line(&mut lines, id, free.min(amount));
         }
-        if amount > free && !self.blocks.is_empty() {
+        if amount > free && self.has_live_blocks() {
             add_line(&mut lines, GENERAL, amount - free);
         }
         lines
