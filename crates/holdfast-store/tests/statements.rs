@@ -366,9 +366,8 @@ async fn every_postgres_index_is_read_by_a_statement() {
     // generic one, with the filter NULL, walks the feed by position); the webhook
     // claim's plan reads its queue index, not the due one (see DESIGN.md "Indexes").
     // The usage reports read the ledger's BRIN index on a ledger big enough to prefer it
-    // (an empty one is read whole); so does the expiry pass its blocks' index by expiry.
+    // (an empty one is read whole).
     let by_custom_plan = [
-        "credit_blocks_by_expiry",
         "events_by_account_position",
         "events_by_actor",
         "ledger_by_time",

@@ -369,3 +369,40 @@ backend_test!(
         assert_clean(e.store()).await;
     }
 );
+
+backend_test!(
+    the_pass_closes_spent_expired_blocks_and_a_job_refund_reopens_one_to_write_off,
+    |b| async move {
+        let Some((db, e)) = engine(b).await else {
+            return;
+        };
+        put_limited(e.store(), "u", "free", Some(5)).await;
+        let now = e.store().now().await.unwrap();
+        let x = block(&e, "0.50", terms(0, Some(HOUR), now), "x").await;
+        let (job, token) = leased_video(&e, "v1").await;
+        e.complete(&job_id(&job), &token, None).await.unwrap();
+        db.execute(&format!(
+            "UPDATE credit_blocks SET expires_at = 1 WHERE block_id = {x}"
+        ))
+        .await;
+        let closed = format!(
+            "SELECT COUNT(*) FROM credit_blocks WHERE closed_at IS NOT NULL AND block_id = {x}"
+        );
+        // Spent before it expired: nothing to write off, and the pass closes it.
+        assert_eq!(e.expire_blocks(100).await.unwrap().processed, 0);
+        assert_eq!(db.query_i64(&closed).await, 1);
+        // A job refund gives it money back: open again, and the next run writes it off.
+        let refund = JobRefund {
+            amount: None,
+            reason: "bad output".into(),
+            key: key("jr"),
+        };
+        e.refund_job(&job_id(&job), &refund).await.unwrap();
+        assert_eq!(db.query_i64(&closed).await, 0);
+        assert_eq!(e.expire_blocks(100).await.unwrap().processed, 1);
+        assert_eq!(db.query_i64(&closed).await, 1);
+        let view = e.get_account(&acct("u")).await.unwrap();
+        assert_eq!((view.balance, view.blocks.len()), (0, 0));
+        assert_clean(e.store()).await;
+    }
+);

@@ -9,11 +9,13 @@ CREATE TABLE credit_blocks (
     created_at INTEGER NOT NULL,
     granted    INTEGER NOT NULL,
     remaining  INTEGER NOT NULL CHECK (remaining >= 0),
-    held       INTEGER NOT NULL DEFAULT 0 CHECK (held >= 0 AND held <= remaining)
+    held       INTEGER NOT NULL DEFAULT 0 CHECK (held >= 0 AND held <= remaining),
+    closed_at  INTEGER
 );
-CREATE INDEX credit_blocks_of_account ON credit_blocks (account_id) WHERE remaining > 0;
+-- Neither index names `remaining` or `held`, which every draw updates (see PostgreSQL's).
+CREATE INDEX credit_blocks_of_account ON credit_blocks (account_id);
 CREATE INDEX credit_blocks_by_expiry ON credit_blocks (expires_at)
-    WHERE remaining > 0 AND expires_at IS NOT NULL;
+    WHERE expires_at IS NOT NULL AND closed_at IS NULL;
 
 ALTER TABLE accounts ADD COLUMN has_blocks INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE ledger ADD COLUMN blocks TEXT;

@@ -4,7 +4,9 @@
 //! reserved of a block stays until its job ends (core's
 //! [`holdfast_core::decide::blocks`]): captured, it is spent; released, the next run
 //! writes it off. Until a run writes it off, an expired block's free money is in the
-//! balance but not available, so nothing draws on it meanwhile.
+//! balance but not available, so nothing draws on it meanwhile. A run closes the expired
+//! blocks that hold nothing (`closed_at`), so the next runs never look at them again; a
+//! job refund that gives one money back opens it again (`write_block.sql`).
 
 use holdfast_core::decide::{BlockEffect, MoneyMove, change_money};
 use holdfast_core::{AccountId, MONEY, Micros};
@@ -21,6 +23,7 @@ use crate::{driver::statement::Stmt, in_read_tx, in_write_tx, params, statement}
 
 static ACCOUNTS_TO_EXPIRE: Stmt = statement!(shared "accounts_with_blocks_to_expire");
 static WRITE_OFF_BALANCE: Stmt = statement!(shared "write_off_balance");
+static CLOSE_EXPIRED_BLOCKS: Stmt = statement!(shared "close_expired_blocks");
 
 impl Store {
     /// Writes off the expired blocks of up to `max_accounts` accounts. An account another
@@ -83,6 +86,8 @@ impl Store {
                 emit(tx, "credit.expired", account.as_str(), None, data, snap.now).await?;
             }
             state.write_changed_blocks(tx).await?;
+            let params = params! { account_id: account.as_str(), now: state.snap.now };
+            tx.exec(&CLOSE_EXPIRED_BLOCKS, params).await?;
             Ok(expiring.len() as u64)
         })
     }
