@@ -1303,7 +1303,7 @@ export interface components {
              *     `adjustment` or `expiry` (what was left of a credit block past its expiry).
              * @enum {string}
              */
-            kind: "top_up" | "bonus" | "debit" | "capture" | "refund" | "job_refund" | "grant" | "refill" | "adjustment";
+            kind: "top_up" | "bonus" | "debit" | "capture" | "refund" | "job_refund" | "grant" | "refill" | "adjustment" | "expiry";
             /** @description A metered debit's meter (absent on every other entry). */
             meter?: string | null;
             pocket: string;
@@ -5754,7 +5754,7 @@ export interface operations {
                 /** @description Only this account's entries */
                 account_id?: components["schemas"]["AccountId"];
                 /** @description Only entries of this kind */
-                kind?: "top_up" | "bonus" | "debit" | "capture" | "refund" | "job_refund" | "grant" | "refill" | "adjustment";
+                kind?: "top_up" | "bonus" | "debit" | "capture" | "refund" | "job_refund" | "grant" | "refill" | "adjustment" | "expiry";
                 /** @description The `next` of the previous page */
                 after?: string;
                 /** @description 1–1000, default 100 (JSON only) */

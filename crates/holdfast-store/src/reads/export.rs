@@ -27,6 +27,7 @@ pub const ENTRY_KINDS: &[&str] = &[
     "grant",
     "refill",
     "adjustment",
+    "expiry",
 ];
 
 /// Which entries an export takes: written in `[since, until)`, optionally of one account
