@@ -287,6 +287,23 @@ impl AccountSnapshot {
         amount - debt.min(amount)
     }
 
+    /// This snapshot after a money change and the lines of the blocks it moved: taken
+    /// from them where the balance falls, given back where it grows. The balance and its
+    /// blocks move together, so every unit applies a change through here.
+    pub fn apply_money_from(
+        &mut self,
+        after: &super::MoneyAfter,
+        lines: &[BlockAmount],
+    ) -> Result<(), String> {
+        let effect = if after.balance_micros < self.balance {
+            BlockEffect::Take
+        } else {
+            BlockEffect::Give
+        };
+        self.apply_money(after);
+        self.apply_block_lines(lines, effect)
+    }
+
     /// Applies a draw's lines to the blocks (general money lines change nothing here:
     /// general money is what the balance leaves). A line naming a block the snapshot
     /// does not hold is refused.

@@ -343,9 +343,8 @@ fn finish_money(
     let money = change_money(&plan.after, MoneyMove::Capture(Micros(capture)))
         .map_err(FinishError::Refused)?;
     let blocks = AccountSnapshot::capture_lines(&line.blocks, capture);
-    plan.after.apply_money(&money);
     (plan.after)
-        .apply_block_lines(&blocks, BlockEffect::Take)
+        .apply_money_from(&money, &blocks)
         .map_err(inconsistent)?;
     plan.money = Some(money);
     plan.entry = Some(PocketEntry {

@@ -3,8 +3,8 @@
 //! counts as `total_credited`.
 
 use super::{
-    AccountSnapshot, BlockAmount, BlockEffect, JobStatus, MoneyAfter, MoneyMove, PocketAmount,
-    PocketEntry, change_money,
+    AccountSnapshot, BlockAmount, JobStatus, MoneyAfter, MoneyMove, PocketAmount, PocketEntry,
+    change_money,
 };
 use crate::money::{MICROS_PER_UNIT, Micros};
 use crate::ratecard::MONEY;
@@ -102,8 +102,7 @@ pub fn plan_job_refund(
     let (money, entry) = if line.pocket == MONEY {
         let money = change_money(&after, MoneyMove::JobRefund(Micros(amount)))?;
         blocks = AccountSnapshot::give_back_lines(&blocks_left(line, refunded), amount);
-        after.apply_money(&money);
-        (after.apply_block_lines(&blocks, BlockEffect::Give))
+        (after.apply_money_from(&money, &blocks))
             .map_err(|e| Refusal::InvalidRequest(format!("job refund: {e}")))?;
         (
             Some(money),

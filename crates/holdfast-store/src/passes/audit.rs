@@ -12,7 +12,7 @@ use crate::error::StoreError;
 use crate::model::{Job, Violation};
 use crate::reads::statement::jobs_pruned_before;
 use crate::store::Store;
-use crate::units::blocks::lines_of;
+use crate::units::blocks::{lines_of, tally_moves};
 use crate::units::jobs::job_from;
 use crate::{in_read_tx, params, statement};
 
@@ -357,9 +357,7 @@ async fn check_blocks(
             );
             out.push(v(10, &r.text("account_id")?, None, what));
         }
-        for line in lines.iter().filter(|l| l.block != GENERAL) {
-            *moved.entry(line.block).or_default() += delta.signum() * line.amount;
-        }
+        tally_moves(&mut moved, delta, &lines);
     }
     for r in tx.rows(&BLOCKS, params! {}).await? {
         let (block, account) = (r.int("block_id")?, r.text("account_id")?);

@@ -8,7 +8,7 @@
 //! blocks that hold nothing (`closed_at`), so the next runs never look at them again; a
 //! job refund that gives one money back opens it again (`write_block.sql`).
 
-use holdfast_core::decide::{BlockEffect, MoneyMove, change_money};
+use holdfast_core::decide::{MoneyMove, change_money};
 use holdfast_core::{AccountId, MONEY, Micros};
 use serde_json::json;
 
@@ -57,9 +57,8 @@ impl Store {
             for line in &expiring {
                 let snap = &mut state.snap;
                 let after = change_money(snap, MoneyMove::Expiry(Micros(line.amount)))?;
-                snap.apply_money(&after);
                 let lines = std::slice::from_ref(line);
-                (snap.apply_block_lines(lines, BlockEffect::Take))
+                (snap.apply_money_from(&after, lines))
                     .map_err(|e| StoreError::Corrupt(format!("{account}: {e}")))?;
                 let params = params! {
                     account_id: account.as_str(), delta: -line.amount,

@@ -18,7 +18,7 @@ use crate::model::{
 use crate::reads::usage::{UsageGrouping, by_kind_and_meter, sum_by};
 use crate::store::Store;
 use crate::units::account_state::read_account;
-use crate::units::blocks::{block_from, lines_of};
+use crate::units::blocks::{block_from, lines_of, tally_moves};
 use crate::units::spending::last_entry_before;
 use crate::{in_read_tx, params, statement};
 
@@ -199,10 +199,8 @@ async fn blocks_at(
     let params = || params! { account_id: account.as_str(), last_entry: last };
     let mut moved: BTreeMap<i64, i64> = BTreeMap::new();
     for row in tx.rows(&BLOCK_LINES_UNTIL, params()).await? {
-        let delta = row.int("delta")?;
-        for line in lines_of(row.opt_text("blocks")?)? {
-            *moved.entry(line.block).or_insert(0) += delta.signum() * line.amount;
-        }
+        let lines = lines_of(row.opt_text("blocks")?)?;
+        tally_moves(&mut moved, row.int("delta")?, &lines);
     }
     let mut out = Vec::new();
     for row in tx.rows(&BLOCKS_MADE_UNTIL, params()).await? {

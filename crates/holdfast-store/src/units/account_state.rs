@@ -255,7 +255,7 @@ impl AccountState {
 
     /// Reads what the rules of money need beside the account's row, where it has any:
     /// its credit blocks ([`AccountState::read_blocks`]) and the marks of its rule of
-    /// spending ([`AccountState::read_for_rules`]). Nothing for an account with neither.
+    /// spending ([`AccountState::mark_spending`]). Nothing for an account with neither.
     pub async fn read_for_rules(&mut self, tx: &mut Tx, card: &RateCard) -> Result<(), StoreError> {
         self.read_blocks(tx).await?;
         self.mark_spending(tx, card).await

@@ -3,7 +3,9 @@
 //! ([`holdfast_core::decide::blocks`]); here it is only read and written.
 
 use holdfast_core::AccountId;
-use holdfast_core::decide::{BlockAmount, BlockTerms, CreditBlock, CreditCategory};
+use std::collections::BTreeMap;
+
+use holdfast_core::decide::{BlockAmount, BlockTerms, CreditBlock, CreditCategory, GENERAL};
 
 use crate::driver::db::{Row, Tx};
 use crate::driver::statement::Stmt;
@@ -142,6 +144,15 @@ pub(crate) async fn set_entry_blocks(
 /// A draw's lines as a ledger entry stores them: JSON, or NULL when there are none.
 pub(crate) fn lines_text(lines: &[BlockAmount]) -> Option<String> {
     (!lines.is_empty()).then(|| serde_json::to_string(lines).expect("lines serialize"))
+}
+
+/// Adds what an entry of `delta` moved of each block it names to `moved` (a positive
+/// entry gives to its blocks, a negative one takes): summed over a block's entries, its
+/// remaining (invariant 10).
+pub(crate) fn tally_moves(moved: &mut BTreeMap<i64, i64>, delta: i64, lines: &[BlockAmount]) {
+    for line in lines.iter().filter(|l| l.block != GENERAL) {
+        *moved.entry(line.block).or_insert(0) += delta.signum() * line.amount;
+    }
 }
 
 /// A ledger entry's lines as stored.

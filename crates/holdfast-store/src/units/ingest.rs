@@ -22,7 +22,7 @@
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
-use holdfast_core::decide::{self, BlockAmount, BlockEffect, MoneyMove, Suspension};
+use holdfast_core::decide::{self, BlockAmount, MoneyMove, Suspension};
 use holdfast_core::{AccountId, AccountSnapshot, MONEY, Micros, RateCard, Refusal};
 use serde::Serialize;
 
@@ -351,9 +351,8 @@ impl Store {
         let entry_id = Written::provisional(write.items.len());
         let before = state.snap.available_money();
         let lines = state.snap.draw(p.amount.0);
-        state.snap.apply_money(&after);
         (state.snap)
-            .apply_block_lines(&lines, BlockEffect::Take)
+            .apply_money_from(&after, &lines)
             .map_err(|e| StoreError::Corrupt(format!("{}: {e}", state.account)))?;
         let now_available = state.snap.available_money();
         let mut crossings = crossing_events(self.card(), &state.snap, before, now_available);

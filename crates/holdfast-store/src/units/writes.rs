@@ -2,8 +2,8 @@
 //! due refills, and a change of the money pocket under the client's key.
 
 use holdfast_core::decide::{
-    AccountSnapshot, BlockAmount, BlockEffect, MoneyAfter, MoneyMove, Refill, Suspension,
-    ThresholdCrossed, Timestamp,
+    AccountSnapshot, BlockAmount, MoneyAfter, MoneyMove, Refill, Suspension, ThresholdCrossed,
+    Timestamp,
 };
 use holdfast_core::{IdempotencyKey, MONEY, Micros, RateCard, decide};
 use sha2::{Digest, Sha256};
@@ -355,9 +355,8 @@ pub(crate) async fn write_money(
     }
     state.fill_from(&row)?;
     let before = state.snap.available_money();
-    state.snap.apply_money(&after);
     (state.snap)
-        .apply_block_lines(&req.blocks, BlockEffect::Take)
+        .apply_money_from(&after, &req.blocks)
         .map_err(|e| StoreError::Corrupt(format!("{account}: {e}")))?;
     state.write_changed_blocks(tx).await?;
     emit_suspension(tx, account, after.suspension, &state.snap, entry_id).await?;
