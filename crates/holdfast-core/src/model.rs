@@ -268,7 +268,8 @@ pub struct PassReport {
     pub processed: u64,
     /// Reconciliation: adjustment entries written.
     pub adjusted: u64,
-    /// Reconciliation: differences in `held` or the counters, reported, not adjusted.
+    /// Reconciliation: differences in `held`, the counters or a credit block's remaining
+    /// or held, reported, not adjusted.
     pub drifted: u64,
 }
 

@@ -77,6 +77,8 @@ pub struct Timeouts {
     /// Metered usage for a job of this engine that ended normally is still accepted this
     /// long after it ended (a runner's last report), then refused `already_finished`.
     pub late_usage_grace_seconds: i64,
+    /// `credit.expiring` is told this many days before a credit block's expiry (0: never).
+    pub credit_expiring_notice_days: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -289,6 +291,7 @@ struct RawTimeouts {
     stale_after_seconds: Option<i64>,
     reactivate_after_seconds: Option<i64>,
     late_usage_grace_seconds: Option<i64>,
+    credit_expiring_notice_days: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -396,6 +399,8 @@ pub const EVENT_TYPES: &[&str] = &[
     "account.spend_threshold",
     "allowance.refilled",
     "allowance.granted",
+    "credit.expiring",
+    "credit.expired",
     "ledger.adjusted",
     "operator.blocked",
     "operator.unblocked",
@@ -490,6 +495,17 @@ fn positive(key: String, value: Option<i64>, default: i64) -> Result<i64, RateCa
         Some(_) => Err(invalid(key, "must be a positive whole number of seconds")),
     }
 }
+
+/// A whole number that may be 0 (`default` when absent).
+fn not_negative(key: &str, value: Option<i64>, default: i64) -> Result<i64, RateCardError> {
+    match value {
+        Some(v) if v < 0 => Err(invalid(key, "must not be negative")),
+        v => Ok(v.unwrap_or(default)),
+    }
+}
+
+/// The longest notice before a credit block expires, in days.
+const MAX_EXPIRING_NOTICE_DAYS: i64 = 3650;
 
 /// The `[retention]` section: positive whole days, and a finished job kept at least as
 /// long as idempotency records (its submit key's record goes first, so a replayed submit
@@ -614,15 +630,11 @@ impl RateCard {
 
     fn timeouts(raw: RawTimeouts) -> Result<Timeouts, RateCardError> {
         let timeouts = Timeouts {
-            notice_delay_seconds: match raw.notice_delay_seconds {
-                Some(v) if v < 0 => {
-                    return Err(invalid(
-                        "timeouts.notice_delay_seconds",
-                        "must not be negative",
-                    ));
-                }
-                v => v.unwrap_or(5),
-            },
+            notice_delay_seconds: not_negative(
+                "timeouts.notice_delay_seconds",
+                raw.notice_delay_seconds,
+                5,
+            )?,
             lease_seconds: positive("timeouts.lease_seconds".into(), raw.lease_seconds, 60)?,
             stale_after_seconds: positive(
                 "timeouts.stale_after_seconds".into(),
@@ -639,7 +651,18 @@ impl RateCard {
                 raw.late_usage_grace_seconds,
                 60,
             )?,
+            credit_expiring_notice_days: not_negative(
+                "timeouts.credit_expiring_notice_days",
+                raw.credit_expiring_notice_days,
+                7,
+            )?,
         };
+        if timeouts.credit_expiring_notice_days > MAX_EXPIRING_NOTICE_DAYS {
+            return Err(invalid(
+                "timeouts.credit_expiring_notice_days",
+                "must be at most 3650 (ten years)",
+            ));
+        }
         if timeouts.lease_seconds > timeouts.stale_after_seconds {
             return Err(invalid(
                 "timeouts.lease_seconds",

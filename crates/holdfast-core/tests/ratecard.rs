@@ -49,6 +49,7 @@ fn a_minimal_card_gets_every_default() {
             stale_after_seconds: 1800,
             reactivate_after_seconds: 86_400,
             late_usage_grace_seconds: 60,
+            credit_expiring_notice_days: 7,
         }
     );
     assert_eq!(
@@ -124,6 +125,7 @@ fn given_timeouts_and_schedules_are_kept() {
             stale_after_seconds: 21_600,
             reactivate_after_seconds: 86_400,
             late_usage_grace_seconds: 300,
+            credit_expiring_notice_days: 14,
         }
     );
     assert_eq!(card.schedules.sweep_every_seconds, 10.0);
@@ -139,6 +141,20 @@ fn the_notice_delay_may_be_zero_but_not_negative() {
         minimal_with("[timeouts]\nnotice_delay_seconds = -1"),
         "timeouts.notice_delay_seconds",
     );
+}
+
+#[test]
+fn the_credit_expiring_notice_is_zero_to_ten_years_of_days() {
+    for days in [0, 3650] {
+        let card = minimal_with(&format!("[timeouts]\ncredit_expiring_notice_days = {days}"));
+        assert_eq!(card.unwrap().timeouts.credit_expiring_notice_days, days);
+    }
+    for bad in [-1, 3651] {
+        refused_at(
+            minimal_with(&format!("[timeouts]\ncredit_expiring_notice_days = {bad}")),
+            "timeouts.credit_expiring_notice_days",
+        );
+    }
 }
 
 #[test]

@@ -85,8 +85,11 @@ pub enum Command {
     /// Run the delayed-notice pass now: `job.waiting` for jobs still open.
     Notices(passes::PassArgs),
     /// Run reconciliation now: every pocket against its ledger; a difference is explained
-    /// by one adjustment entry, drift in held or the counters is reported.
+    /// by one adjustment entry, drift in held, the counters or a credit block is reported.
     Reconcile(passes::AccountPassArgs),
+    /// Run the expiry pass now: `credit.expiring` for credit blocks that expire within the
+    /// card's notice, then what is free of expired blocks written off (`credit.expired`).
+    Expire(passes::AccountPassArgs),
     /// Run reactivation now: refill idle accounts below quota whose window has passed.
     Reactivate(passes::AccountPassArgs),
     /// Delete what outlived the rate card's [retention] windows: idempotency records,
@@ -127,6 +130,7 @@ async fn run_command(command: Command) -> anyhow::Result<ExitCode> {
         Command::Notices(a) => passes::notices(a).await,
         Command::Reconcile(a) => passes::reconcile(a).await,
         Command::Reactivate(a) => passes::reactivate(a).await,
+        Command::Expire(a) => passes::expire(a).await,
         Command::Prune(a) => passes::prune(a).await,
         Command::Redeliver(a) => passes::redeliver(a).await,
     }

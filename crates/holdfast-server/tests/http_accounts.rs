@@ -426,3 +426,39 @@ backend_test!(
         api.stop().await;
     }
 );
+
+backend_test!(
+    the_expiry_pass_tells_credit_expiring_and_writes_off_expired_blocks_over_http,
+    |b| async move {
+        let Some(api) = api(b).await else { return };
+        api.put(&api.service, "/v1/accounts/c1", json!({ "plan": "free" }))
+            .await
+            .expect(201, "");
+        let soon = time::OffsetDateTime::now_utc() + time::Duration::hours(1);
+        let soon = soon
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap();
+        let top_ups = "/v1/accounts/c1/top-ups";
+        for (k, expires_at) in [("soon", soon.as_str()), ("past", "2001-01-01T00:00:00Z")] {
+            let body = json!({ "amount": "1.00", "idempotency_key": k, "expires_at": expires_at });
+            api.post(&api.service, top_ups, body).await.expect(201, "");
+        }
+        let pass = api.post(&api.admin, "/v1/admin/expire", json!({})).await;
+        assert_eq!(pass.expect(200, "")["processed"], 2);
+        let told = api.get(&api.admin, "/v1/events?type=credit.expiring").await;
+        let told = told.expect(200, "")["events"].clone();
+        assert_eq!(told.as_array().unwrap().len(), 1, "{told}");
+        assert_eq!(told[0]["data"]["remaining"], "1.00");
+        let gone = api.get(&api.admin, "/v1/events?type=credit.expired").await;
+        let gone = gone.expect(200, "")["events"].clone();
+        assert_eq!(gone[0]["data"]["amount"], "1.00", "{gone}");
+        // Told once, written off once.
+        let again = api.post(&api.admin, "/v1/admin/expire", json!({})).await;
+        assert_eq!(again.expect(200, "")["processed"], 0);
+        api.post(&api.service, "/v1/admin/expire", json!({}))
+            .await
+            .expect(403, "forbidden");
+        api.assert_clean().await;
+        api.stop().await;
+    }
+);

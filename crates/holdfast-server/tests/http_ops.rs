@@ -79,6 +79,7 @@ const CONTRACT: &[(&str, &str)] = &[
     ("POST", "/v1/admin/sweep"),
     ("POST", "/v1/admin/reconcile"),
     ("POST", "/v1/admin/reactivate"),
+    ("POST", "/v1/admin/expire"),
     ("GET", "/v1/admin/audit"),
     ("GET", "/v1/admin/webhooks/dead"),
     ("POST", "/v1/admin/webhooks/redeliver"),
@@ -577,7 +578,7 @@ backend_test!(admin_passes_run_on_request, |b| async move {
     let Some(api) = api(b).await else { return };
     api.account("p1", "free").await;
     api.top_up("p1", "3.00", "t").await;
-    for pass in ["sweep", "reconcile", "reactivate"] {
+    for pass in ["sweep", "reconcile", "reactivate", "expire"] {
         let r = api
             .post(&api.admin, &format!("/v1/admin/{pass}"), json!({}))
             .await;

@@ -22,7 +22,8 @@ pub enum CrossAccount {
     /// PostgreSQL's feed sequencer: gives committed events of any accounts their
     /// positions in the one feed order.
     StampEvents,
-    /// The notices pass: claims the due `job.waiting` notices of many jobs at once.
+    /// The notices pass: claims the due `job.waiting` notices of many jobs at once; the
+    /// expiry pass likewise the `credit.expiring` notices of many credit blocks.
     Notices,
     /// Retention: deletes a chunk of old rows (keys' records, finished jobs, ended
     /// deliveries, the feed's head) of any accounts.

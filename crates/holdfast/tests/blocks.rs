@@ -406,3 +406,218 @@ backend_test!(
         assert_clean(e.store()).await;
     }
 );
+
+backend_test!(
+    credit_expiring_is_told_once_per_block_that_holds_money_within_the_cards_window,
+    |b| async move {
+        let mut card = holdfast::RateCard::builtin();
+        card.timeouts.credit_expiring_notice_days = 1;
+        let Some((db, e)) = engine_with(b, card).await else {
+            return;
+        };
+        put(e.store(), "u", "free").await;
+        put(e.store(), "v", "free").await;
+        let now = e.store().now().await.unwrap();
+        let spent = block(&e, "0.30", terms(0, Some(2 * HOUR), now), "s").await;
+        let soon = block(&e, "1.00", terms(10, Some(2 * HOUR), now), "a").await;
+        let later = block(&e, "1.00", terms(20, Some(25 * HOUR), now), "b").await;
+        block(&e, "1.00", terms(30, None, now), "c").await;
+        debit(&e, "0.30", "d").await.unwrap();
+        let other = e
+            .credit_on_terms(
+                &acct("v"),
+                usd("2.00"),
+                CreditKind::Bonus,
+                terms(5, Some(HOUR), now),
+                &key("v"),
+            )
+            .await
+            .unwrap()
+            .entry
+            .entry_id;
+        // Passes racing each other tell each block once.
+        let runs = (0..8).map(|_| e.expire_blocks(100));
+        let told: u64 = futures::future::join_all(runs)
+            .await
+            .into_iter()
+            .map(|r| r.unwrap().processed)
+            .sum();
+        assert_eq!(told, 2);
+        let events = events_of(e.store(), "credit.expiring", 2).await;
+        let mut named: Vec<(String, i64)> = (events.iter())
+            .map(|ev| (ev.account_id.clone(), ev.data["block_id"].as_i64().unwrap()))
+            .collect();
+        named.sort();
+        assert_eq!(named, [("u".to_owned(), soon), ("v".to_owned(), other)]);
+        let of_soon = events
+            .iter()
+            .find(|ev| ev.data["block_id"] == soon)
+            .unwrap();
+        assert_eq!(of_soon.data["remaining_micros"], usd("1.00").0);
+        assert_eq!(of_soon.data["category"], "promotional");
+        assert!(of_soon.data["expires_at"].as_str().unwrap().ends_with('Z'));
+        assert_ne!(spent, soon);
+        // The later block comes into the window: told by the next run, once.
+        db.execute(&format!(
+            "UPDATE credit_blocks SET expires_at = expires_at - {} WHERE block_id = {later}",
+            2 * HOUR
+        ))
+        .await;
+        assert_eq!(e.expire_blocks(100).await.unwrap().processed, 1);
+        assert_eq!(e.expire_blocks(100).await.unwrap().processed, 0);
+        let events = events_of(e.store(), "credit.expiring", 3).await;
+        assert_eq!(events.len(), 3);
+        assert_clean(e.store()).await;
+    }
+);
+
+backend_test!(
+    no_credit_expiring_when_the_card_sets_zero_days,
+    |b| async move {
+        let mut card = holdfast::RateCard::builtin();
+        card.timeouts.credit_expiring_notice_days = 0;
+        let Some((_db, e)) = engine_with(b, card).await else {
+            return;
+        };
+        put(e.store(), "u", "free").await;
+        let now = e.store().now().await.unwrap();
+        block(&e, "1.00", terms(10, Some(HOUR), now), "a").await;
+        assert_eq!(e.expire_blocks(100).await.unwrap().processed, 0);
+        let filter = holdfast::EventFilter {
+            limit: 10,
+            event_type: Some("credit.expiring".into()),
+            ..Default::default()
+        };
+        assert!(e.store().events(&filter).await.unwrap().items.is_empty());
+    }
+);
+
+backend_test!(
+    reconciliation_checks_each_block_against_its_ledger_lines_and_open_holds,
+    |b| async move {
+        let Some((db, e)) = engine(b).await else {
+            return;
+        };
+        put_limited(e.store(), "u", "free", Some(5)).await;
+        let now = e.store().now().await.unwrap();
+        let a = block(&e, "2.00", terms(10, None, now), "a").await;
+        debit(&e, "0.30", "d1").await.unwrap();
+        leased_video(&e, "v1").await;
+        let clean = e.reconcile(10).await.unwrap();
+        assert_eq!((clean.processed, clean.adjusted, clean.drifted), (1, 0, 0));
+        // From its checkpoint on: more entries, and a block made after the first run.
+        let c = block(&e, "1.00", terms(5, Some(24 * HOUR), now), "c").await;
+        debit(&e, "1.50", "d2").await.unwrap();
+        assert_eq!(e.reconcile(10).await.unwrap().drifted, 0);
+        // A block whose stored figures left their sources is reported, each figure once,
+        // and nothing is written to the money (the balance's own total still agrees).
+        db.execute(&format!(
+            "UPDATE credit_blocks SET remaining = remaining + 70000, held = 0 WHERE block_id = {a}"
+        ))
+        .await;
+        let before = e.ledger(&acct("u"), None, 100).await.unwrap().items.len();
+        let drifted = e.reconcile(10).await.unwrap();
+        assert_eq!((drifted.adjusted, drifted.drifted), (0, 2));
+        assert_eq!(
+            e.ledger(&acct("u"), None, 100).await.unwrap().items.len(),
+            before
+        );
+        db.execute(&format!(
+            "UPDATE credit_blocks SET remaining = remaining - 70000, held = 500000 WHERE block_id = {a}"
+        ))
+        .await;
+        assert_eq!(e.reconcile(10).await.unwrap().drifted, 0);
+        assert_ne!(a, c);
+        assert_clean(e.store()).await;
+    }
+);
+
+backend_test!(
+    racing_expiry_refunds_and_debits_on_blocks_keep_every_block_to_its_ledger,
+    |b| async move {
+        let Some((db, e)) = engine(b).await else {
+            return;
+        };
+        put_limited(e.store(), "u", "free", Some(50)).await;
+        let now = e.store().now().await.unwrap();
+        let paid = |priority| BlockTerms {
+            category: CreditCategory::Paid,
+            ..terms(priority, Some(HOUR), now)
+        };
+        let mut made = Vec::new();
+        for i in 0..4 {
+            let k = format!("p{i}");
+            let r = e
+                .credit_on_terms(
+                    &acct("u"),
+                    usd("1.00"),
+                    CreditKind::TopUp,
+                    paid(10 + i),
+                    &key(&k),
+                )
+                .await
+                .unwrap();
+            made.push(r.entry.entry_id);
+        }
+        block(&e, "3.00", terms(90, None, now), "rest").await;
+        let mut jobs = Vec::new();
+        for i in 0..4 {
+            let (job, token) = leased_video(&e, &format!("v{i}")).await;
+            e.complete(&job_id(&job), &token, None).await.unwrap();
+            jobs.push(job);
+        }
+        // Two of the top-ups' blocks expire now, with what is left in them.
+        db.execute(&format!(
+            "UPDATE credit_blocks SET expires_at = 1 WHERE block_id IN ({}, {})",
+            made[2], made[3]
+        ))
+        .await;
+        let mut tasks = Vec::new();
+        for i in 0..40 {
+            let (e, jobs) = (e.clone(), jobs.clone());
+            tasks.push(tokio::spawn(async move {
+                let k = key(&format!("k{i}"));
+                match i % 5 {
+                    0 => e.expire_blocks(100).await.map(|_| ()),
+                    1 => debit(&e, "0.21", &format!("d{i}")).await.map(|_| ()),
+                    2 => (e.refund(&acct("u"), &key(&format!("p{}", i % 4)), usd("0.40"), &k))
+                        .await
+                        .map(|_| ()),
+                    3 => {
+                        let refund = JobRefund {
+                            amount: Some(usd("0.20")),
+                            reason: "race".into(),
+                            key: k,
+                        };
+                        e.refund_job(&job_id(&jobs[i % 4]), &refund)
+                            .await
+                            .map(|_| ())
+                    }
+                    _ => (e.submit(&submit_req("u", "video", &format!("s{i}"))).await).map(|_| ()),
+                }
+            }));
+        }
+        let mut done = [0; 5];
+        for (i, t) in tasks.into_iter().enumerate() {
+            match t.await.unwrap() {
+                Ok(()) => done[i % 5] += 1,
+                Err(StoreError::Refused(_)) => {}
+                Err(other) => panic!("{other:?}"),
+            }
+        }
+        // Every kind of change took part: passes, debits, top-up and job refunds, holds.
+        assert!(done.iter().all(|&n| n > 0), "{done:?}");
+        e.expire_blocks(100).await.unwrap();
+        assert_clean(e.store()).await;
+        // The expired blocks keep at most what open holds reserved of them.
+        let view = e.get_account(&acct("u")).await.unwrap();
+        for gone in &made[2..] {
+            if let Some(b) = view.blocks.iter().find(|b| b.block_id == *gone) {
+                assert_eq!(b.remaining, b.held, "{b:?}");
+            }
+        }
+        assert_eq!(e.reconcile(10).await.unwrap().drifted, 0);
+        let expired = events_of(e.store(), "credit.expired", 2).await;
+        assert!(expired.len() >= 2, "{expired:?}");
+    }
+);

@@ -345,6 +345,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/expire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Runs the expiry pass now: `credit.expiring` for credit blocks that expire within the
+         *     card's notice, then what is free of expired blocks written off (`credit.expired`).
+         */
+        post: operations["expire"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/reactivate": {
         parameters: {
             query?: never;
@@ -1104,7 +1124,7 @@ export interface components {
             event_id: string;
             job_id?: string | null;
             /** @enum {string} */
-            type: "job.waiting" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired" | "job.refunded" | "account.suspended" | "account.unsuspended" | "account.banned" | "account.unbanned" | "payment.refused" | "account.low_balance" | "account.balance_recovered" | "account.recharge_requested" | "account.spend_threshold" | "allowance.refilled" | "allowance.granted" | "ledger.adjusted" | "operator.blocked" | "operator.unblocked" | "operator.banned" | "operator.unbanned" | "operator.plan_changed" | "operator.spend_rule_changed" | "operator.granted" | "operator.key_created" | "operator.key_revoked" | "operator.adjusted";
+            type: "job.waiting" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired" | "job.refunded" | "account.suspended" | "account.unsuspended" | "account.banned" | "account.unbanned" | "payment.refused" | "account.low_balance" | "account.balance_recovered" | "account.recharge_requested" | "account.spend_threshold" | "allowance.refilled" | "allowance.granted" | "credit.expiring" | "credit.expired" | "ledger.adjusted" | "operator.blocked" | "operator.unblocked" | "operator.banned" | "operator.unbanned" | "operator.plan_changed" | "operator.spend_rule_changed" | "operator.granted" | "operator.key_created" | "operator.key_revoked" | "operator.adjusted";
         };
         EventPage: {
             events: components["schemas"]["EventBody"][];
@@ -3614,6 +3634,99 @@ export interface operations {
             };
         };
     };
+    expire: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description `{}` or no body at all */
+        requestBody?: {
+            content: {
+                "application/json": null | components["schemas"]["Empty"];
+            };
+        };
+        responses: {
+            /** @description What the pass did: blocks told or written off */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PassBody"];
+                };
+            };
+            /** @description `unauthorized`: no key, or not a live key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `forbidden`: the key's role may not call this; or `account_blocked` /
+             *     `account_suspended` where a submit is refused.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over 64 KiB (1 MiB for `POST /v1/debits`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_request` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `rate_limited`: this key is over its request rate limit (when the server has one);
+             *     `too_many_exports` (`GET /v1/ledger` as CSV): as many exports as the server streams
+             *     at once are running. `Retry-After` gives the whole seconds to wait.
+             */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `database_unavailable`: the database did not answer in time, or (SQLite) its disk
+             *     is full; `Retry-After: 1`.
+             */
+            503: {
+                headers: {
+                    /** @description Seconds to wait: 1 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     reactivate: {
         parameters: {
             query?: never;
@@ -4191,7 +4304,7 @@ export interface operations {
                 /** @description Only this account's events */
                 account_id?: components["schemas"]["AccountId"];
                 /** @description Only events of this type */
-                type?: "job.waiting" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired" | "job.refunded" | "account.suspended" | "account.unsuspended" | "account.banned" | "account.unbanned" | "payment.refused" | "account.low_balance" | "account.balance_recovered" | "account.recharge_requested" | "account.spend_threshold" | "allowance.refilled" | "allowance.granted" | "ledger.adjusted" | "operator.blocked" | "operator.unblocked" | "operator.banned" | "operator.unbanned" | "operator.plan_changed" | "operator.spend_rule_changed" | "operator.granted" | "operator.key_created" | "operator.key_revoked" | "operator.adjusted";
+                type?: "job.waiting" | "job.succeeded" | "job.failed" | "job.canceled" | "job.expired" | "job.refunded" | "account.suspended" | "account.unsuspended" | "account.banned" | "account.unbanned" | "payment.refused" | "account.low_balance" | "account.balance_recovered" | "account.recharge_requested" | "account.spend_threshold" | "allowance.refilled" | "allowance.granted" | "credit.expiring" | "credit.expired" | "ledger.adjusted" | "operator.blocked" | "operator.unblocked" | "operator.banned" | "operator.unbanned" | "operator.plan_changed" | "operator.spend_rule_changed" | "operator.granted" | "operator.key_created" | "operator.key_revoked" | "operator.adjusted";
                 /** @description Only events this actor caused: `key:<key id>`, `cli:<user>`, `system:<pass>`, `serve:first-admin-key`, `library` */
                 actor?: string;
             };

@@ -123,6 +123,27 @@ impl CreditBlock {
     pub fn expired(&self, now: Timestamp) -> bool {
         self.terms.expires_at.is_some_and(|at| at <= now)
     }
+
+    /// What `credit.expiring` says of it.
+    pub fn expiring_data(&self) -> serde_json::Value {
+        let expires_at = self.terms.expires_at.unwrap_or(Timestamp::MAX);
+        serde_json::json!({
+            "block_id": self.id,
+            "category": self.terms.category.as_str(),
+            "priority": self.terms.priority,
+            "expires_at": super::rfc3339(expires_at),
+            "remaining": crate::Micros(self.remaining).format(),
+            "remaining_micros": self.remaining,
+            "held_micros": self.held,
+        })
+    }
+}
+
+/// The end of the window in which a block's expiry is told at `now`: `notice_days` days
+/// on (none when 0: the window ends at `now`).
+pub fn expiring_window_end(now: Timestamp, notice_days: i64) -> Timestamp {
+    let day = 86_400 * super::MICROS_PER_SECOND;
+    now.saturating_add(notice_days.saturating_mul(day))
 }
 
 /// One line of a draw: how much of which block ([`GENERAL`] for general money).

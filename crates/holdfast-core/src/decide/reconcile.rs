@@ -70,21 +70,66 @@ impl PocketFigures<'_> {
             checks.push(("total_credited", self.credited.0, self.credited.1));
             checks.push(("total_spent", self.spent.0, self.spent.1));
         }
-        checks
-            .into_iter()
-            .filter(|(_, stored, source)| stored != source)
-            .map(|(what, stored, source)| Drift {
-                what,
-                stored,
-                source,
-            })
-            .collect()
+        drifts_of(checks)
     }
+}
+
+/// A credit block's figures beside their sources, each `(stored, source)`: its remaining
+/// beside the signed sum of the ledger lines that name it, its held beside its open jobs'
+/// hold lines. A block is a breakdown of the balance, as held is: a drift is reported,
+/// not adjusted (the money pocket's own total is adjusted by its ledger).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockFigures {
+    pub remaining: (i64, i64),
+    pub held: (i64, i64),
+}
+
+impl BlockFigures {
+    pub fn drifts(&self) -> Vec<Drift> {
+        drifts_of(vec![
+            ("block_remaining", self.remaining.0, self.remaining.1),
+            ("block_held", self.held.0, self.held.1),
+        ])
+    }
+}
+
+fn drifts_of(checks: Vec<(&'static str, i64, i64)>) -> Vec<Drift> {
+    checks
+        .into_iter()
+        .filter(|(_, stored, source)| stored != source)
+        .map(|(what, stored, source)| Drift {
+            what,
+            stored,
+            source,
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_block_drifts_where_remaining_or_held_disagree_with_their_sources() {
+        let agrees = BlockFigures {
+            remaining: (500, 500),
+            held: (100, 100),
+        };
+        assert!(agrees.drifts().is_empty());
+        let both = BlockFigures {
+            remaining: (500, 400),
+            held: (0, 100),
+        };
+        let what: Vec<_> = both
+            .drifts()
+            .iter()
+            .map(|d| (d.what, d.stored, d.source))
+            .collect();
+        assert_eq!(
+            what,
+            [("block_remaining", 500, 400), ("block_held", 0, 100)]
+        );
+    }
 
     fn books(stored: i64, ledger_sum: i64, last: Option<i64>) -> Reconciled {
         PocketBooks {

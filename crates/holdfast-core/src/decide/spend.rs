@@ -453,7 +453,7 @@ impl ThresholdCrossed {
 }
 
 /// `at` as RFC 3339 in UTC, to the microsecond.
-fn rfc3339(at: Timestamp) -> String {
+pub fn rfc3339(at: Timestamp) -> String {
     let at = Instant::from_microsecond(at).unwrap_or(Instant::MAX);
     at.to_string()
 }

@@ -126,7 +126,7 @@ pub async fn reconcile(a: AccountPassArgs) -> anyhow::Result<ExitCode> {
     let json = json!({ "processed": r.processed, "adjusted": r.adjusted, "drifted": r.drifted });
     emit(&a.opts, json, || {
         format!(
-            "reconcile: {} account(s) checked, {} adjustment(s) written, {} drift(s) in held or counters reported",
+            "reconcile: {} account(s) checked, {} adjustment(s) written, {} drift(s) in held, counters or credit blocks reported",
             r.processed, r.adjusted, r.drifted
         )
     })
@@ -141,6 +141,19 @@ pub async fn reactivate(a: AccountPassArgs) -> anyhow::Result<ExitCode> {
     let n = r?.processed;
     emit(&a.opts, json!({ "processed": n }), || {
         format!("reactivate: {n} account(s) refilled, allowance.refilled emitted")
+    })
+}
+
+/// Expiry of credit blocks: `credit.expiring` told for blocks that expire soon, then what
+/// is free of expired blocks written off (`credit.expired`).
+pub async fn expire(a: AccountPassArgs) -> anyhow::Result<ExitCode> {
+    let engine = a.opts.db.engine().await?;
+    let progress = Progress::start("expire", "telling and writing off expiring credit");
+    let r = engine.expire_blocks(a.max).await.coded();
+    progress.finish();
+    let n = r?.processed;
+    emit(&a.opts, json!({ "processed": n }), || {
+        format!("expire: {n} credit block(s) told credit.expiring or written off")
     })
 }
 

@@ -72,6 +72,25 @@ pub async fn reactivate(
     Ok(Json(report.into()))
 }
 
+/// Runs the expiry pass now: `credit.expiring` for credit blocks that expire within the
+/// card's notice, then what is free of expired blocks written off (`credit.expired`).
+#[utoipa::path(post, path = "/v1/admin/expire", tag = "admin",
+    request_body(content = Option<Empty>, description = "`{}` or no body at all"),
+    responses(
+        (status = 200, description = "What the pass did: blocks told or written off", body = PassBody),
+        (status = 422, description = "`invalid_request`", body = ErrorBody),
+        AuthErrors,
+    ),
+    security(("bearer" = [])))]
+pub async fn expire(
+    _: Auth<AdminRole>,
+    State(s): State<AppState>,
+    BodyOrEmpty(Empty {}): BodyOrEmpty<Empty>,
+) -> ApiResult<Json<PassBody>> {
+    let report = s.engine.expire_blocks(MAX_ACCOUNTS_PER_RUN).await?;
+    Ok(Json(report.into()))
+}
+
 /// Checks the invariants of DESIGN.md over the whole database. Admin keys only; one
 /// audit runs at a time per server: a call that comes while one runs gets that run's
 /// answer (its `checked_at` says when it started).

@@ -218,6 +218,7 @@ fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(admin::sweep))
         .routes(routes!(admin::reconcile))
         .routes(routes!(admin::reactivate))
+        .routes(routes!(admin::expire))
         .routes(routes!(admin::audit))
         .routes(routes!(webhooks::dead))
         .routes(routes!(webhooks::redeliver))

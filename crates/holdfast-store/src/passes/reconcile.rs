@@ -6,13 +6,16 @@
 //! is never "fixed" by editing it: one signed `adjustment` entry (delta = stored − ledger
 //! sum, amount after = stored) explains the difference, with a `ledger.adjusted` event, a
 //! metric and a warning. A drift in `held` or in the counters is reported (metric and
-//! warning), not adjusted. Must never: write a balance, or take a second account's lock
-//! in the same transaction.
+//! warning), not adjusted. So is a credit block's: its remaining against the signed sum
+//! of the ledger lines that name it (a checkpoint per block, as per pocket), its held
+//! against its open jobs' hold lines. Must never: write a balance, or take a second
+//! account's lock in the same transaction.
 
 use std::collections::BTreeMap;
 
 use holdfast_core::decide::{
-    AccountSnapshot, Drift, PocketAmount, PocketBooks, PocketFigures, Reconciled,
+    AccountSnapshot, BlockFigures, Drift, GENERAL, PocketAmount, PocketBooks, PocketFigures,
+    Reconciled,
 };
 use holdfast_core::{AccountId, MONEY};
 use serde_json::json;
@@ -24,6 +27,7 @@ use crate::model::{LedgerEntry, PassReport};
 use crate::passes::sweep::CHUNK;
 use crate::store::Store;
 use crate::units::account_state::lock_account;
+use crate::units::blocks::{block_from, lines_of, tally_moves};
 use crate::units::writes::emit_operator;
 use crate::units::writes::{EntryFacts, emit, write_ledger};
 use crate::{bind_by_name, in_read_tx, in_write_tx, params, statement};
@@ -39,6 +43,9 @@ static LEDGER_SUMS_AFTER_ENTRY: Stmt = statement!(shared "ledger_sums_after_entr
 static ENTRY_AMOUNT_AFTER: Stmt = statement!(shared "ledger_entry_amount_after");
 static SAVE_CHECKPOINT: Stmt = statement!(shared "save_reconcile_checkpoint");
 static OPEN_JOB_HOLDS: Stmt = statement!(shared "open_job_holds_of_account");
+static BLOCKS_TO_RECONCILE: Stmt = statement!(shared "blocks_to_reconcile");
+static BLOCK_LINES_AFTER_ENTRY: Stmt = statement!(shared "block_lines_after_entry");
+static SAVE_BLOCK_CHECKPOINT: Stmt = statement!(shared "save_block_checkpoint");
 
 /// What the ledger says about one pocket up to its last entry.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -153,9 +160,11 @@ impl Store {
             {
                 return Ok(None);
             }
-            let snap = lock_account(tx, self.card(), account, &[]).await?.snap;
+            let state = lock_account(tx, self.card(), account, &[]).await?;
+            let has_blocks = state.has_blocks();
+            let snap = state.snap;
             let mut outcome = AccountOutcome::default();
-            let open = open_hold_lines(tx, account.as_str()).await?;
+            let open = open_holds(tx, account.as_str()).await?;
             let mut pockets: Vec<(&str, i64, i64)> = vec![(MONEY, snap.balance, snap.held)];
             pockets.extend(
                 snap.allowances
@@ -171,12 +180,18 @@ impl Store {
                 let figures = PocketFigures {
                     pocket,
                     held,
-                    open_held: open.get(pocket).copied().unwrap_or(0),
+                    open_held: open.pockets.get(pocket).copied().unwrap_or(0),
                     credited: (snap.total_credited, facts.credited),
                     spent: (snap.total_spent, facts.spent),
                 };
                 for drift in figures.drifts() {
                     report_drift(account, pocket, drift);
+                    outcome.drifted += 1;
+                }
+            }
+            if has_blocks {
+                for (block, drift) in reconcile_blocks(tx, account, &open.blocks).await? {
+                    report_drift(account, &format!("{MONEY} block {block}"), drift);
                     outcome.drifted += 1;
                 }
             }
@@ -392,18 +407,98 @@ async fn save_checkpoint(
     Ok(())
 }
 
-/// Σ of the open hold lines per pocket of one account.
-async fn open_hold_lines(tx: &mut Tx, account: &str) -> Result<BTreeMap<String, i64>, StoreError> {
+/// What the open holds of one account reserve.
+#[derive(Debug, Default)]
+struct OpenHolds {
+    /// Σ of the hold lines per pocket.
+    pockets: BTreeMap<String, i64>,
+    /// Σ of the money lines' sources per credit block.
+    blocks: BTreeMap<i64, i64>,
+}
+
+async fn open_holds(tx: &mut Tx, account: &str) -> Result<OpenHolds, StoreError> {
     let rows = tx
         .rows(&OPEN_JOB_HOLDS, params! { account_id: account })
         .await?;
-    let mut out: BTreeMap<String, i64> = BTreeMap::new();
+    let mut out = OpenHolds::default();
     for r in rows {
         let lines: Vec<PocketAmount> = serde_json::from_str(&r.text("hold")?)
             .map_err(|e| StoreError::Corrupt(format!("job hold: {e}")))?;
         for l in lines {
-            *out.entry(l.pocket).or_default() += l.amount;
+            for source in l.blocks.iter().filter(|b| b.block != GENERAL) {
+                *out.blocks.entry(source.block).or_default() += source.amount;
+            }
+            *out.pockets.entry(l.pocket).or_default() += l.amount;
         }
     }
     Ok(out)
+}
+
+/// A credit block's checkpoint as reconciliation moves it: the sum of the ledger lines
+/// naming it up to entry `after`.
+struct BlockCheck {
+    after: i64,
+    sum: i64,
+}
+
+/// Checks each open credit block of the account against the ledger lines that name it
+/// (read from the oldest of their checkpoints on) and its open holds, and moves each
+/// checkpoint to the last entry read: the drifts found, by block.
+async fn reconcile_blocks(
+    tx: &mut Tx,
+    account: &AccountId,
+    open_held: &BTreeMap<i64, i64>,
+) -> Result<Vec<(i64, Drift)>, StoreError> {
+    let rows = tx
+        .rows(
+            &BLOCKS_TO_RECONCILE,
+            params! { account_id: account.as_str() },
+        )
+        .await?;
+    let mut blocks = Vec::with_capacity(rows.len());
+    let mut checks = BTreeMap::new();
+    for r in &rows {
+        let block = block_from(r)?;
+        // No entry before the block's own (its id) names it.
+        let after = r.int("checked_entry_id")?.max(block.id - 1);
+        let sum = r.int("checked_remaining")?;
+        checks.insert(block.id, BlockCheck { after, sum });
+        blocks.push(block);
+    }
+    let Some(from) = checks.values().map(|c| c.after).min() else {
+        return Ok(Vec::new());
+    };
+    let params = params! { account_id: account.as_str(), after_entry_id: from };
+    let mut last = from;
+    for r in tx.rows(&BLOCK_LINES_AFTER_ENTRY, params).await? {
+        let entry = r.int("entry_id")?;
+        let mut moved = BTreeMap::new();
+        tally_moves(
+            &mut moved,
+            r.int("delta")?,
+            &lines_of(r.opt_text("blocks")?)?,
+        );
+        for (block, amount) in moved {
+            if let Some(c) = checks.get_mut(&block).filter(|c| entry > c.after) {
+                c.sum = c.sum.saturating_add(amount);
+            }
+        }
+        last = last.max(entry);
+    }
+    let mut drifts = Vec::new();
+    for b in blocks {
+        let c = &checks[&b.id];
+        let figures = BlockFigures {
+            remaining: (b.remaining, c.sum),
+            held: (b.held, open_held.get(&b.id).copied().unwrap_or(0)),
+        };
+        drifts.extend(figures.drifts().into_iter().map(|d| (b.id, d)));
+        if last > c.after {
+            let params = params! {
+                block_id: b.id, checked_entry_id: last, checked_remaining: c.sum,
+            };
+            tx.exec(&SAVE_BLOCK_CHECKPOINT, params).await?;
+        }
+    }
+    Ok(drifts)
 }
