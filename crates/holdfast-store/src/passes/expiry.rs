@@ -34,10 +34,9 @@ static CLOSE_EXPIRED_BLOCKS: Stmt = statement!(shared "close_expired_blocks");
 static CLAIM_EXPIRING_BLOCKS: Stmt = statement!("claim_expiring_blocks");
 
 impl Store {
-    /// Writes off the expired blocks of up to `max_accounts` accounts. An account another
-    /// transaction holds is left to the next run.
-    /// First tells `credit.expiring` for up to `max_accounts` blocks (counted in
-    /// `processed` with the blocks written off).
+    /// Tells `credit.expiring` for up to `max_accounts` blocks, then writes off the
+    /// expired blocks of up to `max_accounts` accounts (`processed` counts both). An
+    /// account another transaction holds is left to the next run.
     pub async fn expire_blocks(&self, max_accounts: u64) -> Result<PassReport, StoreError> {
         let mut report = PassReport::default();
         report.processed += self.tell_expiring(max_accounts).await?;
