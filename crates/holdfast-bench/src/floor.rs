@@ -532,6 +532,7 @@ fn engine_debits(
             suspended_at: s.suspended_at,
             balance_after: s.balance,
             buffer: BUFFER_MICROS,
+            live_blocks: None,
         })
         .collect();
     Ok((items, changes))

@@ -60,6 +60,7 @@ async fn debit_of_ten(pool: &Pool, buffer: i64) -> Outcome {
         suspended_at: None,
         balance_after: -10_000_000,
         buffer,
+        live_blocks: None,
     };
     let params = tx
         .records("items", vec![item])

@@ -149,6 +149,37 @@ impl TestDb {
             .expect("open store")
     }
 
+    /// Sets credit blocks' expiry (`expires_at`: an SQL expression over the row, e.g.
+    /// `1` or `expires_at - 60`) behind the engine's back, for a test that cannot wait
+    /// for a clock: in both places a block's terms are kept, its row and its account's
+    /// live blocks (`accounts.live_blocks`, rebuilt from the rows as migration 0019 does).
+    pub async fn set_block_expiry(&self, blocks: &[i64], expires_at: &str) {
+        let ids = (blocks.iter().map(i64::to_string))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let set =
+            format!("UPDATE credit_blocks SET expires_at = {expires_at} WHERE block_id IN ({ids})");
+        self.execute(&set).await;
+        let live = match self.backend {
+            Backend::Postgres => {
+                "(SELECT COALESCE(json_agg(json_build_array(block_id, category, priority, \
+                 expires_at, created_at, granted, remaining, held) ORDER BY block_id), '[]')::text \
+                 FROM credit_blocks WHERE credit_blocks.account_id = accounts.account_id \
+                 AND remaining > 0)"
+            }
+            Backend::Sqlite => {
+                "(SELECT json_group_array(json_array(block_id, category, priority, expires_at, \
+                 created_at, granted, remaining, held)) FROM (SELECT * FROM credit_blocks \
+                 WHERE credit_blocks.account_id = accounts.account_id AND remaining > 0 \
+                 ORDER BY block_id))"
+            }
+        };
+        let accounts = format!("SELECT account_id FROM credit_blocks WHERE block_id IN ({ids})");
+        let rebuild =
+            format!("UPDATE accounts SET live_blocks = {live} WHERE account_id IN ({accounts})");
+        self.execute(&rebuild).await;
+    }
+
     /// Runs one statement on this database over a connection of its own, behind any
     /// store's back; answers how many rows it changed.
     pub async fn execute(&self, sql: &str) -> u64 {

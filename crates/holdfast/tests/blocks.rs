@@ -195,10 +195,7 @@ backend_test!(
         let now = e.store().now().await.unwrap();
         let x = block(&e, "1.00", terms(0, Some(HOUR), now), "x").await;
         let (job, token) = leased_video(&e, "v1").await;
-        db.execute(&format!(
-            "UPDATE credit_blocks SET expires_at = 1 WHERE block_id = {x}"
-        ))
-        .await;
+        db.set_block_expiry(&[x], "1").await;
         let view = e.get_account(&acct("u")).await.unwrap();
         assert_eq!(
             (view.balance, view.available),
@@ -381,10 +378,7 @@ backend_test!(
         let x = block(&e, "0.50", terms(0, Some(HOUR), now), "x").await;
         let (job, token) = leased_video(&e, "v1").await;
         e.complete(&job_id(&job), &token, None).await.unwrap();
-        db.execute(&format!(
-            "UPDATE credit_blocks SET expires_at = 1 WHERE block_id = {x}"
-        ))
-        .await;
+        db.set_block_expiry(&[x], "1").await;
         let closed = format!(
             "SELECT COUNT(*) FROM credit_blocks WHERE closed_at IS NOT NULL AND block_id = {x}"
         );
@@ -458,11 +452,8 @@ backend_test!(
         assert!(of_soon.data["expires_at"].as_str().unwrap().ends_with('Z'));
         assert_ne!(spent, soon);
         // The later block comes into the window: told by the next run, once.
-        db.execute(&format!(
-            "UPDATE credit_blocks SET expires_at = expires_at - {} WHERE block_id = {later}",
-            2 * HOUR
-        ))
-        .await;
+        db.set_block_expiry(&[later], &format!("expires_at - {}", 2 * HOUR))
+            .await;
         assert_eq!(e.expire_blocks(100).await.unwrap().processed, 1);
         assert_eq!(e.expire_blocks(100).await.unwrap().processed, 0);
         let events = events_of(e.store(), "credit.expiring", 3).await;
@@ -529,6 +520,20 @@ backend_test!(
         assert_eq!(e.reconcile(10).await.unwrap().drifted, 0);
         assert_ne!(a, c);
         assert_clean(e.store()).await;
+        // The live blocks an account's row keeps for its locks are audited against the
+        // blocks' rows too.
+        behind_the_back(
+            &db,
+            "UPDATE accounts SET live_blocks = '[]' WHERE account_id = 'u'",
+        )
+        .await;
+        let broken = e.store().audit().await.unwrap();
+        assert!(
+            broken
+                .iter()
+                .any(|v| v.invariant == 10 && v.message.contains("live blocks")),
+            "{broken:#?}"
+        );
     }
 );
 
@@ -567,11 +572,7 @@ backend_test!(
             jobs.push(job);
         }
         // Two of the top-ups' blocks expire now, with what is left in them.
-        db.execute(&format!(
-            "UPDATE credit_blocks SET expires_at = 1 WHERE block_id IN ({}, {})",
-            made[2], made[3]
-        ))
-        .await;
+        db.set_block_expiry(&made[2..], "1").await;
         let mut tasks = Vec::new();
         for i in 0..40 {
             let (e, jobs) = (e.clone(), jobs.clone());

@@ -18,9 +18,8 @@
 -- ingest_write's :answered).
 --
 -- The credit blocks that hold money come with each account that has had blocks
--- (`blocks`, NULL for the others, which read nothing for them): from the same snapshot,
--- so for a `stale` account they are read again after the locks (every change of a block
--- writes its account's row too).
+-- (`blocks`, NULL for the others): from the locked row itself (`live_blocks`, which
+-- every change of a block writes), so they are current.
 --
 -- The same statement serves a call of one and a call of a thousand, so it is shaped to
 -- be planned once per connection and to reach every row by its key whatever the
@@ -54,13 +53,7 @@ SELECT locked.*,
          WHERE jobs.account_id = locked.account_id
            AND status IN ('queued', 'in_progress')) AS open_jobs,
        NULL::text AS keys,
-       CASE WHEN locked.has_blocks = 1 THEN
-            (SELECT COALESCE(json_agg(json_build_array(block_id, category, priority, expires_at,
-                                                       created_at, granted, remaining, held)
-                                      ORDER BY block_id), '[]')::text
-               FROM credit_blocks
-              WHERE credit_blocks.account_id = locked.account_id AND remaining > 0)
-       END AS blocks,
+       locked.live_blocks AS blocks,
        held.now
   FROM held
  CROSS JOIN locked

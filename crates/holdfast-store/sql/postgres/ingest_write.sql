@@ -28,7 +28,8 @@
 --           migration 0007), meter and seconds (what a metered debit used, or NULL),
 --           blocks (the credit blocks it drew from, JSON text, or NULL: migration 0018)
 -- :changes  the accounts: account_id, delta (the sum of its debits), spent, suspended_at
---           (after the last), balance_after, buffer
+--           (after the last), balance_after, buffer, live_blocks (the live credit blocks
+--           after the call where it drew from some, else NULL: migration 0019)
 -- :blocks   the credit blocks the debits drew from, as each account's last debit left
 --           them: a JSON array of {block_id, remaining, held} (`[]` on accounts without
 --           blocks)
@@ -61,7 +62,8 @@ changed_account AS (
     UPDATE accounts
        SET balance = accounts.balance + change.delta,
            total_spent = accounts.total_spent + change.spent,
-           suspended_at = change.suspended_at
+           suspended_at = change.suspended_at,
+           live_blocks = COALESCE(change.live_blocks, accounts.live_blocks)
       FROM (SELECT * FROM unnest((SELECT :changes::account_change[]))
              LIMIT (SELECT NULL::bigint)) AS change
      WHERE accounts.account_id = change.account_id

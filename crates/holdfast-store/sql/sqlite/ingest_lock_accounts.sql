@@ -12,13 +12,7 @@ SELECT accounts.*,
          WHERE jobs.account_id = accounts.account_id
            AND status IN ('queued', 'in_progress')) AS open_jobs,
        NULL AS keys,
-       CASE WHEN accounts.has_blocks = 1 THEN
-            (SELECT json_group_array(json_array(block_id, category, priority, expires_at,
-                                                created_at, granted, remaining, held))
-               FROM (SELECT * FROM credit_blocks
-                      WHERE credit_blocks.account_id = accounts.account_id AND remaining > 0
-                      ORDER BY block_id))
-       END AS blocks,
+       accounts.live_blocks AS blocks,
        0 AS stale,
        CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER) AS now
   FROM accounts

@@ -17,7 +17,8 @@
 --           seconds (what a metered debit used, or null), blocks (the credit blocks it
 --           drew from, JSON text, or null: migration 0018)
 -- :changes  the accounts, a JSON array of objects: account_id, delta (the sum of its
---           debits), spent, suspended_at (after the last), balance_after, buffer
+--           debits), spent, suspended_at (after the last), balance_after, buffer,
+--           live_blocks (the live credit blocks after the call, or null: migration 0019)
 -- :blocks   the credit blocks the debits drew from, as each account's last debit left
 --           them: a JSON array of {block_id, remaining, held} (`[]` on accounts without
 --           blocks); written before the accounts, whose UPDATE changes() counts
@@ -49,7 +50,8 @@ UPDATE credit_blocks
 UPDATE accounts
    SET balance = balance + json_extract(change.value, '$.delta'),
        total_spent = total_spent + json_extract(change.value, '$.spent'),
-       suspended_at = json_extract(change.value, '$.suspended_at')
+       suspended_at = json_extract(change.value, '$.suspended_at'),
+       live_blocks = COALESCE(json_extract(change.value, '$.live_blocks'), accounts.live_blocks)
   FROM jsonb_each(:changes) AS change
  WHERE accounts.account_id = json_extract(change.value, '$.account_id')
    AND accounts.balance + json_extract(change.value, '$.delta') = json_extract(change.value, '$.balance_after')

@@ -12,7 +12,7 @@ use crate::error::StoreError;
 use crate::model::{Job, Violation};
 use crate::reads::statement::jobs_pruned_before;
 use crate::store::Store;
-use crate::units::blocks::{lines_of, tally_moves};
+use crate::units::blocks::{blocks_of, lines_of, tally_moves};
 use crate::units::jobs::job_from;
 use crate::{in_read_tx, params, statement};
 
@@ -29,6 +29,7 @@ static ACCOUNT_COUNTERS: Stmt = statement!(shared "audit_account_counters");
 static RECONCILE_CHECKPOINTS: Stmt = statement!(shared "audit_reconcile_checkpoints");
 static BLOCKS: Stmt = statement!(shared "audit_blocks");
 static BLOCK_ENTRIES: Stmt = statement!(shared "audit_block_entries");
+static LIVE_BLOCKS: Stmt = statement!(shared "audit_live_blocks");
 
 fn v(invariant: u8, account: &str, job: Option<&str>, message: String) -> Violation {
     Violation {
@@ -359,9 +360,14 @@ async fn check_blocks(
         }
         tally_moves(&mut moved, delta, &lines);
     }
+    let mut live: BTreeMap<String, Vec<[i64; 4]>> = BTreeMap::new();
     for r in tx.rows(&BLOCKS, params! {}).await? {
         let (block, account) = (r.int("block_id")?, r.text("account_id")?);
         let (remaining, stored_held) = (r.int("remaining")?, r.int("held")?);
+        if remaining > 0 {
+            let figures = [block, r.int("granted")?, remaining, stored_held];
+            live.entry(account.clone()).or_default().push(figures);
+        }
         let by_ledger = moved.remove(&block).unwrap_or(0);
         let by_jobs = held.remove(&block).unwrap_or(0);
         if remaining != by_ledger || stored_held != by_jobs || r.int("has_blocks")? != 1 {
@@ -386,6 +392,37 @@ async fn check_blocks(
             job_id: None,
             message: what,
         });
+    }
+    check_live_blocks(tx, live, out).await
+}
+
+/// Invariant 10, the account's side: the live blocks its row keeps (what a lock reads)
+/// are its blocks that hold money, figure for figure.
+async fn check_live_blocks(
+    tx: &mut Tx,
+    mut live: BTreeMap<String, Vec<[i64; 4]>>,
+    out: &mut Vec<Violation>,
+) -> Result<(), StoreError> {
+    for r in tx.rows(&LIVE_BLOCKS, params! {}).await? {
+        let account = r.text("account_id")?;
+        let kept = (r.opt_text("live_blocks")?).unwrap_or_else(|| "[]".to_owned());
+        let mut row: Vec<[i64; 4]> = (blocks_of(&kept)?.iter())
+            .map(|b| [b.id, b.granted, b.remaining, b.held])
+            .collect();
+        row.sort_unstable();
+        let stored = live.remove(&account).unwrap_or_default();
+        if row != stored {
+            let what = format!("live blocks {kept} on the row, {stored:?} stored");
+            out.push(v(10, &account, None, what));
+        }
+    }
+    for (account, stored) in live {
+        out.push(v(
+            10,
+            &account,
+            None,
+            format!("no live blocks on the row, {stored:?} stored"),
+        ));
     }
     Ok(())
 }

@@ -20,7 +20,7 @@ use crate::driver::db::{Row, Tx};
 use crate::driver::statement::Stmt;
 use crate::error::StoreError;
 use crate::model::{AccountView, AllowanceView, BlockView, SpendView};
-use crate::units::blocks::{blocks_of, read_block, read_blocks, write_blocks};
+use crate::units::blocks::{ChangedBlocks, blocks_of, read_block, read_blocks, write_blocks};
 use crate::units::spending::spent_since;
 use crate::{params, statement};
 
@@ -321,7 +321,7 @@ impl AccountState {
     /// The credit blocks the unit of work changed (drawn, held, released, given back,
     /// written off), counted as written from here on: the caller writes them
     /// ([`write_blocks`]) in its transaction.
-    pub fn take_changed_blocks(&mut self) -> Vec<CreditBlock> {
+    pub(crate) fn take_changed_blocks(&mut self) -> ChangedBlocks {
         let stored = self.blocks_stored.as_deref().unwrap_or(&[]);
         let changed: Vec<CreditBlock> = (self.snap.blocks.iter())
             .filter(|b| !stored.contains(b))
@@ -330,14 +330,14 @@ impl AccountState {
         if !changed.is_empty() {
             self.blocks_stored = Some(self.snap.blocks.clone());
         }
-        changed
+        ChangedBlocks::of(changed, &self.snap.blocks)
     }
 
     /// Writes the credit blocks the unit of work changed
     /// ([`AccountState::take_changed_blocks`]).
     pub async fn write_changed_blocks(&mut self, tx: &mut Tx) -> Result<(), StoreError> {
         let changed = self.take_changed_blocks();
-        write_blocks(tx, &changed).await
+        write_blocks(tx, self.account.as_str(), &changed).await
     }
 
     /// Marks the period of the rule in force from the ledger where it is not marked for

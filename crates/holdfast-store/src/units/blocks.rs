@@ -15,7 +15,7 @@ use crate::{params, statement};
 static ACCOUNT_BLOCKS: Stmt = statement!(shared "account_blocks");
 static READ_BLOCK: Stmt = statement!(shared "read_block");
 static INSERT_BLOCK: Stmt = statement!(shared "insert_block");
-static MARK_HAS_BLOCKS: Stmt = statement!(shared "mark_has_blocks");
+static WRITE_LIVE_BLOCKS: Stmt = statement!(shared "write_live_blocks");
 static SET_ENTRY_BLOCKS: Stmt = statement!(shared "set_entry_blocks");
 static WRITE_BLOCK: Stmt = statement!(shared "write_block");
 
@@ -99,23 +99,79 @@ pub(crate) async fn read_block(
     row.as_ref().map(block_from).transpose()
 }
 
-/// Writes blocks as a unit of work left them.
-pub(crate) async fn write_blocks(tx: &mut Tx, blocks: &[CreditBlock]) -> Result<(), StoreError> {
-    for b in blocks {
+/// The credit blocks a unit of work changed, and what the account's live blocks are
+/// after it (`None`: it changed none).
+#[derive(Debug, Default)]
+pub(crate) struct ChangedBlocks {
+    pub rows: Vec<CreditBlock>,
+    pub live: Option<String>,
+}
+
+impl ChangedBlocks {
+    /// `changed` of the account whose blocks are now `all`.
+    pub(crate) fn of(changed: Vec<CreditBlock>, all: &[CreditBlock]) -> ChangedBlocks {
+        let live = (!changed.is_empty()).then(|| live_blocks_text(all));
+        ChangedBlocks {
+            rows: changed,
+            live,
+        }
+    }
+}
+
+/// The blocks that hold money as `accounts.live_blocks` keeps them (the columns
+/// [`blocks_of`] reads), by id.
+pub(crate) fn live_blocks_text(all: &[CreditBlock]) -> String {
+    let mut live: Vec<BlockColumns> = (all.iter().filter(|b| b.remaining > 0))
+        .map(|b| {
+            let t = &b.terms;
+            let category = t.category.as_str().to_owned();
+            (
+                b.id,
+                category,
+                t.priority,
+                t.expires_at,
+                b.created_at,
+                b.granted,
+                b.remaining,
+                b.held,
+            )
+        })
+        .collect();
+    live.sort_unstable_by_key(|b| b.0);
+    serde_json::to_string(&live).expect("blocks serialize")
+}
+
+/// Writes the blocks as a unit of work left them, and the account's live blocks.
+pub(crate) async fn write_blocks(
+    tx: &mut Tx,
+    account: &str,
+    changed: &ChangedBlocks,
+) -> Result<(), StoreError> {
+    for b in &changed.rows {
         let params = params! { block_id: b.id, remaining: b.remaining, held: b.held };
         if tx.exec(&WRITE_BLOCK, params).await? != 1 {
             return Err(StoreError::Corrupt(format!("block {}: not written", b.id)));
         }
     }
+    if let Some(live) = &changed.live {
+        write_live_blocks(tx, account, live).await?;
+    }
     Ok(())
 }
 
-/// Writes the block a credit made (its id the credit's entry's), and names the lines
-/// of the credit on its entry.
+async fn write_live_blocks(tx: &mut Tx, account: &str, live: &str) -> Result<(), StoreError> {
+    let params = params! { account_id: account, live_blocks: live };
+    tx.exec(&WRITE_LIVE_BLOCKS, params).await?;
+    Ok(())
+}
+
+/// Writes the block a credit made (its id the credit's entry's) and the account's live
+/// blocks with it (`all`), and names the lines of the credit on its entry.
 pub(crate) async fn insert_block(
     tx: &mut Tx,
     account: &AccountId,
     block: &CreditBlock,
+    all: &[CreditBlock],
     lines: &[BlockAmount],
 ) -> Result<(), StoreError> {
     let t = &block.terms;
@@ -125,8 +181,7 @@ pub(crate) async fn insert_block(
         granted: block.granted,
     };
     tx.exec(&INSERT_BLOCK, params).await?;
-    tx.exec(&MARK_HAS_BLOCKS, params! { account_id: account.as_str() })
-        .await?;
+    write_live_blocks(tx, account.as_str(), &live_blocks_text(all)).await?;
     set_entry_blocks(tx, block.id, lines).await
 }
 

@@ -118,13 +118,13 @@ pub(crate) async fn lock_accounts_and_read(
     for row in tx.rows(&LOCK_ACCOUNTS, locked).await? {
         let account = account_id_of(&row)?;
         let mut state = AccountState::from_row(&account, &row)?;
+        // The locked row's own: current, stale or not.
+        state.blocks_from(&row)?;
         if row.flag("stale")? {
             if on_stale == Stale::ReadByTheWrite {
                 state.forget_extras();
             }
             stale.push(account.clone());
-        } else {
-            state.blocks_from(&row)?;
         }
         states.insert(account, state);
     }

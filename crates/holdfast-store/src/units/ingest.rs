@@ -149,7 +149,7 @@ impl Records for DebitItem {
 
 impl Records for AccountChange {
     fn texts(&self) -> impl Iterator<Item = &str> {
-        std::iter::once(self.account_id.as_str())
+        std::iter::once(self.account_id.as_str()).chain(self.live_blocks.as_deref())
     }
 }
 
@@ -191,6 +191,9 @@ pub struct AccountChange {
     pub suspended_at: Option<i64>,
     pub balance_after: i64,
     pub buffer: i64,
+    /// The account's live credit blocks after the call (`accounts.live_blocks`), where
+    /// it drew from some; `None`: unchanged.
+    pub live_blocks: Option<String>,
 }
 
 impl Store {
@@ -270,10 +273,13 @@ impl Store {
             if any_key_used(tx, keys, &write.refused_keys).await? {
                 return Err(AttemptFailed::KeyTaken);
             }
-            write.changes = states.values().filter_map(Ingesting::change).collect();
             for ing in states.values_mut() {
                 let changed = ing.state.take_changed_blocks();
-                write.blocks.extend(changed.iter().map(BlockWrite::of));
+                write.blocks.extend(changed.rows.iter().map(BlockWrite::of));
+                if let Some(mut change) = ing.change() {
+                    change.live_blocks = changed.live;
+                    write.changes.push(change);
+                }
             }
             let written = apply(tx, write, keys, &mut states).await?;
             let mut out = Vec::with_capacity(decided.len());
@@ -407,6 +413,7 @@ impl Ingesting {
             suspended_at: snap.suspended_at,
             balance_after: snap.balance,
             buffer,
+            live_blocks: None,
         })
     }
 

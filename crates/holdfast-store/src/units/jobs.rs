@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use holdfast_core::decide::{
-    self, AccountSnapshot, CreditBlock, FinishCall, FinishError, FinishedBy, JobStatus, LeaseState,
+    self, AccountSnapshot, FinishCall, FinishError, FinishedBy, JobStatus, LeaseState,
     PocketAmount, SpendMarks, Suspension,
 };
 use holdfast_core::{JobId, MONEY, Micros, RateCard, Refusal};
@@ -17,7 +17,7 @@ use crate::error::StoreError;
 use crate::model::{Heartbeat, Job, JobActors, Lease};
 use crate::store::Store;
 use crate::units::account_state::{AccountState, write_spend_marks};
-use crate::units::blocks::{lines_text, write_blocks};
+use crate::units::blocks::{ChangedBlocks, lines_text, write_blocks};
 use crate::units::writes::{crossing_events, emit, emit_suspension, spend_thresholds};
 use crate::{in_read_tx, in_write_tx, params, statement};
 
@@ -273,7 +273,7 @@ pub(crate) struct DecidedFinish {
     /// The account's spending marks, where this finish changed them.
     marks: Option<SpendMarks>,
     /// The account's credit blocks this finish changed (released, captured).
-    blocks: Vec<CreditBlock>,
+    blocks: ChangedBlocks,
 }
 
 impl DecidedFinish {
@@ -369,7 +369,7 @@ pub(crate) async fn write_finishes(
         if let Some(marks) = finish.marks {
             write_spend_marks(tx, &account, marks).await?;
         }
-        write_blocks(tx, &finish.blocks).await?;
+        write_blocks(tx, &account, &finish.blocks).await?;
         pending.push(finish.write);
         if let Some(events) = finish.events {
             let entry_id = write_finish_rows(tx, std::mem::take(&mut pending), &mut written)

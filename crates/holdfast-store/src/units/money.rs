@@ -438,8 +438,8 @@ async fn make_block(
             amount: entry.delta - share,
         });
     }
-    insert_block(tx, &state.account, &block, &lines).await?;
-    state.add_block(block);
+    state.add_block(block.clone());
+    insert_block(tx, &state.account, &block, &state.snap.blocks, &lines).await?;
     Ok(lines)
 }
 
