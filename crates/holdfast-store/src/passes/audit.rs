@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use holdfast_core::decide::{GENERAL, JobStatus, PocketAmount};
+use holdfast_core::decide::{JobStatus, PocketAmount};
 use holdfast_core::{MONEY, Micros, pocket_amount};
 
 use crate::driver::db::Tx;
@@ -12,7 +12,7 @@ use crate::error::StoreError;
 use crate::model::{Job, Violation};
 use crate::reads::statement::jobs_pruned_before;
 use crate::store::Store;
-use crate::units::blocks::{blocks_of, lines_of, tally_moves};
+use crate::units::blocks::{blocks_of, lines_of, tally_held, tally_moves};
 use crate::units::jobs::job_from;
 use crate::{in_read_tx, params, statement};
 
@@ -165,9 +165,7 @@ async fn check_jobs(
                     .entry((j.account_id.clone(), h.pocket.clone()))
                     .or_default()
                     .open_held += h.amount;
-                for line in h.blocks.iter().filter(|l| l.block != GENERAL) {
-                    *blocks_held.entry(line.block).or_default() += line.amount;
-                }
+                tally_held(blocks_held, &h.blocks);
             }
         }
         check_charges(&j, out);

@@ -14,8 +14,7 @@
 use std::collections::BTreeMap;
 
 use holdfast_core::decide::{
-    AccountSnapshot, BlockFigures, Drift, GENERAL, PocketAmount, PocketBooks, PocketFigures,
-    Reconciled,
+    AccountSnapshot, BlockFigures, Drift, PocketAmount, PocketBooks, PocketFigures, Reconciled,
 };
 use holdfast_core::{AccountId, MONEY};
 use serde_json::json;
@@ -27,7 +26,7 @@ use crate::model::{LedgerEntry, PassReport};
 use crate::passes::sweep::CHUNK;
 use crate::store::Store;
 use crate::units::account_state::lock_account;
-use crate::units::blocks::{block_from, lines_of, tally_moves};
+use crate::units::blocks::{block_from, lines_of, tally_held, tally_moves};
 use crate::units::writes::emit_operator;
 use crate::units::writes::{EntryFacts, emit, write_ledger};
 use crate::{bind_by_name, in_read_tx, in_write_tx, params, statement};
@@ -425,9 +424,7 @@ async fn open_holds(tx: &mut Tx, account: &str) -> Result<OpenHolds, StoreError>
         let lines: Vec<PocketAmount> = serde_json::from_str(&r.text("hold")?)
             .map_err(|e| StoreError::Corrupt(format!("job hold: {e}")))?;
         for l in lines {
-            for source in l.blocks.iter().filter(|b| b.block != GENERAL) {
-                *out.blocks.entry(source.block).or_default() += source.amount;
-            }
+            tally_held(&mut out.blocks, &l.blocks);
             *out.pockets.entry(l.pocket).or_default() += l.amount;
         }
     }

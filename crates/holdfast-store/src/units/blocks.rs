@@ -210,6 +210,14 @@ pub(crate) fn tally_moves(moved: &mut BTreeMap<i64, i64>, delta: i64, lines: &[B
     }
 }
 
+/// Adds what a hold line reserved of each credit block (its `sources`; general money
+/// aside) to `held`: summed over the open holds, each block's held (invariant 10).
+pub(crate) fn tally_held(held: &mut BTreeMap<i64, i64>, sources: &[BlockAmount]) {
+    for source in sources.iter().filter(|s| s.block != GENERAL) {
+        *held.entry(source.block).or_insert(0) += source.amount;
+    }
+}
+
 /// A ledger entry's lines as stored.
 pub(crate) fn lines_of(text: Option<String>) -> Result<Vec<BlockAmount>, StoreError> {
     text.map_or(Ok(Vec::new()), |t| {
